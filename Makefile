@@ -1,0 +1,44 @@
+# Wayfinder: the two commands a newcomer needs are `make run` and `make test`.
+# Both install what is missing (Debian packages, via scripts/install-deps.sh),
+# configure and build first.
+
+BUILD_DIR     ?= build
+ASAN_DIR      ?= build-asan
+JOBS          ?= $(shell nproc)
+LISTEN        ?= 127.0.0.1:50051
+DATA_DIR      ?= $(HOME)/.local/share/wayfinder
+CTEST_ARGS    ?=
+
+.PHONY: all deps configure build test test-asan run bench clean
+
+all: build
+
+deps:
+	./scripts/install-deps.sh
+
+$(BUILD_DIR)/build.ninja: | deps
+	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release
+
+configure: $(BUILD_DIR)/build.ninja
+
+build: deps configure
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+test: build
+	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+
+# The whole suite again under AddressSanitizer + UBSan (Debug, own build dir).
+test-asan: deps
+	cmake -S . -B $(ASAN_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWAYFINDER_SANITIZE=ON
+	cmake --build $(ASAN_DIR) -j $(JOBS)
+	cd $(ASAN_DIR) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+
+run: build
+	./scripts/run-server.sh $(BUILD_DIR) $(LISTEN) $(DATA_DIR)
+
+bench: build
+	./$(BUILD_DIR)/tests/bench/wayfinder-scen --data_dir=$(CURDIR)/../shared/data
+
+clean:
+	rm -rf $(BUILD_DIR) $(ASAN_DIR)

@@ -1,0 +1,54 @@
+#include "core/grid_map.h"
+
+#include <cmath>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace wayfinder {
+
+absl::StatusOr<GridMap> GridMap::Create(uint32_t width, uint32_t height,
+                                        std::vector<uint8_t> cells,
+                                        const GridLimits& limits) {
+  if (width == 0 || width > limits.max_side) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "width: ", width, " is not in 1..", limits.max_side, " cells"));
+  }
+  if (height == 0 || height > limits.max_side) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "height: ", height, " is not in 1..", limits.max_side, " cells"));
+  }
+  const uint64_t n = uint64_t{width} * height;
+  if (n > limits.max_cells) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("width * height: ", width, " x ", height, " = ", n,
+                     " cells is more than the limit of ", limits.max_cells));
+  }
+  if (cells.size() != n) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cells: has ", cells.size(), " bytes, expected width * height = ", n));
+  }
+  return GridMap(width, height, std::move(cells));
+}
+
+GridMap::GridMap(uint32_t width, uint32_t height, std::vector<uint8_t> cells)
+    : width_(width), height_(height), cells_(std::move(cells)) {
+  for (uint8_t c : cells_) {
+    if (c != kBlocked) {
+      ++free_cells_;
+      if (c > 1) uniform_cost_ = false;
+    }
+  }
+}
+
+bool GridMap::CellAt(const Point& p, uint32_t* x, uint32_t* y) const {
+  if (!IsFinite(p)) return false;
+  const double fx = std::floor(p.x);
+  const double fy = std::floor(p.y);
+  if (fx < 0 || fy < 0 || fx >= width_ || fy >= height_) return false;
+  *x = static_cast<uint32_t>(fx);
+  *y = static_cast<uint32_t>(fy);
+  return true;
+}
+
+}  // namespace wayfinder

@@ -1,0 +1,304 @@
+#include "core/grid_search.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+
+namespace wayfinder {
+namespace {
+
+constexpr double kSqrt2 = 1.4142135623730951;
+constexpr uint32_t kNoParent = 0xFFFFFFFFu;
+constexpr uint32_t kClosed = 0xFFFFFFFFu;
+
+// Octile distance between cells: exact on an empty map of unit costs, and a
+// lower bound everywhere because every cost multiplier is >= 1.
+inline double Octile(uint32_t ax, uint32_t ay, uint32_t bx, uint32_t by) {
+  const uint32_t dx = ax > bx ? ax - bx : bx - ax;
+  const uint32_t dy = ay > by ? ay - by : by - ay;
+  const uint32_t lo = std::min(dx, dy);
+  const uint32_t hi = std::max(dx, dy);
+  return (hi - lo) + kSqrt2 * lo;
+}
+
+std::string FormatPoint(const Point& p) { return absl::StrCat("(", p.x, ", ", p.y, ")"); }
+
+absl::Status LocateCell(const GridMap& map, const Point& p, const char* field, uint32_t* cell) {
+  if (!IsFinite(p)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": coordinates must be finite, got ", FormatPoint(p)));
+  }
+  uint32_t x = 0;
+  uint32_t y = 0;
+  if (!map.CellAt(p, &x, &y)) {
+    return absl::InvalidArgumentError(absl::StrCat(field, ": ", FormatPoint(p),
+                                                   " is outside the map (", map.width(),
+                                                   " x ", map.height(), " cells)"));
+  }
+  *cell = map.Index(x, y);
+  if (!map.IsFree(*cell)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(field, ": cell (", x, ", ", y, ") is blocked"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+size_t GridSearchScratch::MemoryBytes() const {
+  return nodes_.capacity() * sizeof(Node) + open_.capacity() * sizeof(OpenEntry);
+}
+
+// The search itself, a friend of the scratch so that the hot loop works on
+// its arrays directly.
+class GridAStar {
+ public:
+  GridAStar(const GridMap& map, GridSearchScratch& scratch)
+      : map_(map), s_(scratch), width_(map.width()), height_(map.height()) {}
+
+  absl::StatusOr<PathResult> Run(uint32_t start, uint32_t goal, const PathRequest& request,
+                                 const SearchBudget& budget);
+
+ private:
+  using Node = GridSearchScratch::Node;
+  using OpenEntry = GridSearchScratch::OpenEntry;
+
+  void BeginQuery();
+  // Node `cell` for this query, initialised on first touch.
+  Node& Touch(uint32_t cell) {
+    Node& n = s_.nodes_[cell];
+    if (n.generation != s_.generation_) {
+      n.g = std::numeric_limits<double>::infinity();
+      n.parent = kNoParent;
+      n.generation = s_.generation_;
+      n.heap_index = 0;
+      n.open = false;
+    }
+    return n;
+  }
+  static bool Before(const OpenEntry& a, const OpenEntry& b) {
+    // Lower f first; on equal f the deeper node (higher g), which reaches
+    // the goal with fewer expansions on open ground.
+    return a.f < b.f || (a.f == b.f && a.g > b.g);
+  }
+  void SiftUp(uint32_t i);
+  void SiftDown(uint32_t i);
+  void Push(uint32_t cell, double g, double f);
+  void Decrease(uint32_t cell, double g, double f);
+  uint32_t Pop();
+  PathResult Reconstruct(uint32_t target, PathStatus status, Smoothing smoothing) const;
+
+  const GridMap& map_;
+  GridSearchScratch& s_;
+  const uint32_t width_;
+  const uint32_t height_;
+};
+
+void GridAStar::BeginQuery() {
+  if (s_.nodes_.size() < map_.size()) s_.nodes_.resize(map_.size());
+  if (++s_.generation_ == 0) {
+    // Wrapped after 2^32 queries: stale stamps could now look current.
+    for (Node& n : s_.nodes_) n.generation = 0;
+    s_.generation_ = 1;
+  }
+  s_.open_.clear();
+}
+
+void GridAStar::SiftUp(uint32_t i) {
+  OpenEntry e = s_.open_[i];
+  while (i > 0) {
+    const uint32_t parent = (i - 1) / 2;
+    if (!Before(e, s_.open_[parent])) break;
+    s_.open_[i] = s_.open_[parent];
+    s_.nodes_[s_.open_[i].cell].heap_index = i;
+    i = parent;
+  }
+  s_.open_[i] = e;
+  s_.nodes_[e.cell].heap_index = i;
+}
+
+void GridAStar::SiftDown(uint32_t i) {
+  const uint32_t n = static_cast<uint32_t>(s_.open_.size());
+  OpenEntry e = s_.open_[i];
+  for (;;) {
+    uint32_t child = 2 * i + 1;
+    if (child >= n) break;
+    if (child + 1 < n && Before(s_.open_[child + 1], s_.open_[child])) ++child;
+    if (!Before(s_.open_[child], e)) break;
+    s_.open_[i] = s_.open_[child];
+    s_.nodes_[s_.open_[i].cell].heap_index = i;
+    i = child;
+  }
+  s_.open_[i] = e;
+  s_.nodes_[e.cell].heap_index = i;
+}
+
+void GridAStar::Push(uint32_t cell, double g, double f) {
+  s_.open_.push_back({f, g, cell});
+  s_.nodes_[cell].open = true;
+  SiftUp(static_cast<uint32_t>(s_.open_.size() - 1));
+}
+
+void GridAStar::Decrease(uint32_t cell, double g, double f) {
+  const uint32_t i = s_.nodes_[cell].heap_index;
+  s_.open_[i].f = f;
+  s_.open_[i].g = g;
+  SiftUp(i);
+}
+
+uint32_t GridAStar::Pop() {
+  const uint32_t top = s_.open_.front().cell;
+  s_.open_.front() = s_.open_.back();
+  s_.open_.pop_back();
+  if (!s_.open_.empty()) SiftDown(0);
+  Node& n = s_.nodes_[top];
+  n.open = false;
+  n.heap_index = kClosed;
+  return top;
+}
+
+absl::StatusOr<PathResult> GridAStar::Run(uint32_t start, uint32_t goal,
+                                          const PathRequest& request,
+                                          const SearchBudget& budget) {
+  BeginQuery();
+  const uint8_t* cells = map_.cells().data();
+  const bool uniform = map_.uniform_cost();
+  const uint32_t gx = goal % width_;
+  const uint32_t gy = goal / width_;
+  auto free = [cells](uint32_t i) { return cells[i] != GridMap::kBlocked; };
+  auto heuristic = [&](uint32_t cell) { return Octile(cell % width_, cell / width_, gx, gy); };
+
+  Node& s = Touch(start);
+  s.g = 0;
+  Push(start, 0, heuristic(start));
+
+  uint64_t expansions = 0;
+  uint32_t best = start;  // expanded node closest to the goal, for PARTIAL
+  double best_h = heuristic(start);
+  double best_g = 0;
+
+  while (!s_.open_.empty()) {
+    const uint32_t cell = Pop();
+    if (cell == goal) {
+      PathResult r = Reconstruct(goal, PathStatus::kFound, request.smoothing);
+      r.expansions = expansions;
+      return r;
+    }
+    if (expansions % SearchBudget::kCheckInterval == 0) {
+      if (absl::Status st = budget.CheckTimeAndCancel(); !st.ok()) return st;
+    }
+    if (expansions >= budget.max_expansions()) {
+      if (!request.allow_partial) {
+        return absl::ResourceExhaustedError(absl::StrCat(
+            "search gave up after ", expansions,
+            " expansions without reaching the goal; raise options.max_expansions or set "
+            "options.allow_partial"));
+      }
+      PathResult r = Reconstruct(best, PathStatus::kPartial, request.smoothing);
+      r.expansions = expansions;
+      return r;
+    }
+    ++expansions;
+
+    const double g = s_.nodes_[cell].g;
+    const double h = heuristic(cell);
+    if (h < best_h || (h == best_h && g < best_g)) {
+      best = cell;
+      best_h = h;
+      best_g = g;
+    }
+
+    const uint32_t x = cell % width_;
+    const uint32_t y = cell / width_;
+    const bool has_l = x > 0, has_r = x + 1 < width_, has_u = y > 0, has_d = y + 1 < height_;
+    const bool l = has_l && free(cell - 1);
+    const bool r = has_r && free(cell + 1);
+    const bool u = has_u && free(cell - width_);
+    const bool d = has_d && free(cell + width_);
+    const double cost_here = uniform ? 1.0 : map_.Cost(cell);
+
+    auto relax = [&](uint32_t next, double step) {
+      const double step_cost =
+          uniform ? step : step * 0.5 * (cost_here + map_.Cost(next));
+      const double ng = g + step_cost;
+      Node& n = Touch(next);
+      if (ng >= n.g) return;  // also skips closed nodes: consistent heuristic
+      n.g = ng;
+      n.parent = cell;
+      const double f = ng + heuristic(next);
+      if (n.open) {
+        Decrease(next, ng, f);
+      } else {
+        Push(next, ng, f);
+      }
+    };
+    if (r) relax(cell + 1, 1.0);
+    if (d) relax(cell + width_, 1.0);
+    if (l) relax(cell - 1, 1.0);
+    if (u) relax(cell - width_, 1.0);
+    // Diagonals only when both orthogonal cells are free: no corner cutting.
+    if (r && d && free(cell + width_ + 1)) relax(cell + width_ + 1, kSqrt2);
+    if (l && d && free(cell + width_ - 1)) relax(cell + width_ - 1, kSqrt2);
+    if (l && u && free(cell - width_ - 1)) relax(cell - width_ - 1, kSqrt2);
+    if (r && u && free(cell - width_ + 1)) relax(cell - width_ + 1, kSqrt2);
+  }
+  // Same component but the open list ran dry cannot happen on a consistent
+  // grid; answer honestly anyway.
+  PathResult r;
+  r.status = PathStatus::kUnreachable;
+  r.expansions = expansions;
+  return r;
+}
+
+PathResult GridAStar::Reconstruct(uint32_t target, PathStatus status,
+                                  Smoothing smoothing) const {
+  PathResult r;
+  r.status = status;
+  r.length = s_.nodes_[target].g;
+  std::vector<uint32_t> cells;
+  for (uint32_t c = target; c != kNoParent; c = s_.nodes_[c].parent) cells.push_back(c);
+  std::reverse(cells.begin(), cells.end());
+
+  auto centre = [this](uint32_t c) { return GridMap::Centre(c % width_, c / width_); };
+  if (smoothing == Smoothing::kNone || cells.size() <= 2) {
+    r.waypoints.reserve(cells.size());
+    for (uint32_t c : cells) r.waypoints.push_back(centre(c));
+    return r;
+  }
+  // kCenters: keep the cells where the step direction changes.
+  r.waypoints.push_back(centre(cells.front()));
+  for (size_t i = 1; i + 1 < cells.size(); ++i) {
+    const int64_t in = int64_t{cells[i]} - cells[i - 1];
+    const int64_t out = int64_t{cells[i + 1]} - cells[i];
+    if (in != out) r.waypoints.push_back(centre(cells[i]));
+  }
+  r.waypoints.push_back(centre(cells.back()));
+  return r;
+}
+
+absl::StatusOr<PathResult> FindGridPath(const GridGraph& graph, const PathRequest& request,
+                                        const SearchBudget& budget,
+                                        GridSearchScratch& scratch) {
+  const GridMap& map = graph.map();
+  if (request.smoothing == Smoothing::kCheckpoints || request.smoothing == Smoothing::kFunnel) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "options.smoothing: ",
+        request.smoothing == Smoothing::kFunnel ? "FUNNEL" : "CHECKPOINTS",
+        " is not available on the GRID graph (use NONE or CENTERS)"));
+  }
+  uint32_t start = 0;
+  uint32_t goal = 0;
+  if (absl::Status s = LocateCell(map, request.start, "start", &start); !s.ok()) return s;
+  if (absl::Status s = LocateCell(map, request.goal, "goal", &goal); !s.ok()) return s;
+
+  if (graph.component(start) != graph.component(goal)) {
+    PathResult r;
+    r.status = PathStatus::kUnreachable;
+    return r;
+  }
+  return GridAStar(map, scratch).Run(start, goal, request, budget);
+}
+
+}  // namespace wayfinder

@@ -1,0 +1,68 @@
+#ifndef WAYFINDER_CORE_GRID_SEARCH_H_
+#define WAYFINDER_CORE_GRID_SEARCH_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/grid_graph.h"
+#include "core/path.h"
+#include "core/search_budget.h"
+
+namespace wayfinder {
+
+// Reusable memory for grid A*: g-values, parents, open-list positions and
+// the open list itself, sized to the largest map searched so far. Each query
+// bumps a generation stamp instead of clearing, so a query costs memory
+// proportional to the nodes it touches, not to the map.
+//
+// Not thread-safe: one per worker thread. Never shared through a map.
+class GridSearchScratch {
+ public:
+  GridSearchScratch() = default;
+  GridSearchScratch(const GridSearchScratch&) = delete;
+  GridSearchScratch& operator=(const GridSearchScratch&) = delete;
+
+  // Bytes currently held.
+  size_t MemoryBytes() const;
+
+ private:
+  friend class GridAStar;
+
+  struct Node {
+    double g;
+    uint32_t parent;
+    uint32_t generation;  // the fields are valid iff equal to generation_
+    uint32_t heap_index;  // position in open_ while open
+    bool open;
+  };
+  struct OpenEntry {
+    double f;
+    double g;
+    uint32_t cell;
+  };
+
+  std::vector<Node> nodes_;
+  std::vector<OpenEntry> open_;
+  uint32_t generation_ = 0;
+};
+
+// A* over a GridGraph with the octile heuristic (admissible: every cost
+// multiplier is >= 1). Points map to the cell containing them; waypoints are
+// cell centres.
+//
+// Errors: INVALID_ARGUMENT when start/goal is not finite or outside the map
+// (the message names "start" or "goal"); FAILED_PRECONDITION when its cell is
+// blocked; RESOURCE_EXHAUSTED when the expansion budget runs out and
+// allow_partial is false; DEADLINE_EXCEEDED / CANCELLED from the budget;
+// INVALID_ARGUMENT for smoothing modes GRID does not offer.
+//
+// A goal in another connected component is kUnreachable with 0 expansions.
+absl::StatusOr<PathResult> FindGridPath(const GridGraph& graph,
+                                        const PathRequest& request,
+                                        const SearchBudget& budget,
+                                        GridSearchScratch& scratch);
+
+}  // namespace wayfinder
+
+#endif  // WAYFINDER_CORE_GRID_SEARCH_H_

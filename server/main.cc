@@ -1,0 +1,102 @@
+// wayfinder-server: the Wayfinder pathfinding service.
+//
+// Flags are listed by --help. SIGTERM or SIGINT shuts down gracefully:
+// health turns NOT_SERVING, new calls are refused, calls in flight get
+// --shutdown_grace to finish.
+
+#include <signal.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "server/config.h"
+#include "server/server.h"
+#include "spdlog/cfg/helpers.h"
+#include "spdlog/sinks/stdout_color_sinks.h"
+#include "spdlog/spdlog.h"
+
+namespace {
+const wayfinder::server::ServerConfig kDefaults;
+}  // namespace
+
+ABSL_FLAG(std::string, listen, kDefaults.listen,
+          "host:port to serve gRPC on (port 0 = any free port)");
+ABSL_FLAG(std::string, data_dir, "",
+          "directory where maps are stored and loaded from at start; empty = "
+          "memory only");
+ABSL_FLAG(int, workers, 0, "worker threads for searches and builds; 0 = one per core");
+ABSL_FLAG(uint64_t, max_queue, kDefaults.max_queue,
+          "requests allowed to wait for a worker before RESOURCE_EXHAUSTED");
+ABSL_FLAG(int, max_message_bytes, kDefaults.max_message_bytes,
+          "largest request or response message, bytes");
+ABSL_FLAG(uint64_t, max_map_cells, kDefaults.grid_limits.max_cells,
+          "largest width * height of a grid map, cells");
+ABSL_FLAG(uint64_t, default_max_expansions, kDefaults.default_max_expansions,
+          "search budget when a request sets options.max_expansions = 0");
+ABSL_FLAG(uint64_t, max_max_expansions, kDefaults.max_max_expansions,
+          "upper bound on any request's options.max_expansions");
+ABSL_FLAG(std::string, log_level, "",
+          "trace, debug, info, warn, error, off; default $WAYFINDER_LOG_LEVEL or info");
+ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(5),
+          "on SIGTERM, how long calls in flight may take to finish");
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "Wayfinder pathfinding server.\n"
+      "Usage: wayfinder-server [--listen=127.0.0.1:50051] [--data_dir=DIR] "
+      "[--workers=N] ...");
+  absl::ParseCommandLine(argc, argv);
+
+  auto logger = spdlog::stderr_color_mt("wayfinder");
+  spdlog::set_default_logger(logger);
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+  std::string level = absl::GetFlag(FLAGS_log_level);
+  if (level.empty()) {
+    const char* env = std::getenv("WAYFINDER_LOG_LEVEL");
+    level = env != nullptr ? env : "info";
+  }
+  spdlog::cfg::helpers::load_levels(level);
+
+  // Block the shutdown signals before any thread starts, so every thread
+  // inherits the mask and only sigwait below sees them.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  wayfinder::server::ServerConfig config;
+  config.listen = absl::GetFlag(FLAGS_listen);
+  config.data_dir = absl::GetFlag(FLAGS_data_dir);
+  config.workers = absl::GetFlag(FLAGS_workers);
+  config.max_queue = absl::GetFlag(FLAGS_max_queue);
+  config.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
+  config.grid_limits.max_cells = absl::GetFlag(FLAGS_max_map_cells);
+  config.default_max_expansions = absl::GetFlag(FLAGS_default_max_expansions);
+  config.max_max_expansions = absl::GetFlag(FLAGS_max_max_expansions);
+  if (config.max_queue == 0 || config.max_message_bytes <= 0 ||
+      config.default_max_expansions == 0 ||
+      config.max_max_expansions < config.default_max_expansions) {
+    spdlog::critical(
+        "invalid flags: --max_queue and --max_message_bytes must be > 0, and "
+        "0 < --default_max_expansions <= --max_max_expansions");
+    return 2;
+  }
+
+  auto server = wayfinder::server::WayfinderServer::Start(config);
+  if (!server.ok()) {
+    spdlog::critical("cannot start: {}", std::string(server.status().message()));
+    return 1;
+  }
+
+  int received = 0;
+  sigwait(&signals, &received);
+  spdlog::info("received {}, shutting down", received == SIGTERM ? "SIGTERM" : "SIGINT");
+  (*server)->Shutdown(absl::GetFlag(FLAGS_shutdown_grace));
+  return 0;
+}

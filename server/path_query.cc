@@ -1,0 +1,137 @@
+#include "server/path_query.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "core/grid_search.h"
+#include "core/status_macros.h"
+
+namespace wayfinder::server {
+namespace {
+
+// Search scratch belongs to the thread, never to a map: every worker grows
+// its own buffers to the largest map it has searched and reuses them.
+thread_local GridSearchScratch tls_grid_scratch;
+
+absl::Status CheckPoint(bool has, const v1::Point& p, absl::string_view field) {
+  if (!has) return absl::InvalidArgumentError(absl::StrCat(field, ": is required"));
+  if (!std::isfinite(p.x()) || !std::isfinite(p.y())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": coordinates must be finite, got (", p.x(), ", ", p.y(), ")"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Smoothing> ToSmoothing(int raw) {
+  switch (raw) {
+    case v1::SMOOTHING_UNSPECIFIED:
+      return Smoothing::kDefault;
+    case v1::NONE:
+      return Smoothing::kNone;
+    case v1::CENTERS:
+      return Smoothing::kCenters;
+    case v1::CHECKPOINTS:
+      return Smoothing::kCheckpoints;
+    case v1::FUNNEL:
+      return Smoothing::kFunnel;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat(
+          "options.smoothing: ", raw,
+          " is not a smoothing mode (NONE, CENTERS, CHECKPOINTS, FUNNEL)"));
+  }
+}
+
+std::string BuiltGraphs(const MapSnapshot& map) {
+  std::vector<std::string> names;
+  for (const v1::GraphInfo& g : map.info.graphs()) {
+    names.push_back(v1::GraphKind_Name(g.kind()));
+  }
+  return names.empty() ? "none" : absl::StrJoin(names, ", ");
+}
+
+v1::PathStatus ToProto(PathStatus status) {
+  switch (status) {
+    case PathStatus::kFound:
+      return v1::FOUND;
+    case PathStatus::kPartial:
+      return v1::PARTIAL;
+    case PathStatus::kUnreachable:
+      return v1::UNREACHABLE;
+  }
+  return v1::PATH_STATUS_UNSPECIFIED;
+}
+
+}  // namespace
+
+absl::StatusOr<v1::FindPathResponse> RunFindPath(const MapSnapshot& map,
+                                                 const v1::FindPathRequest& request,
+                                                 const QueryLimits& limits,
+                                                 absl::Time deadline,
+                                                 std::function<bool()> cancelled) {
+  WF_RETURN_IF_ERROR(CheckPoint(request.has_start(), request.start(), "start"));
+  WF_RETURN_IF_ERROR(CheckPoint(request.has_goal(), request.goal(), "goal"));
+
+  const int raw_graph = request.graph();
+  if (!v1::GraphKind_IsValid(raw_graph)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "graph: ", raw_graph, " is not a graph kind (GRID, QUADTREE, NAVMESH, HEX)"));
+  }
+  v1::GraphKind graph = static_cast<v1::GraphKind>(raw_graph);
+  if (graph == v1::GRAPH_KIND_UNSPECIFIED) graph = map.DefaultGraph();
+  if (!map.HasGraph(graph)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "graph: ", v1::GraphKind_Name(graph), " was not built for map \"", map.name,
+        "\" (built: ", BuiltGraphs(map), ")"));
+  }
+
+  const v1::PathOptions& options = request.options();
+  WF_ASSIGN_OR_RETURN(const Smoothing smoothing, ToSmoothing(options.smoothing()));
+  if (!std::isfinite(options.agent_radius()) || options.agent_radius() < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "options.agent_radius: must be a finite number >= 0, got ", options.agent_radius()));
+  }
+  uint64_t max_expansions = options.max_expansions() == 0 ? limits.default_max_expansions
+                                                          : options.max_expansions();
+  max_expansions = std::min(max_expansions, limits.max_max_expansions);
+
+  PathRequest core_request;
+  core_request.start = {request.start().x(), request.start().y()};
+  core_request.goal = {request.goal().x(), request.goal().y()};
+  core_request.smoothing = smoothing;
+  core_request.allow_partial = options.allow_partial();
+  const SearchBudget budget(max_expansions, deadline, std::move(cancelled));
+
+  const absl::Time started = absl::Now();
+  absl::StatusOr<PathResult> result;
+  switch (graph) {
+    case v1::GRID:
+      result = FindGridPath(*map.grid_graph, core_request, budget, tls_grid_scratch);
+      break;
+    default:
+      return absl::InternalError(
+          absl::StrCat("graph ", v1::GraphKind_Name(graph), " has no search"));
+  }
+  const double micros = absl::ToDoubleMicroseconds(absl::Now() - started);
+  if (!result.ok()) return result.status();
+
+  v1::FindPathResponse response;
+  response.set_status(ToProto(result->status));
+  response.mutable_waypoints()->Reserve(static_cast<int>(result->waypoints.size()));
+  for (const Point& p : result->waypoints) {
+    v1::Point* out = response.add_waypoints();
+    out->set_x(p.x);
+    out->set_y(p.y);
+  }
+  response.set_length(result->length);
+  response.set_map_version(map.version);
+  response.set_graph(graph);
+  response.mutable_stats()->set_expansions(result->expansions);
+  response.mutable_stats()->set_micros(micros);
+  return response;
+}
+
+}  // namespace wayfinder::server

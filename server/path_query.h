@@ -1,0 +1,35 @@
+#ifndef WAYFINDER_SERVER_PATH_QUERY_H_
+#define WAYFINDER_SERVER_PATH_QUERY_H_
+
+#include <cstdint>
+#include <functional>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "server/map_snapshot.h"
+#include "wayfinder/v1/wayfinder.pb.h"
+
+namespace wayfinder::server {
+
+struct QueryLimits {
+  // Budget when the request leaves max_expansions at 0.
+  uint64_t default_max_expansions = uint64_t{1} << 22;
+  // Requests asking for more are clamped to this.
+  uint64_t max_max_expansions = uint64_t{1} << 26;
+};
+
+// Answers one FindPathRequest against one snapshot: validates the request,
+// converts it to engine types, runs the search of the chosen graph with this
+// thread's scratch memory, converts the result back. Runs on a worker
+// thread; `deadline` and `cancelled` come from the call.
+//
+// The request's `map` field is not looked at (the caller resolved it).
+absl::StatusOr<v1::FindPathResponse> RunFindPath(const MapSnapshot& map,
+                                                 const v1::FindPathRequest& request,
+                                                 const QueryLimits& limits,
+                                                 absl::Time deadline,
+                                                 std::function<bool()> cancelled);
+
+}  // namespace wayfinder::server
+
+#endif  // WAYFINDER_SERVER_PATH_QUERY_H_

@@ -1,0 +1,74 @@
+#ifndef WAYFINDER_SERVER_PATHFINDER_SERVICE_H_
+#define WAYFINDER_SERVER_PATHFINDER_SERVICE_H_
+
+#include <functional>
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/status/status.h"
+#include "server/config.h"
+#include "server/map_registry.h"
+#include "server/path_query.h"
+#include "server/worker_pool.h"
+#include "wayfinder/v1/wayfinder.grpc.pb.h"
+
+namespace wayfinder::server {
+
+// The gRPC edge of wayfinder.v1.Pathfinder (callback API).
+//
+// Each handler validates cheaply, then hands anything heavy (builds,
+// searches, disk writes) to the worker pool and returns; the worker
+// finishes the reactor. A full pool queue answers RESOURCE_EXHAUSTED at once.
+// Cheap reads (GetMap, ListMaps) are answered on the callback thread.
+//
+// Thread-safe. `registry` and `pool` must outlive the service.
+class PathfinderService final : public v1::Pathfinder::CallbackService {
+ public:
+  PathfinderService(MapRegistry* registry, WorkerPool* pool, const ServerConfig& config);
+
+  grpc::ServerUnaryReactor* PutMap(grpc::CallbackServerContext* ctx,
+                                   const v1::PutMapRequest* request,
+                                   v1::MapInfo* response) override;
+  grpc::ServerReadReactor<v1::UploadMapRequest>* UploadMap(
+      grpc::CallbackServerContext* ctx, v1::MapInfo* response) override;
+  grpc::ServerUnaryReactor* GetMap(grpc::CallbackServerContext* ctx,
+                                   const v1::GetMapRequest* request,
+                                   v1::MapInfo* response) override;
+  grpc::ServerUnaryReactor* ListMaps(grpc::CallbackServerContext* ctx,
+                                     const v1::ListMapsRequest* request,
+                                     v1::ListMapsResponse* response) override;
+  grpc::ServerUnaryReactor* DeleteMap(grpc::CallbackServerContext* ctx,
+                                      const v1::DeleteMapRequest* request,
+                                      v1::DeleteMapResponse* response) override;
+  grpc::ServerUnaryReactor* FindPath(grpc::CallbackServerContext* ctx,
+                                     const v1::FindPathRequest* request,
+                                     v1::FindPathResponse* response) override;
+  grpc::ServerUnaryReactor* FindPaths(grpc::CallbackServerContext* ctx,
+                                      const v1::FindPathsRequest* request,
+                                      v1::FindPathsResponse* response) override;
+  grpc::ServerUnaryReactor* GetFlowField(grpc::CallbackServerContext* ctx,
+                                         const v1::GetFlowFieldRequest* request,
+                                         v1::FlowField* response) override;
+  grpc::ServerUnaryReactor* SampleFlowField(grpc::CallbackServerContext* ctx,
+                                            const v1::SampleFlowFieldRequest* request,
+                                            v1::SampleFlowFieldResponse* response) override;
+
+ private:
+  // Finishes `ctx`'s reactor with `status` (logged when not OK).
+  grpc::ServerUnaryReactor* Finish(grpc::CallbackServerContext* ctx, const char* method,
+                                   const absl::Status& status);
+  // Runs `work` on the worker pool and finishes the call with its status.
+  // Refuses at once when the queue is full, and does not start work whose
+  // call was cancelled or whose deadline passed while it waited.
+  grpc::ServerUnaryReactor* Offload(grpc::CallbackServerContext* ctx, const char* method,
+                                    std::function<absl::Status()> work);
+
+  MapRegistry* const registry_;
+  WorkerPool* const pool_;
+  const ServerConfig config_;
+  const QueryLimits query_limits_;
+};
+
+}  // namespace wayfinder::server
+
+#endif  // WAYFINDER_SERVER_PATHFINDER_SERVICE_H_

@@ -1,0 +1,61 @@
+#ifndef WAYFINDER_SERVER_SERVER_H_
+#define WAYFINDER_SERVER_SERVER_H_
+
+#include <memory>
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "server/config.h"
+#include "server/map_registry.h"
+#include "server/map_store.h"
+#include "server/pathfinder_service.h"
+#include "server/worker_pool.h"
+
+namespace wayfinder::server {
+
+// A running Wayfinder server: the Pathfinder service, gRPC health checking
+// and server reflection on one port, a worker pool, the map registry and its
+// storage. main() runs one; service tests run one in-process on port 0.
+//
+// Health reports NOT_SERVING until the stored maps are loaded, SERVING after,
+// and NOT_SERVING again once shutdown begins.
+//
+// Thread-safe.
+class WayfinderServer {
+ public:
+  // Opens storage, starts listening, loads every stored map, then reports
+  // SERVING. Errors: the listen address cannot be bound, the data directory
+  // is unusable.
+  static absl::StatusOr<std::unique_ptr<WayfinderServer>> Start(const ServerConfig& config);
+
+  ~WayfinderServer();
+
+  // The port actually bound (useful with port 0).
+  int port() const { return port_; }
+  const MapRegistry& registry() const { return *registry_; }
+  // For tests that need to occupy the workers deterministically.
+  WorkerPool& worker_pool_for_testing() { return *pool_; }
+
+  // Stops taking calls, gives calls in flight up to `grace` to finish,
+  // cancels the rest, then drains the worker pool. Idempotent.
+  void Shutdown(absl::Duration grace = absl::Seconds(5));
+
+ private:
+  WayfinderServer() = default;
+  void LoadStoredMaps();
+
+  ServerConfig config_;
+  std::unique_ptr<MapStore> store_;
+  std::unique_ptr<MapRegistry> registry_;
+  std::unique_ptr<WorkerPool> pool_;
+  std::unique_ptr<PathfinderService> service_;
+  std::unique_ptr<grpc::Server> server_;
+  int port_ = 0;
+  bool shut_down_ = false;
+};
+
+}  // namespace wayfinder::server
+
+#endif  // WAYFINDER_SERVER_SERVER_H_

@@ -1,0 +1,707 @@
+// Every RPC of wayfinder.v1.Pathfinder against an in-process server on
+// loopback: map life cycle, paths, every error case, persistence, the worker
+// queue limit, concurrent queries during re-uploads, health and reflection.
+
+#include <atomic>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <grpcpp/generic/generic_stub.h>
+#include <gtest/gtest.h>
+
+#include "absl/synchronization/notification.h"
+#include "service_test_util.h"
+
+namespace wayfinder::testing {
+namespace {
+
+using ::grpc::StatusCode;
+
+// rows: '.' free, '#' blocked. Start (0,1) to goal (4,1) must go round the
+// wall over the top row: 1 + 4 + 1 = 6 (the diagonal (0,1)->(1,0) would cut
+// the corner of (1,1)).
+const std::vector<std::string> kCorridor = {
+    ".....",
+    ".###.",
+    ".....",
+};
+
+v1::MapInfo MustPut(ServerHarness& h, const v1::Map& map) {
+  v1::PutMapRequest req;
+  *req.mutable_map() = map;
+  v1::MapInfo info;
+  auto ctx = Ctx();
+  grpc::Status s = h.stub().PutMap(ctx.get(), req, &info);
+  EXPECT_TRUE(s.ok()) << s.error_code() << " " << s.error_message();
+  return info;
+}
+
+grpc::Status Put(ServerHarness& h, const v1::Map& map, v1::MapInfo* info = nullptr) {
+  v1::PutMapRequest req;
+  *req.mutable_map() = map;
+  v1::MapInfo ignored;
+  auto ctx = Ctx();
+  return h.stub().PutMap(ctx.get(), req, info ? info : &ignored);
+}
+
+grpc::Status Find(ServerHarness& h, const v1::FindPathRequest& req,
+                  v1::FindPathResponse* resp) {
+  auto ctx = Ctx();
+  return h.stub().FindPath(ctx.get(), req, resp);
+}
+
+// Completes one operation on a completion queue, synchronously.
+bool Await(grpc::CompletionQueue& cq, intptr_t tag) {
+  void* got = nullptr;
+  bool ok = false;
+  if (!cq.Next(&got, &ok)) return false;
+  EXPECT_EQ(reinterpret_cast<intptr_t>(got), tag);
+  return ok;
+}
+
+// A unary call by method name with raw protobuf bytes: lets the test speak
+// the standard health protocol without generated stubs for it.
+grpc::Status RawUnary(grpc::Channel* channel, const std::string& method,
+                      const std::string& request, std::string* response) {
+  grpc::GenericStub stub(channel->shared_from_this());
+  grpc::CompletionQueue cq;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  grpc::Slice slice(request);
+  grpc::ByteBuffer req(&slice, 1);
+  auto call = stub.PrepareUnaryCall(&ctx, method, req, &cq);
+  call->StartCall();
+  grpc::ByteBuffer resp;
+  grpc::Status status;
+  call->Finish(&resp, &status, reinterpret_cast<void*>(1));
+  Await(cq, 1);
+  std::vector<grpc::Slice> slices;
+  if (status.ok() && resp.Dump(&slices).ok()) {
+    for (const auto& s : slices) {
+      response->append(reinterpret_cast<const char*>(s.begin()), s.size());
+    }
+  }
+  cq.Shutdown();
+  return status;
+}
+
+// ---------------------------------------------------------------------------
+// Map life cycle
+// ---------------------------------------------------------------------------
+
+TEST(MapsTest, PutGetListDelete) {
+  ServerHarness h;
+  v1::MapInfo info = MustPut(h, GridMapFromRows("corridor", kCorridor));
+  EXPECT_EQ(info.name(), "corridor");
+  EXPECT_EQ(info.version(), 1u);
+  EXPECT_EQ(info.source(), v1::SOURCE_KIND_GRID);
+  EXPECT_EQ(info.width(), 5);
+  EXPECT_EQ(info.height(), 3);
+  EXPECT_EQ(info.free_cells(), 12u);
+  EXPECT_GT(info.memory_bytes(), 15u);
+  EXPECT_GT(info.created_unix_ms(), 0);
+  ASSERT_EQ(info.graphs_size(), 1);
+  EXPECT_EQ(info.graphs(0).kind(), v1::GRID);
+  EXPECT_EQ(info.graphs(0).nodes(), 12u);
+  EXPECT_EQ(info.graphs(0).components(), 1u);
+  // 12 orthogonal links in the ring, doubled; the four corner diagonals are
+  // all cut by the wall, so none.
+  EXPECT_EQ(info.graphs(0).edges(), 24u);
+  EXPECT_GE(info.graphs(0).build_ms(), 0);
+
+  // Replacing bumps the version.
+  EXPECT_EQ(MustPut(h, GridMapFromRows("corridor", kCorridor)).version(), 2u);
+  MustPut(h, GridMapFromRows("another", {"..", ".."}));
+
+  v1::GetMapRequest get;
+  get.set_name("corridor");
+  v1::MapInfo got;
+  auto ctx = Ctx();
+  ASSERT_TRUE(h.stub().GetMap(ctx.get(), get, &got).ok());
+  EXPECT_EQ(got.version(), 2u);
+  EXPECT_EQ(got.graphs(0).nodes(), 12u);
+
+  v1::ListMapsResponse list;
+  ctx = Ctx();
+  ASSERT_TRUE(h.stub().ListMaps(ctx.get(), {}, &list).ok());
+  ASSERT_EQ(list.maps_size(), 2);
+  EXPECT_EQ(list.maps(0).name(), "another");
+  EXPECT_EQ(list.maps(1).name(), "corridor");
+
+  v1::DeleteMapRequest del;
+  del.set_name("corridor");
+  v1::DeleteMapResponse deleted;
+  ctx = Ctx();
+  ASSERT_TRUE(h.stub().DeleteMap(ctx.get(), del, &deleted).ok());
+  ctx = Ctx();
+  grpc::Status s = h.stub().GetMap(ctx.get(), get, &got);
+  EXPECT_EQ(s.error_code(), StatusCode::NOT_FOUND);
+  ctx = Ctx();
+  ASSERT_TRUE(h.stub().ListMaps(ctx.get(), {}, &list).ok());
+  EXPECT_EQ(list.maps_size(), 1);
+}
+
+TEST(MapsTest, MovingAiSourceAndExplicitGraphs) {
+  ServerHarness h;
+  v1::Map map;
+  map.set_name("tiny.ai");
+  map.set_movingai("type octile\r\nheight 2\r\nwidth 3\r\nmap\r\n.T.\r\nG.@");
+  map.mutable_build()->add_graphs(v1::GRID);
+  map.mutable_build()->add_graphs(v1::GRID);  // duplicates are harmless
+  v1::MapInfo info = MustPut(h, map);
+  EXPECT_EQ(info.source(), v1::SOURCE_KIND_MOVINGAI);
+  EXPECT_EQ(info.width(), 3);
+  EXPECT_EQ(info.height(), 2);
+  EXPECT_EQ(info.free_cells(), 4u);
+  ASSERT_EQ(info.graphs_size(), 1);
+  // (0,0),(0,1),(1,1) are 4-connected; (2,0) is alone: two components.
+  EXPECT_EQ(info.graphs(0).components(), 2u);
+}
+
+// ---------------------------------------------------------------------------
+// Paths
+// ---------------------------------------------------------------------------
+
+TEST(PathsTest, FindsShortestPathWithoutCuttingCorners) {
+  ServerHarness h;
+  MustPut(h, GridMapFromRows("corridor", kCorridor));
+  v1::FindPathRequest req = PathRequest("corridor", 0.5, 1.5, 4.5, 1.5);
+  req.mutable_options()->set_smoothing(v1::NONE);
+  v1::FindPathResponse resp;
+  ASSERT_TRUE(Find(h, req, &resp).ok());
+  EXPECT_EQ(resp.status(), v1::FOUND);
+  EXPECT_DOUBLE_EQ(resp.length(), 6.0);
+  EXPECT_EQ(resp.map_version(), 1u);
+  EXPECT_EQ(resp.graph(), v1::GRID);
+  ASSERT_EQ(resp.waypoints_size(), 7);  // every cell centre on the path
+  EXPECT_DOUBLE_EQ(resp.waypoints(0).x(), 0.5);
+  EXPECT_DOUBLE_EQ(resp.waypoints(0).y(), 1.5);
+  // Round the wall over the top or the bottom (both cost 6), one cell
+  // orthogonal step at a time: any diagonal here would cut a corner.
+  for (int i = 1; i < resp.waypoints_size(); ++i) {
+    const double dx = std::abs(resp.waypoints(i).x() - resp.waypoints(i - 1).x());
+    const double dy = std::abs(resp.waypoints(i).y() - resp.waypoints(i - 1).y());
+    EXPECT_DOUBLE_EQ(dx + dy, 1.0) << "step " << i;
+  }
+  EXPECT_NE(resp.waypoints(3).y(), 1.5);
+  EXPECT_DOUBLE_EQ(resp.waypoints(6).x(), 4.5);
+  EXPECT_DOUBLE_EQ(resp.waypoints(6).y(), 1.5);
+  EXPECT_GT(resp.stats().expansions(), 0u);
+
+  // CENTERS (also the default): only the turns.
+  req.mutable_options()->set_smoothing(v1::CENTERS);
+  ASSERT_TRUE(Find(h, req, &resp).ok());
+  EXPECT_DOUBLE_EQ(resp.length(), 6.0);
+  EXPECT_EQ(resp.waypoints_size(), 4);
+  req.mutable_options()->clear_smoothing();
+  ASSERT_TRUE(Find(h, req, &resp).ok());
+  EXPECT_EQ(resp.waypoints_size(), 4);
+}
+
+TEST(PathsTest, CostsSteerThePath) {
+  ServerHarness h;
+  // The top route is expensive: 1 + 3 + 5 + 5 + 3 + 1 = 18; the bottom
+  // costs 6.
+  MustPut(h, GridMapFromRows("costly", {".555.", ".###.", "....."}));
+  v1::FindPathRequest req = PathRequest("costly", 0.5, 1.5, 4.5, 1.5);
+  v1::FindPathResponse resp;
+  ASSERT_TRUE(Find(h, req, &resp).ok());
+  EXPECT_DOUBLE_EQ(resp.length(), 6.0);
+  for (const v1::Point& p : resp.waypoints()) EXPECT_GE(p.y(), 1.0);
+
+  MustPut(h, GridMapFromRows("costly", {".555.", ".###.", ".999."}));
+  ASSERT_TRUE(Find(h, req, &resp).ok());
+  EXPECT_DOUBLE_EQ(resp.length(), 18.0);
+  EXPECT_EQ(resp.map_version(), 2u);
+}
+
+TEST(PathsTest, UnreachableIsAnAnswerNotAnError) {
+  ServerHarness h;
+  MustPut(h, GridMapFromRows("split", {"..#..", "..#..", "..#.."}));
+  v1::FindPathResponse resp;
+  ASSERT_TRUE(Find(h, PathRequest("split", 0.5, 0.5, 4.5, 2.5), &resp).ok());
+  EXPECT_EQ(resp.status(), v1::UNREACHABLE);
+  EXPECT_EQ(resp.waypoints_size(), 0);
+  EXPECT_EQ(resp.stats().expansions(), 0u);  // known from components
+}
+
+TEST(PathsTest, ExpansionBudgetGivesPartialOrError) {
+  ServerHarness h;
+  std::vector<std::string> open(30, std::string(30, '.'));
+  MustPut(h, GridMapFromRows("open", open));
+  v1::FindPathRequest req = PathRequest("open", 0.5, 0.5, 29.5, 29.5);
+  req.mutable_options()->set_max_expansions(5);
+  v1::FindPathResponse resp;
+  grpc::Status s = Find(h, req, &resp);
+  EXPECT_EQ(s.error_code(), StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_NE(s.error_message().find("max_expansions"), std::string::npos) << s.error_message();
+
+  req.mutable_options()->set_allow_partial(true);
+  ASSERT_TRUE(Find(h, req, &resp).ok());
+  EXPECT_EQ(resp.status(), v1::PARTIAL);
+  EXPECT_EQ(resp.stats().expansions(), 5u);
+  ASSERT_GE(resp.waypoints_size(), 2);
+  EXPECT_DOUBLE_EQ(resp.waypoints(0).x(), 0.5);
+  // The partial path heads for the goal.
+  EXPECT_GT(resp.waypoints(resp.waypoints_size() - 1).x(), 1.0);
+}
+
+// ---------------------------------------------------------------------------
+// Errors: every malformed request gets a clear code and names its field.
+// ---------------------------------------------------------------------------
+
+struct PutCase {
+  std::string what;
+  v1::Map map;
+  StatusCode code;
+  std::string message_part;
+};
+
+std::vector<PutCase> PutCases() {
+  std::vector<PutCase> cases;
+  auto grid = [](uint32_t w, uint32_t h, size_t n) {
+    v1::Map m;
+    m.set_name("m");
+    m.mutable_grid()->set_width(w);
+    m.mutable_grid()->set_height(h);
+    m.mutable_grid()->set_cells(std::string(n, '\0'));
+    return m;
+  };
+  auto ai = [](const std::string& text) {
+    v1::Map m;
+    m.set_name("m");
+    m.set_movingai(text);
+    return m;
+  };
+  cases.push_back({"no source", [] { v1::Map m; m.set_name("m"); return m; }(),
+                   StatusCode::INVALID_ARGUMENT, "map: no source"});
+  {
+    v1::Map m = grid(2, 2, 4);
+    m.set_name("");
+    cases.push_back({"empty name", m, StatusCode::INVALID_ARGUMENT, "map.name: is required"});
+    m.set_name("a/b");
+    cases.push_back({"slash in name", m, StatusCode::INVALID_ARGUMENT, "map.name"});
+    m.set_name(".hidden");
+    cases.push_back({"dot name", m, StatusCode::INVALID_ARGUMENT, "map.name"});
+    m.set_name(std::string(129, 'x'));
+    cases.push_back({"long name", m, StatusCode::INVALID_ARGUMENT, "at most 128"});
+  }
+  cases.push_back({"zero width", grid(0, 2, 0), StatusCode::INVALID_ARGUMENT,
+                   "map.grid.width"});
+  cases.push_back({"zero height", grid(2, 0, 0), StatusCode::INVALID_ARGUMENT,
+                   "map.grid.height"});
+  cases.push_back({"huge width", grid(70000, 1, 70000), StatusCode::INVALID_ARGUMENT,
+                   "map.grid.width"});
+  cases.push_back({"too many cells", grid(60000, 60000, 0), StatusCode::INVALID_ARGUMENT,
+                   "limit"});
+  cases.push_back({"short cells", grid(3, 3, 8), StatusCode::INVALID_ARGUMENT,
+                   "map.grid.cells"});
+  cases.push_back({"long cells", grid(3, 3, 10), StatusCode::INVALID_ARGUMENT,
+                   "map.grid.cells"});
+  cases.push_back({"movingai empty", ai(""), StatusCode::INVALID_ARGUMENT, "map.movingai"});
+  cases.push_back({"movingai bad type", ai("type hex\nheight 1\nwidth 1\nmap\n.\n"),
+                   StatusCode::INVALID_ARGUMENT, "map.movingai"});
+  cases.push_back({"movingai short row",
+                   ai("type octile\nheight 2\nwidth 3\nmap\n...\n..\n"),
+                   StatusCode::INVALID_ARGUMENT, "map.movingai"});
+  cases.push_back({"movingai missing rows", ai("type octile\nheight 3\nwidth 2\nmap\n..\n"),
+                   StatusCode::INVALID_ARGUMENT, "map.movingai"});
+  cases.push_back({"movingai bad number", ai("type octile\nheight x\nwidth 2\nmap\n..\n"),
+                   StatusCode::INVALID_ARGUMENT, "map.movingai"});
+  {
+    v1::Map m = grid(2, 2, 4);
+    m.mutable_build()->add_graphs(v1::GRAPH_KIND_UNSPECIFIED);
+    cases.push_back({"unspecified graph", m, StatusCode::INVALID_ARGUMENT,
+                     "map.build.graphs[0]"});
+    m.mutable_build()->set_graphs(0, static_cast<v1::GraphKind>(99));
+    cases.push_back({"unknown graph", m, StatusCode::INVALID_ARGUMENT, "map.build.graphs[0]"});
+    m.mutable_build()->set_graphs(0, v1::NAVMESH);
+    cases.push_back({"graph not yet available", m, StatusCode::UNIMPLEMENTED,
+                     "map.build.graphs[0]: NAVMESH"});
+  }
+  {
+    v1::Map m;
+    m.set_name("m");
+    m.mutable_rects()->set_width(10);
+    cases.push_back({"rects not yet", m, StatusCode::UNIMPLEMENTED, "map.rects"});
+    m.mutable_polygons();
+    cases.push_back({"polygons not yet", m, StatusCode::UNIMPLEMENTED, "map.polygons"});
+    m.mutable_hex()->set_width(1);
+    cases.push_back({"hex not yet", m, StatusCode::UNIMPLEMENTED, "map.hex"});
+  }
+  return cases;
+}
+
+TEST(ErrorsTest, MalformedMapsAreRejectedAndStoreNothing) {
+  ServerHarness h;
+  for (const PutCase& c : PutCases()) {
+    SCOPED_TRACE(c.what);
+    grpc::Status s = Put(h, c.map);
+    EXPECT_EQ(s.error_code(), c.code) << s.error_message();
+    EXPECT_NE(s.error_message().find(c.message_part), std::string::npos)
+        << "message: " << s.error_message();
+  }
+  // A PutMapRequest without a map at all.
+  v1::MapInfo info;
+  auto ctx = Ctx();
+  grpc::Status s = h.stub().PutMap(ctx.get(), v1::PutMapRequest(), &info);
+  EXPECT_EQ(s.error_code(), StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(s.error_message(), "map: is required");
+
+  v1::ListMapsResponse list;
+  ctx = Ctx();
+  ASSERT_TRUE(h.stub().ListMaps(ctx.get(), {}, &list).ok());
+  EXPECT_EQ(list.maps_size(), 0);
+}
+
+TEST(ErrorsTest, FailedReplacementKeepsTheOldVersion) {
+  ServerHarness h;
+  MustPut(h, GridMapFromRows("keep", kCorridor));
+  v1::Map bad = GridMapFromRows("keep", kCorridor);
+  bad.mutable_grid()->set_width(7);
+  EXPECT_EQ(Put(h, bad).error_code(), StatusCode::INVALID_ARGUMENT);
+  v1::FindPathResponse resp;
+  ASSERT_TRUE(Find(h, PathRequest("keep", 0.5, 1.5, 4.5, 1.5), &resp).ok());
+  EXPECT_EQ(resp.map_version(), 1u);
+  EXPECT_DOUBLE_EQ(resp.length(), 6.0);
+}
+
+TEST(ErrorsTest, BadQueries) {
+  ServerHarness h;
+  MustPut(h, GridMapFromRows("corridor", kCorridor));
+  const double nan = std::nan("");
+  const double inf = INFINITY;
+  struct Case {
+    std::string what;
+    v1::FindPathRequest req;
+    StatusCode code;
+    std::string message_part;
+  };
+  std::vector<Case> cases;
+  auto base = [] { return PathRequest("corridor", 0.5, 0.5, 4.5, 2.5); };
+  {
+    auto r = base();
+    r.set_map("nope");
+    cases.push_back({"unknown map", r, StatusCode::NOT_FOUND, "map: map \"nope\""});
+    r.set_map("");
+    cases.push_back({"no map", r, StatusCode::INVALID_ARGUMENT, "map: is required"});
+  }
+  {
+    auto r = base();
+    r.clear_start();
+    cases.push_back({"no start", r, StatusCode::INVALID_ARGUMENT, "start: is required"});
+    r = base();
+    r.clear_goal();
+    cases.push_back({"no goal", r, StatusCode::INVALID_ARGUMENT, "goal: is required"});
+  }
+  auto point_case = [&](const std::string& what, double sx, double sy, double gx, double gy,
+                        StatusCode code, const std::string& part) {
+    cases.push_back({what, PathRequest("corridor", sx, sy, gx, gy), code, part});
+  };
+  point_case("nan start", nan, 0.5, 4.5, 2.5, StatusCode::INVALID_ARGUMENT, "start");
+  point_case("inf goal", 0.5, 0.5, 4.5, inf, StatusCode::INVALID_ARGUMENT, "goal");
+  point_case("negative start", -0.1, 0.5, 4.5, 2.5, StatusCode::INVALID_ARGUMENT, "start");
+  point_case("goal on right edge", 0.5, 0.5, 5.0, 2.5, StatusCode::INVALID_ARGUMENT, "goal");
+  point_case("goal below", 0.5, 0.5, 4.5, 3.0, StatusCode::INVALID_ARGUMENT, "goal");
+  point_case("huge start", 1e300, 0.5, 4.5, 2.5, StatusCode::INVALID_ARGUMENT, "start");
+  point_case("blocked start", 1.5, 1.5, 4.5, 2.5, StatusCode::FAILED_PRECONDITION, "start");
+  point_case("blocked goal", 0.5, 0.5, 2.5, 1.5, StatusCode::FAILED_PRECONDITION, "goal");
+  {
+    auto r = base();
+    r.set_graph(v1::QUADTREE);
+    cases.push_back({"graph not built", r, StatusCode::FAILED_PRECONDITION,
+                     "graph: QUADTREE was not built"});
+    r.set_graph(static_cast<v1::GraphKind>(42));
+    cases.push_back({"unknown graph", r, StatusCode::INVALID_ARGUMENT, "graph: 42"});
+  }
+  {
+    auto r = base();
+    r.mutable_options()->set_smoothing(v1::FUNNEL);
+    cases.push_back({"funnel on grid", r, StatusCode::INVALID_ARGUMENT, "options.smoothing"});
+    r.mutable_options()->set_smoothing(static_cast<v1::Smoothing>(17));
+    cases.push_back({"unknown smoothing", r, StatusCode::INVALID_ARGUMENT,
+                     "options.smoothing"});
+    r = base();
+    r.mutable_options()->set_agent_radius(-1);
+    cases.push_back({"negative radius", r, StatusCode::INVALID_ARGUMENT,
+                     "options.agent_radius"});
+    r.mutable_options()->set_agent_radius(nan);
+    cases.push_back({"nan radius", r, StatusCode::INVALID_ARGUMENT, "options.agent_radius"});
+  }
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    v1::FindPathResponse resp;
+    grpc::Status s = Find(h, c.req, &resp);
+    EXPECT_EQ(s.error_code(), c.code) << s.error_message();
+    EXPECT_NE(s.error_message().find(c.message_part), std::string::npos)
+        << "message: " << s.error_message();
+  }
+}
+
+TEST(ErrorsTest, MapNamesAreValidatedOnEveryRpc) {
+  ServerHarness h;
+  v1::MapInfo info;
+  v1::GetMapRequest get;
+  get.set_name("../etc/passwd");
+  auto ctx = Ctx();
+  grpc::Status s = h.stub().GetMap(ctx.get(), get, &info);
+  EXPECT_EQ(s.error_code(), StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("name:"), std::string::npos);
+
+  v1::DeleteMapRequest del;
+  v1::DeleteMapResponse deleted;
+  ctx = Ctx();
+  s = h.stub().DeleteMap(ctx.get(), del, &deleted);
+  EXPECT_EQ(s.error_code(), StatusCode::INVALID_ARGUMENT);
+  del.set_name("absent");
+  ctx = Ctx();
+  s = h.stub().DeleteMap(ctx.get(), del, &deleted);
+  EXPECT_EQ(s.error_code(), StatusCode::NOT_FOUND);
+  EXPECT_EQ(s.error_message(), "name: map \"absent\" does not exist");
+}
+
+TEST(ErrorsTest, CapabilitiesStillToComeAnswerUnimplemented) {
+  ServerHarness h;
+  MustPut(h, GridMapFromRows("corridor", kCorridor));
+  {
+    auto ctx = Ctx();
+    v1::FindPathsResponse resp;
+    grpc::Status s = h.stub().FindPaths(ctx.get(), {}, &resp);
+    EXPECT_EQ(s.error_code(), StatusCode::UNIMPLEMENTED);
+    EXPECT_NE(s.error_message().find("FindPaths"), std::string::npos);
+  }
+  {
+    auto ctx = Ctx();
+    v1::FlowField resp;
+    grpc::Status s = h.stub().GetFlowField(ctx.get(), {}, &resp);
+    EXPECT_EQ(s.error_code(), StatusCode::UNIMPLEMENTED);
+    EXPECT_NE(s.error_message().find("flow fields"), std::string::npos);
+  }
+  {
+    auto ctx = Ctx();
+    v1::SampleFlowFieldResponse resp;
+    grpc::Status s = h.stub().SampleFlowField(ctx.get(), {}, &resp);
+    EXPECT_EQ(s.error_code(), StatusCode::UNIMPLEMENTED);
+  }
+  {
+    auto ctx = Ctx();
+    v1::MapInfo info;
+    auto writer = h.stub().UploadMap(ctx.get(), &info);
+    v1::UploadMapRequest part;
+    *part.mutable_map() = GridMapFromRows("up", kCorridor);
+    writer->Write(part);  // may fail once the server has answered
+    writer->WritesDone();
+    grpc::Status s = writer->Finish();
+    EXPECT_EQ(s.error_code(), StatusCode::UNIMPLEMENTED);
+    EXPECT_NE(s.error_message().find("PutMap"), std::string::npos);
+  }
+}
+
+TEST(ErrorsTest, ExpiredDeadlineIsNotStarted) {
+  ServerHarness h;
+  MustPut(h, GridMapFromRows("corridor", kCorridor));
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() - std::chrono::seconds(1));
+  v1::FindPathResponse resp;
+  grpc::Status s =
+      h.stub().FindPath(&ctx, PathRequest("corridor", 0.5, 0.5, 4.5, 2.5), &resp);
+  EXPECT_EQ(s.error_code(), StatusCode::DEADLINE_EXCEEDED);
+}
+
+// ---------------------------------------------------------------------------
+// Serving: queue limit, concurrency with re-uploads, health, reflection
+// ---------------------------------------------------------------------------
+
+TEST(ServingTest, FullQueueAnswersResourceExhaustedAtOnce) {
+  server::ServerConfig config;
+  config.workers = 1;
+  config.max_queue = 1;
+  ServerHarness h(config);
+  MustPut(h, GridMapFromRows("corridor", kCorridor));
+
+  // Occupy the only worker, then the only queue slot.
+  absl::Notification release;
+  absl::Notification running;
+  server::WorkerPool& pool = h.server().worker_pool_for_testing();
+  ASSERT_TRUE(pool.TrySubmit([&] {
+    running.Notify();
+    release.WaitForNotification();
+  }));
+  running.WaitForNotification();
+  ASSERT_TRUE(pool.TrySubmit([&] { release.WaitForNotification(); }));
+
+  v1::FindPathResponse resp;
+  const auto start = std::chrono::steady_clock::now();
+  grpc::Status s = Find(h, PathRequest("corridor", 0.5, 0.5, 4.5, 2.5), &resp);
+  EXPECT_EQ(s.error_code(), StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_NE(s.error_message().find("busy"), std::string::npos);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  release.Notify();
+
+  // Once the worker is free the same request succeeds.
+  for (int i = 0; i < 50; ++i) {
+    s = Find(h, PathRequest("corridor", 0.5, 0.5, 4.5, 2.5), &resp);
+    if (s.ok()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_TRUE(s.ok()) << s.error_message();
+}
+
+TEST(ServingTest, ConcurrentQueriesDuringReuploadsMatchTheirVersion) {
+  ServerHarness h(server::ServerConfig{});
+  // Odd versions: an open 24x24 field, straight run of 23 from (0,0) to
+  // (23,0). Even versions: a wall down column 12 with a gap only at the
+  // bottom row, so the path is much longer.
+  std::vector<std::string> open(24, std::string(24, '.'));
+  std::vector<std::string> walled = open;
+  for (int y = 0; y < 23; ++y) walled[y][12] = '#';
+  const v1::Map layouts[2] = {GridMapFromRows("live", open), GridMapFromRows("live", walled)};
+  const v1::FindPathRequest query = PathRequest("live", 0.5, 0.5, 23.5, 0.5);
+
+  double expected[2];
+  for (int i = 0; i < 2; ++i) {
+    MustPut(h, layouts[i]);
+    v1::FindPathResponse resp;
+    ASSERT_TRUE(Find(h, query, &resp).ok());
+    expected[i] = resp.length();
+  }
+  EXPECT_DOUBLE_EQ(expected[0], 23.0);
+  EXPECT_GT(expected[1], 40.0);
+
+  std::atomic<bool> stop{false};
+  std::atomic<int> answers{0};
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> readers;
+  for (int t = 0; t < 8; ++t) {
+    readers.emplace_back([&] {
+      while (!stop.load()) {
+        v1::FindPathResponse resp;
+        auto ctx = Ctx();
+        grpc::Status s = h.stub().FindPath(ctx.get(), query, &resp);
+        if (!s.ok()) {
+          ++wrong;
+          continue;
+        }
+        const int layout = resp.map_version() % 2 == 1 ? 0 : 1;
+        if (std::abs(resp.length() - expected[layout]) > 1e-9) ++wrong;
+        ++answers;
+      }
+    });
+  }
+  uint64_t last_version = 2;
+  for (int i = 0; i < 40; ++i) {
+    v1::MapInfo info = MustPut(h, layouts[i % 2]);
+    EXPECT_EQ(info.version(), ++last_version);
+  }
+  stop = true;
+  for (auto& t : readers) t.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_GT(answers.load(), 40);
+}
+
+TEST(ServingTest, HealthIsServingAndReflectionListsTheService) {
+  ServerHarness h;
+  std::string response;
+  // grpc.health.v1.HealthCheckRequest{service: ""} is the empty message;
+  // the answer {status: SERVING} is field 1 = 1.
+  grpc::Status s = RawUnary(h.channel().get(), "/grpc.health.v1.Health/Check", "", &response);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(response, std::string("\x08\x01", 2));
+
+  // grpc.reflection.v1alpha: ServerReflectionRequest{list_services: ""}.
+  grpc::GenericStub stub(h.channel());
+  grpc::CompletionQueue cq;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  auto call = stub.PrepareCall(
+      &ctx, "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", &cq);
+  call->StartCall(reinterpret_cast<void*>(1));
+  ASSERT_TRUE(Await(cq, 1));
+  grpc::Slice slice(std::string("\x3a\x00", 2));
+  grpc::ByteBuffer req(&slice, 1);
+  call->Write(req, reinterpret_cast<void*>(2));
+  ASSERT_TRUE(Await(cq, 2));
+  call->WritesDone(reinterpret_cast<void*>(3));
+  ASSERT_TRUE(Await(cq, 3));
+  grpc::ByteBuffer resp;
+  call->Read(&resp, reinterpret_cast<void*>(4));
+  ASSERT_TRUE(Await(cq, 4));
+  std::vector<grpc::Slice> slices;
+  ASSERT_TRUE(resp.Dump(&slices).ok());
+  std::string bytes;
+  for (const auto& sl : slices) bytes.append(reinterpret_cast<const char*>(sl.begin()), sl.size());
+  EXPECT_NE(bytes.find("wayfinder.v1.Pathfinder"), std::string::npos);
+  EXPECT_NE(bytes.find("grpc.health.v1.Health"), std::string::npos);
+  grpc::Status finish;
+  call->Finish(&finish, reinterpret_cast<void*>(5));
+  Await(cq, 5);
+  cq.Shutdown();
+  void* tag;
+  bool ok;
+  while (cq.Next(&tag, &ok)) {
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Persistence
+// ---------------------------------------------------------------------------
+
+TEST(PersistenceTest, MapsSurviveARestartWithTheirVersions) {
+  TempDir dir;
+  server::ServerConfig config;
+  config.data_dir = dir.path();
+  ServerHarness h(config);
+  MustPut(h, GridMapFromRows("corridor", kCorridor));
+  MustPut(h, GridMapFromRows("corridor", kCorridor));
+  MustPut(h, GridMapFromRows("gone", {".."}));
+  MustPut(h, GridMapFromRows("costly", {".555.", ".###.", ".999."}));
+  v1::DeleteMapRequest del;
+  del.set_name("gone");
+  v1::DeleteMapResponse deleted;
+  auto ctx = Ctx();
+  ASSERT_TRUE(h.stub().DeleteMap(ctx.get(), del, &deleted).ok());
+
+  h.Restart();
+  v1::ListMapsResponse list;
+  ctx = Ctx();
+  ASSERT_TRUE(h.stub().ListMaps(ctx.get(), {}, &list).ok());
+  ASSERT_EQ(list.maps_size(), 2);
+  EXPECT_EQ(list.maps(0).name(), "corridor");
+  EXPECT_EQ(list.maps(0).version(), 2u);
+  EXPECT_EQ(list.maps(1).name(), "costly");
+  v1::FindPathResponse resp;
+  ASSERT_TRUE(Find(h, PathRequest("costly", 0.5, 1.5, 4.5, 1.5), &resp).ok());
+  EXPECT_DOUBLE_EQ(resp.length(), 18.0);
+  EXPECT_EQ(MustPut(h, GridMapFromRows("corridor", kCorridor)).version(), 3u);
+}
+
+TEST(PersistenceTest, CorruptFilesAreMovedAsideAndOthersLoad) {
+  TempDir dir;
+  server::ServerConfig config;
+  config.data_dir = dir.path();
+  ServerHarness h(config);
+  MustPut(h, GridMapFromRows("good", kCorridor));
+  MustPut(h, GridMapFromRows("bad", kCorridor));
+  h.Stop();
+
+  const std::string maps = dir.path() + "/maps";
+  { std::ofstream(maps + "/bad.wfmap", std::ios::trunc) << "\xff\xff not a map"; }
+  { std::ofstream(maps + "/left.wfmap.tmp-123") << "half written"; }
+
+  h.Restart();
+  v1::ListMapsResponse list;
+  auto ctx = Ctx();
+  ASSERT_TRUE(h.stub().ListMaps(ctx.get(), {}, &list).ok());
+  ASSERT_EQ(list.maps_size(), 1);
+  EXPECT_EQ(list.maps(0).name(), "good");
+  EXPECT_TRUE(std::filesystem::exists(maps + "/bad.wfmap.corrupt"));
+  EXPECT_FALSE(std::filesystem::exists(maps + "/bad.wfmap"));
+  EXPECT_FALSE(std::filesystem::exists(maps + "/left.wfmap.tmp-123"));
+}
+
+}  // namespace
+}  // namespace wayfinder::testing

@@ -1,0 +1,135 @@
+#ifndef WAYFINDER_TESTS_SERVICE_SERVICE_TEST_UTIL_H_
+#define WAYFINDER_TESTS_SERVICE_SERVICE_TEST_UTIL_H_
+
+// An in-process Wayfinder server on a loopback port, plus small builders for
+// requests. Shared by the service tests.
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include "server/config.h"
+#include "server/server.h"
+#include "wayfinder/v1/wayfinder.grpc.pb.h"
+
+namespace wayfinder::testing {
+
+// A fresh temporary directory, removed when the object goes away.
+class TempDir {
+ public:
+  TempDir() {
+    std::random_device rd;
+    path_ = std::filesystem::temp_directory_path() /
+            ("wayfinder-test-" + std::to_string(rd()) + std::to_string(rd()));
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  std::string path() const { return path_.string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// Starts a server on 127.0.0.1:<free port> with `config` (listen is
+// overridden) and connects a stub to it.
+class ServerHarness {
+ public:
+  explicit ServerHarness(server::ServerConfig config = {}) : config_(std::move(config)) {
+    config_.listen = "127.0.0.1:0";
+    if (config_.workers == 0) config_.workers = 2;
+    Restart();
+  }
+
+  // Stops the server (if running) and starts it again with the same
+  // configuration, e.g. on the same data directory.
+  void Restart() {
+    stub_.reset();
+    channel_.reset();
+    server_.reset();
+    auto started = server::WayfinderServer::Start(config_);
+    ASSERT_TRUE(started.ok()) << started.status();
+    server_ = *std::move(started);
+    grpc::ChannelArguments args;
+    args.SetMaxReceiveMessageSize(64 << 20);
+    channel_ = grpc::CreateCustomChannel("127.0.0.1:" + std::to_string(server_->port()),
+                                         grpc::InsecureChannelCredentials(), args);
+    stub_ = v1::Pathfinder::NewStub(channel_);
+  }
+
+  void Stop() {
+    stub_.reset();
+    channel_.reset();
+    server_.reset();
+  }
+
+  v1::Pathfinder::Stub& stub() { return *stub_; }
+  std::shared_ptr<grpc::Channel> channel() { return channel_; }
+  server::WayfinderServer& server() { return *server_; }
+
+ private:
+  server::ServerConfig config_;
+  std::unique_ptr<server::WayfinderServer> server_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::Pathfinder::Stub> stub_;
+};
+
+// A client context with a deadline `seconds` from now.
+inline std::unique_ptr<grpc::ClientContext> Ctx(double seconds = 30) {
+  auto ctx = std::make_unique<grpc::ClientContext>();
+  ctx->set_deadline(std::chrono::system_clock::now() +
+                    std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000)));
+  return ctx;
+}
+
+// A grid map from rows of text: '.' free, '#' blocked, '1'..'9' free with
+// that cost.
+inline v1::Map GridMapFromRows(const std::string& name, const std::vector<std::string>& rows) {
+  v1::Map map;
+  map.set_name(name);
+  v1::GridSource* grid = map.mutable_grid();
+  grid->set_height(static_cast<uint32_t>(rows.size()));
+  grid->set_width(static_cast<uint32_t>(rows.empty() ? 0 : rows[0].size()));
+  std::string cells;
+  for (const std::string& row : rows) {
+    for (char c : row) {
+      if (c == '#') {
+        cells.push_back(static_cast<char>(255));
+      } else if (c >= '1' && c <= '9') {
+        cells.push_back(static_cast<char>(c - '0'));
+      } else {
+        cells.push_back(0);
+      }
+    }
+  }
+  grid->set_cells(cells);
+  return map;
+}
+
+inline v1::Point Pt(double x, double y) {
+  v1::Point p;
+  p.set_x(x);
+  p.set_y(y);
+  return p;
+}
+
+inline v1::FindPathRequest PathRequest(const std::string& map, double sx, double sy,
+                                       double gx, double gy) {
+  v1::FindPathRequest r;
+  r.set_map(map);
+  *r.mutable_start() = Pt(sx, sy);
+  *r.mutable_goal() = Pt(gx, gy);
+  return r;
+}
+
+}  // namespace wayfinder::testing
+
+#endif  // WAYFINDER_TESTS_SERVICE_SERVICE_TEST_UTIL_H_

@@ -36,8 +36,8 @@ cat <<EOT
 
 Wayfinder is serving on $listen, maps stored in $data.
 Try, in another terminal:
-  $cli list
-  $cli find-path rooms 2.5 2.5 60.5 44.5
+  $cli --server=$listen list
+  $cli --server=$listen find-path rooms 2.5 2.5 60.5 44.5
 Ctrl-C stops the server.
 EOT
 wait "$pid"

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "server/map_builder.h"
 #include "server/status_util.h"
@@ -31,8 +32,9 @@ absl::Status NotFound(absl::string_view field, absl::string_view name) {
 std::string GraphSummary(const v1::MapInfo& info) {
   std::string out;
   for (const v1::GraphInfo& g : info.graphs()) {
-    absl::StrAppend(&out, out.empty() ? "" : ", ", v1::GraphKind_Name(g.kind()), " ",
-                    g.nodes(), " nodes in ", absl::SixDigits(g.build_ms()), " ms");
+    absl::StrAppend(&out, out.empty() ? "" : ", ",
+                    absl::StrFormat("%s %d nodes in %.2f ms", v1::GraphKind_Name(g.kind()),
+                                    g.nodes(), g.build_ms()));
   }
   return out;
 }

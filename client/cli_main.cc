@@ -1,0 +1,228 @@
+// wayfinder: the command-line client of a Wayfinder server.
+
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+#include "client/client.h"
+#include "google/protobuf/util/json_util.h"
+
+ABSL_FLAG(std::string, server, "127.0.0.1:50051", "server address, host:port or dns:///host:port");
+ABSL_FLAG(double, timeout, 30, "deadline of each call, seconds");
+ABSL_FLAG(bool, json, false, "print responses as JSON");
+ABSL_FLAG(std::string, name, "", "put-map: the map's name (default: the file's base name)");
+ABSL_FLAG(std::string, graph, "", "find-path: grid, quadtree, navmesh or hex (default: the map's first graph)");
+ABSL_FLAG(std::string, smoothing, "", "find-path: none, centers, checkpoints or funnel (default: the graph's best)");
+ABSL_FLAG(uint64_t, max_expansions, 0, "find-path: node-expansion budget (0 = the server's default)");
+ABSL_FLAG(bool, allow_partial, false, "find-path: return the best partial path when the budget runs out");
+
+namespace {
+
+namespace v1 = wayfinder::v1;
+using wayfinder::client::Client;
+
+constexpr char kUsage[] = R"(wayfinder: talk to a Wayfinder pathfinding server.
+
+Usage: wayfinder [--server=HOST:PORT] [--json] COMMAND [ARGS]
+
+Commands:
+  put-map FILE [--name=N]     upload a Moving AI .map file (creates or replaces)
+  list                        list the maps
+  get NAME                    describe one map
+  delete NAME                 delete a map
+  find-path NAME SX SY GX GY  find a path; coordinates are world units: cell
+                              (x, y) spans [x, x+1] x [y, y+1], its centre is
+                              (x + 0.5, y + 0.5)
+      [--graph=grid] [--smoothing=centers] [--max_expansions=N] [--allow_partial]
+
+Exit status: 0 success, 1 the server answered an error, 2 usage error.)";
+
+int Usage(const std::string& problem) {
+  std::fprintf(stderr, "wayfinder: %s\n(run 'wayfinder help' for usage)\n", problem.c_str());
+  return 2;
+}
+
+int Fail(const absl::Status& status) {
+  std::fprintf(stderr, "error: %s\n", status.ToString().c_str());
+  return 1;
+}
+
+void PrintJson(const google::protobuf::Message& message) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.add_whitespace = true;
+  options.preserve_proto_field_names = true;
+  std::string out;
+  (void)google::protobuf::util::MessageToJsonString(message, &out, options);
+  std::fputs(out.c_str(), stdout);
+}
+
+std::string Bytes(uint64_t n) {
+  if (n >= (uint64_t{1} << 20)) return absl::StrFormat("%.1f MiB", n / 1048576.0);
+  if (n >= 1024) return absl::StrFormat("%.1f KiB", n / 1024.0);
+  return absl::StrCat(n, " B");
+}
+
+std::string Graphs(const v1::MapInfo& info) {
+  std::vector<std::string> names;
+  for (const auto& g : info.graphs()) names.push_back(v1::GraphKind_Name(g.kind()));
+  return absl::StrJoin(names, ",");
+}
+
+void PrintInfo(const v1::MapInfo& info) {
+  absl::string_view source = v1::SourceKind_Name(info.source());  // static storage
+  absl::ConsumePrefix(&source, "SOURCE_KIND_");
+  absl::PrintF("name:     %s\nversion:  %d\nsource:   %s\nsize:     %g x %g\n", info.name(),
+               info.version(), absl::AsciiStrToLower(source), info.width(), info.height());
+  absl::PrintF("free:     %d cells\nmemory:   %s\n", info.free_cells(),
+               Bytes(info.memory_bytes()));
+  for (const auto& g : info.graphs()) {
+    absl::PrintF("graph:    %-8s %d nodes, %d edges, %d components, built in %.2f ms, %s\n",
+                 v1::GraphKind_Name(g.kind()), g.nodes(), g.edges(), g.components(),
+                 g.build_ms(), Bytes(g.memory_bytes()));
+  }
+}
+
+template <typename Enum>
+bool ParseEnum(const std::string& flag, const std::string& text,
+               bool (*parse)(const std::string&, Enum*), Enum* out, std::string* problem) {
+  if (text.empty()) return true;
+  if (!parse(absl::AsciiStrToUpper(text), out)) {
+    *problem = absl::StrCat("--", flag, ": unknown value \"", text, "\"");
+    return false;
+  }
+  return true;
+}
+
+int PutMap(Client& client, const std::vector<std::string>& args) {
+  if (args.size() != 1) return Usage("put-map takes one FILE");
+  auto map = wayfinder::client::MapFromMovingAiFile(args[0], absl::GetFlag(FLAGS_name));
+  if (!map.ok()) return Fail(map.status());
+  auto info = client.PutMap(*map);
+  if (!info.ok()) return Fail(info.status());
+  if (absl::GetFlag(FLAGS_json)) {
+    PrintJson(*info);
+  } else {
+    absl::PrintF("stored %s version %d (%g x %g, %d free cells, %s)\n", info->name(),
+                 info->version(), info->width(), info->height(), info->free_cells(),
+                 Graphs(*info));
+  }
+  return 0;
+}
+
+int List(Client& client) {
+  auto maps = client.ListMaps();
+  if (!maps.ok()) return Fail(maps.status());
+  if (absl::GetFlag(FLAGS_json)) {
+    v1::ListMapsResponse response;
+    for (const auto& m : *maps) *response.add_maps() = m;
+    PrintJson(response);
+    return 0;
+  }
+  absl::PrintF("%-24s %7s %11s %9s %-16s %10s\n", "NAME", "VERSION", "SIZE", "FREE", "GRAPHS",
+               "MEMORY");
+  for (const auto& m : *maps) {
+    absl::PrintF("%-24s %7d %11s %9d %-16s %10s\n", m.name(), m.version(),
+                 absl::StrCat(m.width(), "x", m.height()), m.free_cells(), Graphs(m),
+                 Bytes(m.memory_bytes()));
+  }
+  return 0;
+}
+
+int Get(Client& client, const std::vector<std::string>& args) {
+  if (args.size() != 1) return Usage("get takes one NAME");
+  auto info = client.GetMap(args[0]);
+  if (!info.ok()) return Fail(info.status());
+  if (absl::GetFlag(FLAGS_json)) {
+    PrintJson(*info);
+  } else {
+    PrintInfo(*info);
+  }
+  return 0;
+}
+
+int Delete(Client& client, const std::vector<std::string>& args) {
+  if (args.size() != 1) return Usage("delete takes one NAME");
+  if (absl::Status s = client.DeleteMap(args[0]); !s.ok()) return Fail(s);
+  if (!absl::GetFlag(FLAGS_json)) absl::PrintF("deleted %s\n", args[0]);
+  return 0;
+}
+
+int FindPath(Client& client, const std::vector<std::string>& args) {
+  if (args.size() != 5) return Usage("find-path takes NAME SX SY GX GY");
+  double c[4];
+  for (int i = 0; i < 4; ++i) {
+    if (!absl::SimpleAtod(args[1 + i], &c[i])) {
+      return Usage(absl::StrCat("find-path: \"", args[1 + i], "\" is not a number"));
+    }
+  }
+  v1::FindPathRequest request;
+  request.set_map(args[0]);
+  request.mutable_start()->set_x(c[0]);
+  request.mutable_start()->set_y(c[1]);
+  request.mutable_goal()->set_x(c[2]);
+  request.mutable_goal()->set_y(c[3]);
+  std::string problem;
+  v1::GraphKind graph = v1::GRAPH_KIND_UNSPECIFIED;
+  v1::Smoothing smoothing = v1::SMOOTHING_UNSPECIFIED;
+  if (!ParseEnum("graph", absl::GetFlag(FLAGS_graph), &v1::GraphKind_Parse, &graph, &problem) ||
+      !ParseEnum("smoothing", absl::GetFlag(FLAGS_smoothing), &v1::Smoothing_Parse, &smoothing,
+                 &problem)) {
+    return Usage(problem);
+  }
+  request.set_graph(graph);
+  request.mutable_options()->set_smoothing(smoothing);
+  request.mutable_options()->set_max_expansions(absl::GetFlag(FLAGS_max_expansions));
+  request.mutable_options()->set_allow_partial(absl::GetFlag(FLAGS_allow_partial));
+
+  auto response = client.FindPath(request);
+  if (!response.ok()) return Fail(response.status());
+  if (absl::GetFlag(FLAGS_json)) {
+    PrintJson(*response);
+    return 0;
+  }
+  absl::PrintF("%s  length %.6g  waypoints %d  expansions %d  server %.1f us  map version %d (%s)\n",
+               v1::PathStatus_Name(response->status()), response->length(),
+               response->waypoints_size(), response->stats().expansions(),
+               response->stats().micros(), response->map_version(),
+               v1::GraphKind_Name(response->graph()));
+  std::vector<std::string> points;
+  for (const auto& p : response->waypoints()) points.push_back(absl::StrCat("(", p.x(), ", ", p.y(), ")"));
+  if (!points.empty()) absl::PrintF("%s\n", absl::StrJoin(points, " "));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(kUsage);
+  std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
+  std::vector<std::string> args(positional.begin() + 1, positional.end());
+  if (args.empty() || args[0] == "help") {
+    std::puts(kUsage);
+    return args.empty() ? 2 : 0;
+  }
+  const std::string command = args[0];
+  args.erase(args.begin());
+
+  wayfinder::client::ClientOptions options;
+  options.target = absl::GetFlag(FLAGS_server);
+  options.default_deadline = absl::Seconds(absl::GetFlag(FLAGS_timeout));
+  auto client = Client::Create(options);
+
+  if (command == "put-map") return PutMap(*client, args);
+  if (command == "list") return args.empty() ? List(*client) : Usage("list takes no arguments");
+  if (command == "get") return Get(*client, args);
+  if (command == "delete") return Delete(*client, args);
+  if (command == "find-path") return FindPath(*client, args);
+  return Usage(absl::StrCat("unknown command \"", command, "\""));
+}

@@ -1,0 +1,224 @@
+#include "client/client.h"
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+#include <grpcpp/generic/generic_stub.h>
+
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "google/protobuf/wire_format_lite.h"
+
+namespace wayfinder::client {
+namespace {
+
+template <typename Response, typename Call>
+absl::StatusOr<Response> Unary(Call call) {
+  Response response;
+  grpc::Status status = call(&response);
+  if (!status.ok()) return FromGrpcStatus(status);
+  return response;
+}
+
+// grpc.health.v1 has no generated C++ stub in Debian's packages, and the
+// message is two fields, so the call is made generically with the wire
+// format written and read by protobuf's coded streams.
+std::string EncodeHealthRequest(absl::string_view service) {
+  std::string out;
+  {
+    google::protobuf::io::StringOutputStream raw(&out);
+    google::protobuf::io::CodedOutputStream coded(&raw);
+    if (!service.empty()) {
+      coded.WriteTag(0x0A);  // field 1 (service), length-delimited
+      coded.WriteVarint32(static_cast<uint32_t>(service.size()));
+      coded.WriteRaw(service.data(), static_cast<int>(service.size()));
+    }
+  }
+  return out;
+}
+
+Health DecodeHealthResponse(const std::string& bytes) {
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                            static_cast<int>(bytes.size()));
+  uint32_t status = 0;  // UNKNOWN when the field is absent
+  while (uint32_t tag = in.ReadTag()) {
+    if (tag == 0x08) {  // field 1 (status), varint
+      if (!in.ReadVarint32(&status)) return Health::kUnknown;
+    } else if (!google::protobuf::internal::WireFormatLite::SkipField(&in, tag)) {
+      return Health::kUnknown;
+    }
+  }
+  switch (status) {
+    case 1:
+      return Health::kServing;
+    case 2:
+      return Health::kNotServing;
+    case 3:
+      return Health::kServiceUnknown;
+    default:
+      return Health::kUnknown;
+  }
+}
+
+}  // namespace
+
+absl::Status FromGrpcStatus(const grpc::Status& status) {
+  if (status.ok()) return absl::OkStatus();
+  return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
+                      status.error_message());
+}
+
+std::unique_ptr<Client> Client::Create(const ClientOptions& options) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(options.max_receive_message_bytes);
+  args.SetMaxSendMessageSize(options.max_send_message_bytes);
+  if (!options.load_balancing_policy.empty()) {
+    args.SetLoadBalancingPolicyName(options.load_balancing_policy);
+  }
+  auto credentials =
+      options.credentials ? options.credentials : grpc::InsecureChannelCredentials();
+  return std::make_unique<Client>(grpc::CreateCustomChannel(options.target, credentials, args),
+                                  options);
+}
+
+Client::Client(std::shared_ptr<grpc::Channel> channel, const ClientOptions& options)
+    : channel_(std::move(channel)),
+      stub_(v1::Pathfinder::NewStub(channel_)),
+      options_(options) {}
+
+void Client::Prepare(grpc::ClientContext& ctx, Deadline deadline) const {
+  ctx.set_deadline(absl::ToChronoTime(absl::Now() + deadline.value_or(options_.default_deadline)));
+}
+
+absl::StatusOr<v1::MapInfo> Client::PutMap(const v1::Map& map, Deadline deadline) {
+  return Unary<v1::MapInfo>([&](v1::MapInfo* out) {
+    grpc::ClientContext ctx;
+    Prepare(ctx, deadline);
+    v1::PutMapRequest request;
+    *request.mutable_map() = map;
+    return stub_->PutMap(&ctx, request, out);
+  });
+}
+
+absl::StatusOr<v1::MapInfo> Client::GetMap(absl::string_view name, Deadline deadline) {
+  return Unary<v1::MapInfo>([&](v1::MapInfo* out) {
+    grpc::ClientContext ctx;
+    Prepare(ctx, deadline);
+    v1::GetMapRequest request;
+    request.set_name(std::string(name));
+    return stub_->GetMap(&ctx, request, out);
+  });
+}
+
+absl::StatusOr<std::vector<v1::MapInfo>> Client::ListMaps(Deadline deadline) {
+  absl::StatusOr<v1::ListMapsResponse> r =
+      Unary<v1::ListMapsResponse>([&](v1::ListMapsResponse* out) {
+        grpc::ClientContext ctx;
+        Prepare(ctx, deadline);
+        return stub_->ListMaps(&ctx, v1::ListMapsRequest(), out);
+      });
+  if (!r.ok()) return r.status();
+  return std::vector<v1::MapInfo>(r->maps().begin(), r->maps().end());
+}
+
+absl::Status Client::DeleteMap(absl::string_view name, Deadline deadline) {
+  return Unary<v1::DeleteMapResponse>([&](v1::DeleteMapResponse* out) {
+           grpc::ClientContext ctx;
+           Prepare(ctx, deadline);
+           v1::DeleteMapRequest request;
+           request.set_name(std::string(name));
+           return stub_->DeleteMap(&ctx, request, out);
+         })
+      .status();
+}
+
+absl::StatusOr<v1::FindPathResponse> Client::FindPath(const v1::FindPathRequest& request,
+                                                      Deadline deadline) {
+  return Unary<v1::FindPathResponse>([&](v1::FindPathResponse* out) {
+    grpc::ClientContext ctx;
+    Prepare(ctx, deadline);
+    return stub_->FindPath(&ctx, request, out);
+  });
+}
+
+absl::StatusOr<v1::FindPathsResponse> Client::FindPaths(const v1::FindPathsRequest& request,
+                                                        Deadline deadline) {
+  return Unary<v1::FindPathsResponse>([&](v1::FindPathsResponse* out) {
+    grpc::ClientContext ctx;
+    Prepare(ctx, deadline);
+    return stub_->FindPaths(&ctx, request, out);
+  });
+}
+
+absl::StatusOr<v1::FlowField> Client::GetFlowField(const v1::GetFlowFieldRequest& request,
+                                                   Deadline deadline) {
+  return Unary<v1::FlowField>([&](v1::FlowField* out) {
+    grpc::ClientContext ctx;
+    Prepare(ctx, deadline);
+    return stub_->GetFlowField(&ctx, request, out);
+  });
+}
+
+absl::StatusOr<v1::SampleFlowFieldResponse> Client::SampleFlowField(
+    const v1::SampleFlowFieldRequest& request, Deadline deadline) {
+  return Unary<v1::SampleFlowFieldResponse>([&](v1::SampleFlowFieldResponse* out) {
+    grpc::ClientContext ctx;
+    Prepare(ctx, deadline);
+    return stub_->SampleFlowField(&ctx, request, out);
+  });
+}
+
+absl::StatusOr<Health> Client::CheckHealth(absl::string_view service, Deadline deadline) {
+  grpc::GenericStub generic(channel_);
+  grpc::CompletionQueue cq;
+  grpc::ClientContext ctx;
+  Prepare(ctx, deadline);
+  const std::string request_bytes = EncodeHealthRequest(service);
+  grpc::Slice slice(request_bytes);
+  grpc::ByteBuffer request(&slice, 1);
+  auto call = generic.PrepareUnaryCall(&ctx, "/grpc.health.v1.Health/Check", request, &cq);
+  call->StartCall();
+  grpc::ByteBuffer response;
+  grpc::Status status;
+  call->Finish(&response, &status, nullptr);
+  void* tag = nullptr;
+  bool ok = false;
+  cq.Next(&tag, &ok);
+  cq.Shutdown();
+  while (cq.Next(&tag, &ok)) {
+  }
+  if (!status.ok()) return FromGrpcStatus(status);
+  std::vector<grpc::Slice> slices;
+  if (!response.Dump(&slices).ok()) return absl::InternalError("unreadable health response");
+  std::string bytes;
+  for (const grpc::Slice& s : slices) {
+    bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
+  }
+  return DecodeHealthResponse(bytes);
+}
+
+absl::StatusOr<v1::Map> MapFromMovingAiFile(const std::string& path, std::string name) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot open ", path));
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  if (name.empty()) {
+    name = std::filesystem::path(path).stem().string();
+    for (char& c : name) {
+      const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                      (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+      if (!ok) c = '_';
+    }
+    if (!name.empty() && name.front() == '.') name.front() = '_';
+  }
+  v1::Map map;
+  map.set_name(name);
+  map.set_movingai(buffer.str());
+  return map;
+}
+
+}  // namespace wayfinder::client

@@ -1,0 +1,93 @@
+#ifndef WAYFINDER_CLIENT_CLIENT_H_
+#define WAYFINDER_CLIENT_CLIENT_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "wayfinder/v1/wayfinder.grpc.pb.h"
+
+namespace wayfinder::client {
+
+struct ClientOptions {
+  // gRPC target: "host:port", or "dns:///name:port" for many replicas.
+  std::string target = "127.0.0.1:50051";
+  // Deadline of every call that does not give its own.
+  absl::Duration default_deadline = absl::Seconds(10);
+  // gRPC load-balancing policy, e.g. "round_robin" to spread calls over
+  // every address a dns:/// target resolves to; empty = gRPC's default
+  // (pick_first).
+  std::string load_balancing_policy;
+  // Largest response accepted, bytes (flow fields can be large).
+  int max_receive_message_bytes = 64 << 20;
+  // Largest request sent, bytes.
+  int max_send_message_bytes = 64 << 20;
+  // Channel credentials; null = plaintext (fine on loopback).
+  std::shared_ptr<grpc::ChannelCredentials> credentials;
+};
+
+// Health of the server as grpc.health.v1 reports it.
+enum class Health { kUnknown, kServing, kNotServing, kServiceUnknown };
+
+// grpc::Status -> absl::Status (the codes are numerically identical; the
+// message is kept).
+absl::Status FromGrpcStatus(const grpc::Status& status);
+
+// A small client for wayfinder.v1.Pathfinder: every call has a deadline
+// (the default or the one passed), and results come back as absl types.
+//
+// Thread-safe: share one Client (one channel) across the threads of a
+// process; gRPC multiplexes the calls over its connections.
+class Client {
+ public:
+  // Creates a channel from `options` (connects lazily, on the first call).
+  static std::unique_ptr<Client> Create(const ClientOptions& options);
+  // Uses an existing channel (tests, custom channel set-ups).
+  Client(std::shared_ptr<grpc::Channel> channel, const ClientOptions& options);
+
+  // Each call takes an optional deadline that overrides the default.
+  using Deadline = std::optional<absl::Duration>;
+
+  absl::StatusOr<v1::MapInfo> PutMap(const v1::Map& map, Deadline deadline = {});
+  absl::StatusOr<v1::MapInfo> GetMap(absl::string_view name, Deadline deadline = {});
+  absl::StatusOr<std::vector<v1::MapInfo>> ListMaps(Deadline deadline = {});
+  absl::Status DeleteMap(absl::string_view name, Deadline deadline = {});
+  absl::StatusOr<v1::FindPathResponse> FindPath(const v1::FindPathRequest& request,
+                                                Deadline deadline = {});
+  absl::StatusOr<v1::FindPathsResponse> FindPaths(const v1::FindPathsRequest& request,
+                                                  Deadline deadline = {});
+  absl::StatusOr<v1::FlowField> GetFlowField(const v1::GetFlowFieldRequest& request,
+                                             Deadline deadline = {});
+  absl::StatusOr<v1::SampleFlowFieldResponse> SampleFlowField(
+      const v1::SampleFlowFieldRequest& request, Deadline deadline = {});
+
+  // Asks grpc.health.v1.Health/Check about `service` ("" = the whole
+  // server). Transport errors come back as the error status.
+  absl::StatusOr<Health> CheckHealth(absl::string_view service = "", Deadline deadline = {});
+
+  v1::Pathfinder::Stub& stub() { return *stub_; }
+  const std::shared_ptr<grpc::Channel>& channel() const { return channel_; }
+
+ private:
+  void Prepare(grpc::ClientContext& ctx, Deadline deadline) const;
+
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::Pathfinder::Stub> stub_;
+  ClientOptions options_;
+};
+
+// Reads a Moving AI `.map` file into a Map with the `movingai` source.
+// `name` empty = the file's base name without extension, with characters
+// outside [A-Za-z0-9._-] replaced by '_'.
+absl::StatusOr<v1::Map> MapFromMovingAiFile(const std::string& path, std::string name = "");
+
+}  // namespace wayfinder::client
+
+#endif  // WAYFINDER_CLIENT_CLIENT_H_

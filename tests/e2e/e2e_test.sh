@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# End to end: the real wayfinder-server, wayfinder CLI and wayfinder-probe as
+# processes on loopback. Upload, list, get, find-path (human and JSON),
+# errors and exit codes, persistence across a restart, graceful SIGTERM.
+#   usage: e2e_test.sh SERVER CLI PROBE EXAMPLE_MAP
+set -euo pipefail
+server_bin=$1 cli_bin=$2 probe_bin=$3 example_map=$4
+
+work=$(mktemp -d)
+server_pid=""
+cleanup() {
+  if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
+    kill -KILL "$server_pid" 2>/dev/null || true
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+fail() { echo "FAIL: $*" >&2; echo "--- server log ---" >&2; cat "$work/server.log" >&2 || true; exit 1; }
+
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+addr="127.0.0.1:$port"
+cli() { timeout 20 "$cli_bin" --server="$addr" "$@"; }
+
+start_server() {
+  "$server_bin" --listen="$addr" --data_dir="$work/data" --workers=2 >>"$work/server.log" 2>&1 &
+  server_pid=$!
+  for _ in $(seq 1 200); do
+    if timeout 5 "$probe_bin" --server="$addr" >/dev/null 2>&1; then return 0; fi
+    kill -0 "$server_pid" 2>/dev/null || fail "server exited at start"
+    sleep 0.1
+  done
+  fail "server not SERVING after 20 s"
+}
+
+stop_server() {
+  kill -TERM "$server_pid"
+  local rc=0
+  for _ in $(seq 1 100); do
+    kill -0 "$server_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  kill -0 "$server_pid" 2>/dev/null && fail "server still running 10 s after SIGTERM"
+  wait "$server_pid" || rc=$?
+  [ "$rc" -eq 0 ] || fail "server exited with $rc after SIGTERM"
+  server_pid=""
+}
+
+start_server
+timeout 5 "$probe_bin" --server="$addr" | grep -q SERVING || fail "probe does not say SERVING"
+
+# Upload: rooms.map is a Moving AI file of our own (examples/maps).
+out=$(cli put-map "$example_map") || fail "put-map: $out"
+echo "$out" | grep -q "stored rooms version 1" || fail "put-map output: $out"
+out=$(cli put-map "$example_map" --name=second) || fail "put-map --name: $out"
+echo "$out" | grep -q "stored second version 1" || fail "put-map --name output: $out"
+
+out=$(cli list)
+echo "$out" | grep -Eq "^rooms +1 +64x48 " || fail "list output: $out"
+echo "$out" | grep -Eq "^second +1 " || fail "list output: $out"
+out=$(cli get rooms)
+echo "$out" | grep -q "version:  1" || fail "get output: $out"
+echo "$out" | grep -q "GRID" || fail "get output: $out"
+
+# A straight run along the top row of the first room: 13 steps.
+out=$(cli find-path rooms 1.5 1.5 14.5 1.5)
+echo "$out" | grep -q "^FOUND  length 13 " || fail "find-path output: $out"
+json=$(cli --json find-path rooms 1.5 1.5 14.5 1.5)
+echo "$json" | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+assert r["status"] == "FOUND", r
+assert abs(r["length"] - 13) < 1e-9, r
+assert r["waypoints"][0] == {"x": 1.5, "y": 1.5}, r
+assert r["waypoints"][-1] == {"x": 14.5, "y": 1.5}, r
+' || fail "find-path --json: $json"
+
+# Errors: the server's code on stderr, exit status 1; usage errors exit 2.
+set +e
+err=$(cli get nosuchmap 2>&1); rc=$?
+set -e
+[ "$rc" -eq 1 ] || fail "get of a missing map exited $rc"
+echo "$err" | grep -q "NOT_FOUND" || fail "get error: $err"
+set +e
+err=$(cli find-path rooms 0.5 0.5 5.5 5.5 2>&1); rc=$?
+set -e
+[ "$rc" -eq 1 ] && echo "$err" | grep -q "FAILED_PRECONDITION: start" || fail "blocked start: $rc $err"
+set +e
+err=$(cli find-path rooms 1.5 1.5 99 1.5 2>&1); rc=$?
+set -e
+[ "$rc" -eq 1 ] && echo "$err" | grep -q "INVALID_ARGUMENT: goal" || fail "outside goal: $rc $err"
+set +e
+cli find-path rooms 1 2 3 >/dev/null 2>&1; rc=$?
+set -e
+[ "$rc" -eq 2 ] || fail "usage error exited $rc"
+
+out=$(cli delete second)
+echo "$out" | grep -q "deleted second" || fail "delete: $out"
+out=$(cli put-map "$example_map") || fail "re-put: $out"
+echo "$out" | grep -q "stored rooms version 2" || fail "re-put output: $out"
+
+# Persistence: what was acknowledged is there after a restart, same version.
+stop_server
+set +e
+timeout 5 "$probe_bin" --server="$addr" >/dev/null 2>&1; rc=$?
+set -e
+[ "$rc" -ne 0 ] || fail "probe succeeded with the server stopped"
+start_server
+out=$(cli list)
+echo "$out" | grep -Eq "^rooms +2 " || fail "after restart: $out"
+echo "$out" | grep -q "^second" && fail "deleted map came back: $out"
+out=$(cli find-path rooms 1.5 1.5 14.5 1.5)
+echo "$out" | grep -q "^FOUND  length 13 .*map version 2" || fail "after restart find-path: $out"
+stop_server
+echo "e2e: all checks passed"

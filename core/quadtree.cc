@@ -1,0 +1,794 @@
+#include "core/quadtree.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <numeric>
+#include <queue>
+#include <tuple>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace wayfinder {
+namespace {
+
+constexpr double kDefaultAspect = 2.0;
+// Class of a pyramid cell: 1..254 = uniformly free with that cost (0 is
+// folded into 1), 255 = uniformly blocked, 256 = mixed.
+constexpr uint16_t kBlockedClass = 255;
+constexpr uint16_t kMixedClass = 256;
+
+std::string FormatPoint(const Point& p) { return absl::StrCat("(", p.x, ", ", p.y, ")"); }
+
+bool Finite(double v) { return std::isfinite(v); }
+
+// Free area of `cell` (clipped to the field) not covered by `blockers`:
+// coordinate compression over the few blockers touching a minimum-size
+// node; only used to report what dropping a MIXED node cost.
+double FreeArea(const Rect& cell, const std::vector<Rect>& blockers) {
+  std::vector<double> xs = {cell.x0, cell.x1};
+  std::vector<double> ys = {cell.y0, cell.y1};
+  for (const Rect& b : blockers) {
+    xs.push_back(std::clamp(b.x0, cell.x0, cell.x1));
+    xs.push_back(std::clamp(b.x1, cell.x0, cell.x1));
+    ys.push_back(std::clamp(b.y0, cell.y0, cell.y1));
+    ys.push_back(std::clamp(b.y1, cell.y0, cell.y1));
+  }
+  std::sort(xs.begin(), xs.end());
+  xs.erase(std::unique(xs.begin(), xs.end()), xs.end());
+  std::sort(ys.begin(), ys.end());
+  ys.erase(std::unique(ys.begin(), ys.end()), ys.end());
+  double free = 0;
+  for (size_t i = 0; i + 1 < xs.size(); ++i) {
+    for (size_t j = 0; j + 1 < ys.size(); ++j) {
+      const double cx = (xs[i] + xs[i + 1]) / 2, cy = (ys[j] + ys[j + 1]) / 2;
+      bool covered = false;
+      for (const Rect& b : blockers) {
+        if (cx > b.x0 && cx < b.x1 && cy > b.y0 && cy < b.y1) {
+          covered = true;
+          break;
+        }
+      }
+      if (!covered) free += (xs[i + 1] - xs[i]) * (ys[j + 1] - ys[j]);
+    }
+  }
+  return free;
+}
+
+}  // namespace
+
+absl::Status ValidateRectField(const RectField& field, const RectFieldLimits& limits) {
+  if (!Finite(field.width) || field.width <= 0 || field.width > 1e9) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("width: must be a finite number in (0, 1e9], got ", field.width));
+  }
+  if (!Finite(field.height) || field.height <= 0 || field.height > 1e9) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("height: must be a finite number in (0, 1e9], got ", field.height));
+  }
+  if (field.blockers.size() > limits.max_blockers) {
+    return absl::InvalidArgumentError(absl::StrCat("blockers: ", field.blockers.size(),
+                                                   " blockers, at most ", limits.max_blockers,
+                                                   " allowed"));
+  }
+  for (size_t i = 0; i < field.blockers.size(); ++i) {
+    const Rect& b = field.blockers[i];
+    const std::string name = absl::StrCat("blockers[", i, "]");
+    if (!Finite(b.x0) || !Finite(b.y0) || !Finite(b.x1) || !Finite(b.y1) ||
+        std::abs(b.x0) > 1e12 || std::abs(b.y0) > 1e12 || std::abs(b.x1) > 1e12 ||
+        std::abs(b.y1) > 1e12) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(name, ": coordinates must be finite numbers of magnitude <= 1e12"));
+    }
+    if (b.x1 < b.x0 || b.y1 < b.y0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(name, ": width and height must be >= 0"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Builds the tree, its walkable leaves, then merges, links and components.
+class QuadtreeGraph::Builder {
+ public:
+  explicit Builder(QuadtreeGraph& g) : g_(g) {}
+
+  // --- bitmap source (seed 003) ---
+  absl::Status FromGrid(const GridMap& map, const QuadtreeOptions& options) {
+    map_ = &map;
+    g_.width_ = map.width();
+    g_.height_ = map.height();
+    uint32_t size = 1;
+    int levels = 0;
+    while (size < std::max(map.width(), map.height())) {
+      size *= 2;
+      ++levels;
+    }
+    g_.root_size_ = size;
+    // Smallest node side: the smallest power of two >= min_cell_size.
+    const double min_size = options.min_cell_size > 0 ? options.min_cell_size : 1;
+    min_level_ = 0;
+    while (min_level_ < levels && double(uint32_t{1} << min_level_) < min_size) ++min_level_;
+    BuildPyramid(levels);
+    g_.tree_.push_back({});
+    GridNode(0, levels, 0, 0);
+    return absl::OkStatus();
+  }
+
+  // --- rectangle field source (seed 000) ---
+  absl::Status FromRects(const RectField& field, const QuadtreeOptions& options,
+                         const RectFieldLimits& limits) {
+    g_.width_ = field.width;
+    g_.height_ = field.height;
+    g_.root_size_ = std::max(field.width, field.height);
+    min_size_ = options.min_cell_size > 0 ? options.min_cell_size : g_.root_size_ / 256;
+    if (g_.root_size_ / min_size_ > double(1 << 20)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "build.quadtree.min_cell_size: ", min_size_, " is too small for a field of ",
+          g_.root_size_, " (at most 2^20 leaves per side)"));
+    }
+    field_ = &field;
+    max_leaves_ = limits.max_leaves;
+    std::vector<uint32_t> all(field.blockers.size());
+    std::iota(all.begin(), all.end(), 0);
+    g_.tree_.push_back({});
+    return RectNode(0, 0, 0, g_.root_size_, all);
+  }
+
+  // Merges (optionally), then maps tree leaves to the final leaves.
+  absl::Status Finish(const QuadtreeOptions& options) {
+    g_.leaves_before_merge_ = g_.leaves_.size();
+    if (options.merge) {
+      const double aspect = options.max_aspect > 0 ? options.max_aspect : kDefaultAspect;
+      if (!(aspect >= 1) || !Finite(aspect)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "build.quadtree.max_aspect: must be >= 1 (or 0 for the default 2), got ",
+            options.max_aspect));
+      }
+      Merge(aspect);
+    }
+    g_.BuildLinks();
+    g_.BuildComponents();
+    return absl::OkStatus();
+  }
+
+ private:
+  // Class of pyramid cell (i, j) at `level`; outside the map = blocked.
+  uint16_t ClassAt(int level, uint32_t i, uint32_t j) const {
+    const Level& l = pyramid_[level];
+    if (i >= l.w || j >= l.h) return kBlockedClass;
+    return l.cls[size_t{j} * l.w + i];
+  }
+
+  struct Level {
+    uint32_t w = 0, h = 0;
+    std::vector<uint16_t> cls;
+  };
+
+  // Level 0 is the cells; each level above halves both sides (rounding
+  // up): a cell is uniform when its four children are uniform and equal.
+  // Linear in the map's cells, and never the size of the padded square.
+  void BuildPyramid(int levels) {
+    pyramid_.resize(levels + 1);
+    Level& base = pyramid_[0];
+    base.w = map_->width();
+    base.h = map_->height();
+    base.cls.resize(map_->size());
+    for (size_t i = 0; i < map_->size(); ++i) {
+      const uint8_t c = map_->cells()[i];
+      base.cls[i] = c == GridMap::kBlocked ? kBlockedClass : std::max<uint16_t>(c, 1);
+    }
+    for (int k = 1; k <= levels; ++k) {
+      const Level& below = pyramid_[k - 1];
+      Level& l = pyramid_[k];
+      l.w = (below.w + 1) / 2;
+      l.h = (below.h + 1) / 2;
+      l.cls.resize(size_t{l.w} * l.h);
+      for (uint32_t j = 0; j < l.h; ++j) {
+        for (uint32_t i = 0; i < l.w; ++i) {
+          const uint16_t a = ClassAt(k - 1, 2 * i, 2 * j);
+          const uint16_t b = ClassAt(k - 1, 2 * i + 1, 2 * j);
+          const uint16_t c = ClassAt(k - 1, 2 * i, 2 * j + 1);
+          const uint16_t d = ClassAt(k - 1, 2 * i + 1, 2 * j + 1);
+          l.cls[size_t{j} * l.w + i] = (a == b && a == c && a == d) ? a : kMixedClass;
+        }
+      }
+    }
+  }
+
+  void GridNode(uint32_t node, int level, uint32_t i, uint32_t j) {
+    const uint16_t cls = ClassAt(level, i, j);
+    const double s = double(uint32_t{1} << level);
+    const Rect rect{i * s, j * s, (i + 1) * s, (j + 1) * s};
+    if (cls == kBlockedClass) return;
+    if (cls != kMixedClass) {
+      g_.tree_[node].leaf = AddLeaf(rect, cls);
+      return;
+    }
+    if (level <= min_level_) {
+      // MIXED at the minimum size: not walkable (seeds 000 and 003).
+      const uint32_t x0 = i << level, y0 = j << level;
+      const uint32_t x1 = std::min(map_->width(), (i + 1) << level);
+      const uint32_t y1 = std::min(map_->height(), (j + 1) << level);
+      for (uint32_t y = y0; y < y1; ++y) {
+        for (uint32_t x = x0; x < x1; ++x) g_.lost_free_area_ += map_->IsFree(x, y) ? 1 : 0;
+      }
+      return;
+    }
+    const uint32_t first = Split(node);
+    GridNode(first + 0, level - 1, 2 * i, 2 * j);
+    GridNode(first + 1, level - 1, 2 * i + 1, 2 * j);
+    GridNode(first + 2, level - 1, 2 * i, 2 * j + 1);
+    GridNode(first + 3, level - 1, 2 * i + 1, 2 * j + 1);
+  }
+
+  absl::Status RectNode(uint32_t node, double x, double y, double s,
+                        const std::vector<uint32_t>& candidates) {
+    if (x >= g_.width_ || y >= g_.height_) return absl::OkStatus();  // outside
+    const Rect rect{x, y, x + s, y + s};
+    std::vector<uint32_t> touching;
+    for (uint32_t b : candidates) {
+      const Rect& r = field_->blockers[b];
+      // Open interiors overlap: a blocker that only touches an edge leaves
+      // the node walkable.
+      if (r.x0 < rect.x1 && r.x1 > rect.x0 && r.y0 < rect.y1 && r.y1 > rect.y0) {
+        if (r.x0 <= rect.x0 && r.x1 >= rect.x1 && r.y0 <= rect.y0 && r.y1 >= rect.y1) {
+          return absl::OkStatus();  // fully blocked
+        }
+        touching.push_back(b);
+      }
+    }
+    const bool inside_field = rect.x1 <= g_.width_ && rect.y1 <= g_.height_;
+    if (touching.empty() && inside_field) {
+      g_.tree_[node].leaf = AddLeaf(rect, 1);
+      if (g_.leaves_.size() > max_leaves_) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "build.quadtree.min_cell_size: the quadtree would need more than ", max_leaves_,
+            " leaves; raise min_cell_size"));
+      }
+      return absl::OkStatus();
+    }
+    if (s / 2 < min_size_) {
+      Rect clipped = rect;
+      clipped.x1 = std::min(clipped.x1, g_.width_);
+      clipped.y1 = std::min(clipped.y1, g_.height_);
+      std::vector<Rect> blockers;
+      for (uint32_t b : touching) blockers.push_back(field_->blockers[b]);
+      g_.lost_free_area_ += FreeArea(clipped, blockers);
+      return absl::OkStatus();
+    }
+    const double h = s / 2;
+    const uint32_t first = Split(node);
+    for (int q = 0; q < 4; ++q) {
+      absl::Status st =
+          RectNode(first + q, x + (q % 2) * h, y + (q / 2) * h, h, touching);
+      if (!st.ok()) return st;
+    }
+    return absl::OkStatus();
+  }
+
+  uint32_t Split(uint32_t node) {
+    const uint32_t first = static_cast<uint32_t>(g_.tree_.size());
+    g_.tree_[node].first_child = first;
+    g_.tree_.resize(g_.tree_.size() + 4);
+    return first;
+  }
+
+  uint32_t AddLeaf(const Rect& rect, double cost) {
+    g_.leaves_.push_back({rect, cost, 0, 0});
+    return static_cast<uint32_t>(g_.leaves_.size() - 1);
+  }
+
+  // Seed 000's optimise: join leaves that share a full side, keeping
+  // longest/shortest side <= aspect. One sort and one linear pass per
+  // direction (rows of equal y-extent, then columns of equal x-extent)
+  // instead of the seed's repeated all-pairs passes.
+  void Merge(double aspect) {
+    std::vector<Leaf>& leaves = g_.leaves_;
+    std::vector<uint32_t> remap(leaves.size());
+    std::iota(remap.begin(), remap.end(), 0);
+    auto pass = [&](bool horizontal) {
+      std::vector<uint32_t> order(leaves.size());
+      std::iota(order.begin(), order.end(), 0);
+      auto key = [&](uint32_t i) {
+        const Rect& r = leaves[i].rect;
+        return horizontal ? std::make_tuple(r.y0, r.y1, leaves[i].cost, r.x0)
+                          : std::make_tuple(r.x0, r.x1, leaves[i].cost, r.y0);
+      };
+      std::sort(order.begin(), order.end(),
+                [&](uint32_t a, uint32_t b) { return key(a) < key(b); });
+      std::vector<Leaf> merged;
+      std::vector<uint32_t> to(leaves.size());
+      for (size_t k = 0; k < order.size(); ++k) {
+        const Leaf& cur = leaves[order[k]];
+        if (!merged.empty()) {
+          Leaf& last = merged.back();
+          const bool same_band =
+              horizontal ? (last.rect.y0 == cur.rect.y0 && last.rect.y1 == cur.rect.y1 &&
+                            last.rect.x1 == cur.rect.x0)
+                         : (last.rect.x0 == cur.rect.x0 && last.rect.x1 == cur.rect.x1 &&
+                            last.rect.y1 == cur.rect.y0);
+          if (same_band && last.cost == cur.cost) {
+            Rect joined = last.rect;
+            if (horizontal) {
+              joined.x1 = cur.rect.x1;
+            } else {
+              joined.y1 = cur.rect.y1;
+            }
+            const double lo = std::min(joined.width(), joined.height());
+            const double hi = std::max(joined.width(), joined.height());
+            if (hi <= aspect * lo) {
+              last.rect = joined;
+              to[order[k]] = static_cast<uint32_t>(merged.size() - 1);
+              continue;
+            }
+          }
+        }
+        merged.push_back(cur);
+        to[order[k]] = static_cast<uint32_t>(merged.size() - 1);
+      }
+      for (uint32_t& r : remap) r = to[r];
+      leaves = std::move(merged);
+    };
+    pass(/*horizontal=*/true);
+    pass(/*horizontal=*/false);
+    for (TreeNode& n : g_.tree_) {
+      if (n.leaf != kNone) n.leaf = remap[n.leaf];
+    }
+  }
+
+  QuadtreeGraph& g_;
+  const GridMap* map_ = nullptr;
+  std::vector<Level> pyramid_;
+  int min_level_ = 0;
+  const RectField* field_ = nullptr;
+  double min_size_ = 1;
+  size_t max_leaves_ = std::numeric_limits<size_t>::max();
+};
+
+absl::StatusOr<QuadtreeGraph> QuadtreeGraph::Build(const GridMap& map,
+                                                   const QuadtreeOptions& options) {
+  if (!Finite(options.min_cell_size) || options.min_cell_size < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "build.quadtree.min_cell_size: must be a finite number >= 0, got ",
+        options.min_cell_size));
+  }
+  QuadtreeGraph g;
+  Builder b(g);
+  if (absl::Status s = b.FromGrid(map, options); !s.ok()) return s;
+  if (absl::Status s = b.Finish(options); !s.ok()) return s;
+  return g;
+}
+
+absl::StatusOr<QuadtreeGraph> QuadtreeGraph::Build(const RectField& field,
+                                                   const QuadtreeOptions& options,
+                                                   const RectFieldLimits& limits) {
+  if (absl::Status s = ValidateRectField(field, limits); !s.ok()) return s;
+  if (!Finite(options.min_cell_size) || options.min_cell_size < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "build.quadtree.min_cell_size: must be a finite number >= 0, got ",
+        options.min_cell_size));
+  }
+  QuadtreeGraph g;
+  Builder b(g);
+  if (absl::Status s = b.FromRects(field, options, limits); !s.ok()) return s;
+  if (absl::Status s = b.Finish(options); !s.ok()) return s;
+  return g;
+}
+
+// Neighbours by sorted positions (seed 003), not all pairs (seed 000): for
+// every vertical line, the right sides of the leaves ending there and the
+// left sides of the leaves starting there, each sorted by y, are walked
+// together like two sorted interval lists; likewise for horizontal lines.
+// O(n log n). Each overlap of positive length is a portal.
+void QuadtreeGraph::BuildLinks() {
+  struct Side {
+    double line, lo, hi;
+    uint32_t leaf;
+    bool operator<(const Side& o) const {
+      return std::tie(line, lo) < std::tie(o.line, o.lo);
+    }
+  };
+  struct Pair {
+    uint32_t from;
+    QuadtreeLink link;
+  };
+  std::vector<Pair> pairs;
+  for (bool vertical : {true, false}) {
+    std::vector<Side> ends, starts;  // right/bottom sides, left/top sides
+    ends.reserve(leaves_.size());
+    starts.reserve(leaves_.size());
+    for (uint32_t i = 0; i < leaves_.size(); ++i) {
+      const Rect& r = leaves_[i].rect;
+      if (vertical) {
+        ends.push_back({r.x1, r.y0, r.y1, i});
+        starts.push_back({r.x0, r.y0, r.y1, i});
+      } else {
+        ends.push_back({r.y1, r.x0, r.x1, i});
+        starts.push_back({r.y0, r.x0, r.x1, i});
+      }
+    }
+    std::sort(ends.begin(), ends.end());
+    std::sort(starts.begin(), starts.end());
+    size_t a = 0, b = 0;
+    while (a < ends.size() && b < starts.size()) {
+      const Side& e = ends[a];
+      const Side& s = starts[b];
+      if (e.line < s.line) {
+        ++a;
+        continue;
+      }
+      if (s.line < e.line) {
+        ++b;
+        continue;
+      }
+      const double lo = std::max(e.lo, s.lo);
+      const double hi = std::min(e.hi, s.hi);
+      if (hi > lo) {
+        const Point p = vertical ? Point{e.line, lo} : Point{lo, e.line};
+        const Point q = vertical ? Point{e.line, hi} : Point{hi, e.line};
+        pairs.push_back({e.leaf, {s.leaf, p, q}});
+        pairs.push_back({s.leaf, {e.leaf, p, q}});
+      }
+      // Advance the interval that ends first (ties: both).
+      if (e.hi < s.hi) {
+        ++a;
+      } else if (s.hi < e.hi) {
+        ++b;
+      } else {
+        ++a;
+        ++b;
+      }
+    }
+  }
+  std::sort(pairs.begin(), pairs.end(), [](const Pair& x, const Pair& y) {
+    return std::tie(x.from, x.link.leaf) < std::tie(y.from, y.link.leaf);
+  });
+  links_.clear();
+  links_.reserve(pairs.size());
+  for (Leaf& l : leaves_) l.num_links = 0;
+  for (const Pair& p : pairs) {
+    Leaf& l = leaves_[p.from];
+    if (l.num_links == 0) l.first_link = static_cast<uint32_t>(links_.size());
+    ++l.num_links;
+    links_.push_back(p.link);
+  }
+}
+
+void QuadtreeGraph::BuildComponents() {
+  components_.assign(leaves_.size(), kNone);
+  num_components_ = 0;
+  std::vector<uint32_t> stack;
+  for (uint32_t s = 0; s < leaves_.size(); ++s) {
+    if (components_[s] != kNone) continue;
+    const uint32_t id = static_cast<uint32_t>(num_components_++);
+    components_[s] = id;
+    stack.push_back(s);
+    while (!stack.empty()) {
+      const uint32_t u = stack.back();
+      stack.pop_back();
+      const QuadtreeLink* links = LinksOf(u);
+      for (uint32_t k = 0; k < leaves_[u].num_links; ++k) {
+        if (components_[links[k].leaf] == kNone) {
+          components_[links[k].leaf] = id;
+          stack.push_back(links[k].leaf);
+        }
+      }
+    }
+  }
+}
+
+uint32_t QuadtreeGraph::LeafAt(const Point& p) const {
+  if (!IsFinite(p) || p.x < 0 || p.y < 0 || p.x >= width_ || p.y >= height_) return kNone;
+  uint32_t node = 0;
+  double x = 0, y = 0, s = root_size_;
+  while (tree_[node].first_child != 0) {
+    s /= 2;
+    const int right = p.x >= x + s ? 1 : 0;
+    const int below = p.y >= y + s ? 1 : 0;
+    x += right * s;
+    y += below * s;
+    node = tree_[node].first_child + 2 * below + right;
+  }
+  return tree_[node].leaf;
+}
+
+size_t QuadtreeGraph::MemoryBytes() const {
+  return sizeof(*this) + tree_.capacity() * sizeof(TreeNode) +
+         leaves_.capacity() * sizeof(Leaf) + links_.capacity() * sizeof(QuadtreeLink) +
+         components_.capacity() * sizeof(uint32_t);
+}
+
+// ---------------------------------------------------------------------------
+// Search
+// ---------------------------------------------------------------------------
+
+namespace {
+
+double Cross(const Point& o, const Point& a, const Point& b) {
+  return (a.x - o.x) * (b.y - o.y) - (a.y - o.y) * (b.x - o.x);
+}
+
+// The point q on the axis-aligned portal [a, b] that minimises
+// |p - q| + |q - goal|: where the straight line from p to the goal (or to
+// its mirror image, when both lie on one side) crosses the portal's line,
+// clamped to the portal.
+Point PortalPoint(const Point& p, const Point& goal, const Point& a, const Point& b) {
+  const bool vertical = a.x == b.x;
+  // Work in (u, v): u across the portal line, v along it.
+  const double line = vertical ? a.x : a.y;
+  const double pu = vertical ? p.x : p.y, pv = vertical ? p.y : p.x;
+  double gu = vertical ? goal.x : goal.y;
+  const double gv = vertical ? goal.y : goal.x;
+  const double lo = vertical ? a.y : a.x, hi = vertical ? b.y : b.x;
+  if ((pu - line) * (gu - line) > 0) gu = 2 * line - gu;  // mirror the goal
+  double v;
+  if (pu == gu) {
+    v = pv;
+  } else {
+    const double t = (line - pu) / (gu - pu);
+    v = pv + t * (gv - pv);
+  }
+  v = std::clamp(v, lo, hi);
+  return vertical ? Point{line, v} : Point{v, line};
+}
+
+}  // namespace
+
+class QuadtreeAStar {
+ public:
+  QuadtreeAStar(const QuadtreeGraph& g, QuadtreeSearchScratch& s) : g_(g), s_(s) {}
+
+  absl::StatusOr<PathResult> Run(uint32_t start_leaf, uint32_t goal_leaf,
+                                 const PathRequest& request, const SearchBudget& budget);
+
+ private:
+  using Node = QuadtreeSearchScratch::Node;
+  using OpenEntry = QuadtreeSearchScratch::OpenEntry;
+
+  Node& Touch(uint32_t leaf) {
+    Node& n = s_.nodes_[leaf];
+    if (n.generation != s_.generation_) {
+      n.g = std::numeric_limits<double>::infinity();
+      n.parent = QuadtreeGraph::kNone;
+      n.generation = s_.generation_;
+      n.closed = false;
+    }
+    return n;
+  }
+  PathResult Waypoints(uint32_t last_leaf, const Point& start, const Point& end,
+                       PathStatus status, Smoothing smoothing) const;
+
+  const QuadtreeGraph& g_;
+  QuadtreeSearchScratch& s_;
+};
+
+absl::StatusOr<PathResult> QuadtreeAStar::Run(uint32_t start_leaf, uint32_t goal_leaf,
+                                              const PathRequest& request,
+                                              const SearchBudget& budget) {
+  if (s_.nodes_.size() < g_.leaves().size()) s_.nodes_.resize(g_.leaves().size());
+  if (++s_.generation_ == 0) {
+    for (Node& n : s_.nodes_) n.generation = 0;
+    s_.generation_ = 1;
+  }
+  s_.open_.clear();
+  const Point goal = request.goal;
+  const auto& leaves = g_.leaves();
+  std::greater<OpenEntry> later;
+
+  Node& sn = Touch(start_leaf);
+  sn.g = 0;
+  sn.entry = request.start;
+  s_.open_.push_back({Distance(request.start, goal), 0, start_leaf});
+
+  uint64_t expansions = 0;
+  uint32_t best = start_leaf;
+  double best_h = Distance(request.start, goal);
+  while (!s_.open_.empty()) {
+    std::pop_heap(s_.open_.begin(), s_.open_.end(), later);
+    const OpenEntry top = s_.open_.back();
+    s_.open_.pop_back();
+    Node& u = s_.nodes_[top.leaf];
+    if (u.closed || top.g > u.g) continue;  // stale duplicate
+    if (top.leaf == goal_leaf) {
+      PathResult r = Waypoints(goal_leaf, request.start, goal, PathStatus::kFound,
+                               request.smoothing);
+      r.expansions = expansions;
+      return r;
+    }
+    if (expansions % SearchBudget::kCheckInterval == 0) {
+      if (absl::Status st = budget.CheckTimeAndCancel(); !st.ok()) return st;
+    }
+    if (expansions >= budget.max_expansions()) {
+      if (!request.allow_partial) {
+        return absl::ResourceExhaustedError(absl::StrCat(
+            "search gave up after ", expansions,
+            " expansions without reaching the goal; raise options.max_expansions or set "
+            "options.allow_partial"));
+      }
+      PathResult r = Waypoints(best, request.start, leaves[best].rect.centre(),
+                               PathStatus::kPartial, request.smoothing);
+      r.expansions = expansions;
+      return r;
+    }
+    ++expansions;
+    u.closed = true;
+    const double h = Distance(u.entry, goal);
+    if (h < best_h) {
+      best = top.leaf;
+      best_h = h;
+    }
+    const Point from = u.entry;
+    const double g = u.g;
+    const double cost = leaves[top.leaf].cost;
+    const QuadtreeLink* links = g_.LinksOf(top.leaf);
+    for (uint32_t k = 0; k < leaves[top.leaf].num_links; ++k) {
+      const QuadtreeLink& link = links[k];
+      Node& v = Touch(link.leaf);
+      const Point q = PortalPoint(from, goal, link.a, link.b);
+      const double ng = g + Distance(from, q) * cost;
+      if (ng >= v.g) continue;
+      // Reopen if needed: a leaf's cost depends on where the path enters it,
+      // so a later, better entry must be able to correct an earlier one.
+      v.closed = false;
+      v.g = ng;
+      v.entry = q;
+      v.parent = top.leaf;
+      const double rest = Distance(q, goal) * (link.leaf == goal_leaf ? leaves[link.leaf].cost : 1);
+      s_.open_.push_back({ng + rest, ng, link.leaf});
+      std::push_heap(s_.open_.begin(), s_.open_.end(), later);
+    }
+  }
+  PathResult r;
+  r.status = PathStatus::kUnreachable;
+  r.expansions = expansions;
+  return r;
+}
+
+PathResult QuadtreeAStar::Waypoints(uint32_t last_leaf, const Point& start, const Point& end,
+                                    PathStatus status, Smoothing smoothing) const {
+  // The corridor: leaves from start to last, and the portal between each
+  // consecutive pair.
+  std::vector<uint32_t> corridor;
+  for (uint32_t l = last_leaf; l != QuadtreeGraph::kNone; l = s_.nodes_[l].parent) {
+    corridor.push_back(l);
+  }
+  std::reverse(corridor.begin(), corridor.end());
+  const auto& leaves = g_.leaves();
+  struct Portal {
+    Point a, b;
+  };
+  std::vector<Portal> portals;
+  for (size_t i = 0; i + 1 < corridor.size(); ++i) {
+    const QuadtreeLink* links = g_.LinksOf(corridor[i]);
+    for (uint32_t k = 0; k < leaves[corridor[i]].num_links; ++k) {
+      if (links[k].leaf == corridor[i + 1]) {
+        portals.push_back({links[k].a, links[k].b});
+        break;
+      }
+    }
+  }
+  auto mid = [](const Portal& p) { return Point{(p.a.x + p.b.x) / 2, (p.a.y + p.b.y) / 2}; };
+
+  std::vector<Point> pts;
+  pts.push_back(start);
+  switch (smoothing) {
+    case Smoothing::kNone:
+      pts.push_back(leaves[corridor[0]].rect.centre());
+      for (size_t i = 0; i < portals.size(); ++i) {
+        pts.push_back(mid(portals[i]));
+        pts.push_back(leaves[corridor[i + 1]].rect.centre());
+      }
+      break;
+    case Smoothing::kCenters:
+      for (const Portal& p : portals) pts.push_back(mid(p));
+      break;
+    case Smoothing::kCheckpoints:
+      for (const Portal& p : portals) {
+        Point best = mid(p);
+        for (const Point& c : {p.a, p.b}) {
+          if (Distance(c, end) < Distance(best, end)) best = c;
+        }
+        pts.push_back(best);
+      }
+      break;
+    case Smoothing::kDefault:
+    case Smoothing::kFunnel: {
+      // String pulling (the "simple stupid funnel"): left/right are the
+      // portal ends as seen walking from one leaf into the next.
+      std::vector<Portal> lr;  // a = left, b = right
+      for (size_t i = 0; i < portals.size(); ++i) {
+        const Point c = leaves[corridor[i]].rect.centre();
+        const Portal& p = portals[i];
+        lr.push_back(Cross(c, p.a, p.b) > 0 ? Portal{p.b, p.a} : Portal{p.a, p.b});
+      }
+      lr.push_back({end, end});
+      Point apex = start, left = start, right = start;
+      size_t left_i = 0, right_i = 0;
+      for (size_t i = 0; i < lr.size(); ++i) {
+        const Point& pl = lr[i].a;
+        const Point& pr = lr[i].b;
+        if (Cross(apex, right, pr) >= 0) {  // right edge moves inwards
+          if (apex == right || Cross(apex, left, pr) < 0) {
+            right = pr;
+            right_i = i;
+          } else {  // crossed the left edge: its end is a corner of the path
+            pts.push_back(left);
+            apex = left;
+            right = left;
+            right_i = left_i;
+            i = left_i;
+            continue;
+          }
+        }
+        if (Cross(apex, left, pl) <= 0) {  // left edge moves inwards
+          if (apex == left || Cross(apex, right, pl) > 0) {
+            left = pl;
+            left_i = i;
+          } else {
+            pts.push_back(right);
+            apex = right;
+            left = right;
+            left_i = right_i;
+            i = right_i;
+            continue;
+          }
+        }
+      }
+      break;
+    }
+  }
+  pts.push_back(end);
+  PathResult r;
+  r.status = status;
+  for (const Point& p : pts) {
+    if (!r.waypoints.empty() && r.waypoints.back() == p) continue;
+    if (!r.waypoints.empty()) r.length += Distance(r.waypoints.back(), p);
+    r.waypoints.push_back(p);
+  }
+  return r;
+}
+
+absl::StatusOr<PathResult> FindQuadtreePath(const QuadtreeGraph& graph, const PathRequest& request,
+                                            const SearchBudget& budget,
+                                            QuadtreeSearchScratch& scratch) {
+  uint32_t ends[2];
+  const Point* points[2] = {&request.start, &request.goal};
+  const char* names[2] = {"start", "goal"};
+  for (int i = 0; i < 2; ++i) {
+    const Point& p = *points[i];
+    if (!IsFinite(p)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(names[i], ": coordinates must be finite, got ", FormatPoint(p)));
+    }
+    if (p.x < 0 || p.y < 0 || p.x >= graph.width() || p.y >= graph.height()) {
+      return absl::InvalidArgumentError(absl::StrCat(names[i], ": ", FormatPoint(p),
+                                                     " is outside the map (", graph.width(),
+                                                     " x ", graph.height(), ")"));
+    }
+    ends[i] = graph.LeafAt(p);
+    if (ends[i] == QuadtreeGraph::kNone) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          names[i], ": ", FormatPoint(p),
+          " is not walkable (blocked, or in a mixed region below the minimum leaf size)"));
+    }
+  }
+  if (ends[0] == ends[1]) {  // one convex leaf: the straight line
+    PathResult r;
+    r.status = PathStatus::kFound;
+    r.waypoints = {request.start};
+    if (!(request.goal == request.start)) r.waypoints.push_back(request.goal);
+    r.length = Distance(request.start, request.goal);
+    return r;
+  }
+  if (graph.component(ends[0]) != graph.component(ends[1])) {
+    PathResult r;
+    r.status = PathStatus::kUnreachable;
+    return r;
+  }
+  return QuadtreeAStar(graph, scratch).Run(ends[0], ends[1], request, budget);
+}
+
+}  // namespace wayfinder

@@ -1,0 +1,194 @@
+#ifndef WAYFINDER_CORE_QUADTREE_H_
+#define WAYFINDER_CORE_QUADTREE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/geometry.h"
+#include "core/grid_map.h"
+#include "core/path.h"
+#include "core/search_budget.h"
+
+namespace wayfinder {
+
+// An axis-aligned rectangle [x0, x1] x [y0, y1], world units.
+struct Rect {
+  double x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+  double width() const { return x1 - x0; }
+  double height() const { return y1 - y0; }
+  Point centre() const { return {(x0 + x1) / 2, (y0 + y1) / 2}; }
+  bool Contains(const Point& p) const { return p.x >= x0 && p.x <= x1 && p.y >= y0 && p.y <= y1; }
+};
+
+// A field [0, width] x [0, height] (world units) with rectangular blockers,
+// which may overlap each other and stick out of the field (seed 000).
+struct RectField {
+  double width = 0;
+  double height = 0;
+  std::vector<Rect> blockers;
+};
+
+// Limits applied when a RectField comes from untrusted input.
+struct RectFieldLimits {
+  size_t max_blockers = 100000;
+  // Largest number of quadtree leaves a build may create.
+  size_t max_leaves = size_t{1} << 22;
+};
+
+// Validates a field: finite positive size, finite blockers with
+// non-negative extent. Errors name the field ("width", "blockers[3].x").
+absl::Status ValidateRectField(const RectField& field, const RectFieldLimits& limits);
+
+struct QuadtreeOptions {
+  // Smallest leaf side, world units; 0 = default (1 cell on grid sources,
+  // so no free cell is lost; the field's longer side / 256 on rect fields).
+  // A node at this size that is still MIXED (part free, part blocked) is not
+  // walkable, as in seeds 000 and 003; QuadtreeGraph::lost_free_area says
+  // what that cost.
+  double min_cell_size = 0;
+  // Merge leaves that share a full side into larger rectangles (seed 000's
+  // optimise, done in O(n log n) by sweeps instead of repeated passes).
+  bool merge = false;
+  // Longest side / shortest side allowed for a merged leaf; 0 = 2, as in
+  // seed 000. Must be >= 1.
+  double max_aspect = 0;
+};
+
+// A neighbour link: the leaf on the other side and the shared edge segment
+// (the portal) between the two leaves.
+struct QuadtreeLink {
+  uint32_t leaf;
+  Point a;  // portal endpoints, a before b in x or y
+  Point b;
+};
+
+// The QUADTREE graph: walkable space as rectangular leaves of a quadtree
+// (seeds 000 and 003), optionally merged, with neighbour lists carrying the
+// portals between leaves.
+//
+// Built from a bitmap (a GridMap: a leaf is walkable when every cell in it
+// is free and of one cost, FULL in seed 003's terms) or from a RectField
+// (walkable when it meets no blocker). Maps of any width and height: the
+// tree's root is the smallest power-of-two square (grid) or the square on
+// the longer side (rect field); space outside the map counts as blocked.
+//
+// Thread-safe: immutable after Build.
+class QuadtreeGraph {
+ public:
+  static constexpr uint32_t kNone = 0xFFFFFFFFu;
+
+  struct Leaf {
+    Rect rect;
+    // Cost multiplier of the cells in the leaf (1 on rect fields).
+    double cost = 1;
+    // Range of this leaf's links in links().
+    uint32_t first_link = 0;
+    uint32_t num_links = 0;
+  };
+
+  static absl::StatusOr<QuadtreeGraph> Build(const GridMap& map, const QuadtreeOptions& options);
+  static absl::StatusOr<QuadtreeGraph> Build(const RectField& field,
+                                             const QuadtreeOptions& options,
+                                             const RectFieldLimits& limits = {});
+
+  const std::vector<Leaf>& leaves() const { return leaves_; }
+  const std::vector<QuadtreeLink>& links() const { return links_; }
+  const QuadtreeLink* LinksOf(uint32_t leaf) const { return &links_[leaves_[leaf].first_link]; }
+
+  // The walkable leaf containing `p`, or kNone (outside the map, in a
+  // blocked or dropped region). O(depth of the tree) = O(log(size/min)).
+  // Points on a shared edge belong to the leaf on the right / below.
+  uint32_t LeafAt(const Point& p) const;
+
+  uint32_t component(uint32_t leaf) const { return components_[leaf]; }
+  uint64_t num_components() const { return num_components_; }
+
+  // Extent of the map, world units.
+  double width() const { return width_; }
+  double height() const { return height_; }
+  // Leaves before merging (equal to leaves().size() without merging).
+  uint64_t leaves_before_merge() const { return leaves_before_merge_; }
+  // Free area in MIXED nodes at the minimum size, dropped from the graph
+  // (world units squared; cells on grid sources).
+  double lost_free_area() const { return lost_free_area_; }
+  size_t MemoryBytes() const;
+
+ private:
+  struct TreeNode {
+    // Index of the first of four children (NW, NE, SW, SE) in tree_, or 0
+    // for a leaf of the tree.
+    uint32_t first_child = 0;
+    // For a tree leaf: the walkable (merged) leaf covering it, or kNone.
+    uint32_t leaf = kNone;
+  };
+  class Builder;
+
+  void BuildLinks();
+  void BuildComponents();
+
+  double width_ = 0;
+  double height_ = 0;
+  double root_size_ = 0;
+  std::vector<TreeNode> tree_;
+  std::vector<Leaf> leaves_;
+  std::vector<QuadtreeLink> links_;
+  std::vector<uint32_t> components_;
+  uint64_t num_components_ = 0;
+  uint64_t leaves_before_merge_ = 0;
+  double lost_free_area_ = 0;
+};
+
+// Reusable search memory for quadtree A*, one per worker thread (see
+// GridSearchScratch; same generation-stamp scheme).
+class QuadtreeSearchScratch {
+ public:
+  QuadtreeSearchScratch() = default;
+  QuadtreeSearchScratch(const QuadtreeSearchScratch&) = delete;
+  QuadtreeSearchScratch& operator=(const QuadtreeSearchScratch&) = delete;
+
+ private:
+  friend class QuadtreeAStar;
+  struct Node {
+    double g = 0;
+    Point entry;  // where the path enters this leaf
+    uint32_t parent = 0;
+    uint32_t generation = 0;
+    bool closed = false;
+  };
+  struct OpenEntry {
+    double f;
+    double g;
+    uint32_t leaf;
+    bool operator>(const OpenEntry& o) const { return f > o.f || (f == o.f && g < o.g); }
+  };
+  std::vector<Node> nodes_;
+  std::vector<OpenEntry> open_;
+  uint32_t generation_ = 0;
+};
+
+// A* over quadtree leaves, then waypoints by `request.smoothing`:
+//   kFunnel (default): the shortest path through the corridor of portals
+//     (string pulling);
+//   kCheckpoints: per portal, whichever of its two endpoints and midpoint is
+//     nearest the goal (seed 003);
+//   kCenters: the portal midpoints (seed 000's shared-edge midpoints);
+//   kNone: the leaf centres, joined through the portal midpoints so that no
+//     segment leaves the corridor.
+// Every mode keeps to walkable leaves. The search's edge costs run between
+// points on the portals (each portal point chosen where the straight line to
+// the goal would cross it), times the leaf's cost, so the corridor tracks
+// real distances rather than centre-to-centre hops.
+//
+// result.length is the Euclidean length of the returned polyline.
+// Errors: as FindGridPath (INVALID_ARGUMENT outside / not finite,
+// FAILED_PRECONDITION on a blocked point, budget errors).
+absl::StatusOr<PathResult> FindQuadtreePath(const QuadtreeGraph& graph, const PathRequest& request,
+                                            const SearchBudget& budget,
+                                            QuadtreeSearchScratch& scratch);
+
+}  // namespace wayfinder
+
+#endif  // WAYFINDER_CORE_QUADTREE_H_

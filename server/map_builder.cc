@@ -29,10 +29,31 @@ std::vector<v1::GraphKind> SupportedGraphs(v1::Map::SourceCase source) {
   switch (source) {
     case v1::Map::kGrid:
     case v1::Map::kMovingai:
-      return {v1::GRID};
+      return {v1::GRID, v1::QUADTREE};
+    case v1::Map::kRects:
+      return {v1::QUADTREE};
     default:
       return {};
   }
+}
+
+RectField FieldFromSource(const v1::RectSource& source) {
+  RectField field;
+  field.width = source.width();
+  field.height = source.height();
+  field.blockers.reserve(source.blockers_size());
+  for (const v1::Rect& r : source.blockers()) {
+    field.blockers.push_back({r.x(), r.y(), r.x() + r.width(), r.y() + r.height()});
+  }
+  return field;
+}
+
+QuadtreeOptions QuadtreeOptionsFrom(const v1::BuildOptions& build) {
+  QuadtreeOptions options;
+  options.min_cell_size = build.quadtree().min_cell_size();
+  options.merge = build.quadtree().merge();
+  options.max_aspect = build.quadtree().max_aspect();
+  return options;
 }
 
 absl::StatusOr<std::vector<v1::GraphKind>> RequestedGraphs(const v1::Map& map) {
@@ -51,7 +72,8 @@ absl::StatusOr<std::vector<v1::GraphKind>> RequestedGraphs(const v1::Map& map) {
       return absl::UnimplementedError(absl::StrCat(
           field, ": ", v1::GraphKind_Name(kind),
           " graphs are not available for this source in this server version "
-          "(available: GRID for grid and movingai maps)"));
+          "(available: GRID and QUADTREE for grid and movingai maps, QUADTREE for "
+          "rects)"));
     }
     if (std::find(graphs.begin(), graphs.end(), kind) == graphs.end()) {
       graphs.push_back(kind);
@@ -119,31 +141,42 @@ absl::StatusOr<std::unique_ptr<MapSnapshot>> BuildMap(const v1::Map& map,
       info.set_source(v1::SOURCE_KIND_MOVINGAI);
       break;
     case v1::Map::kRects:
-      return absl::UnimplementedError(
-          "map.rects: rectangle-field maps are not available in this server "
-          "version yet (use grid or movingai)");
+      info.set_source(v1::SOURCE_KIND_RECTS);
+      break;
     case v1::Map::kPolygons:
       return absl::UnimplementedError(
           "map.polygons: polygon maps are not available in this server version "
-          "yet (use grid or movingai)");
+          "yet (use grid, movingai or rects)");
     case v1::Map::kHex:
       return absl::UnimplementedError(
           "map.hex: hex maps are not available in this server version yet (use "
-          "grid or movingai)");
+          "grid, movingai or rects)");
     case v1::Map::SOURCE_NOT_SET:
       return absl::InvalidArgumentError(
           "map: no source set (set one of grid, movingai, rects, polygons, hex)");
   }
   WF_ASSIGN_OR_RETURN(const std::vector<v1::GraphKind> graphs, RequestedGraphs(map));
 
-  absl::StatusOr<GridMap> grid = GridFromSource(map, limits);
-  if (!grid.ok()) return grid.status();
-  snapshot->grid = std::make_shared<const GridMap>(*std::move(grid));
-  const GridMap& g = *snapshot->grid;
-  info.set_width(g.width());
-  info.set_height(g.height());
-  info.set_free_cells(g.free_cells());
-  uint64_t memory = g.MemoryBytes();
+  uint64_t memory = 0;
+  RectField field;
+  if (map.has_rects()) {
+    field = FieldFromSource(map.rects());
+    if (absl::Status st = ValidateRectField(field, {}); !st.ok()) {
+      return InField(st, "map.rects.");
+    }
+    info.set_width(field.width);
+    info.set_height(field.height);
+    memory += sizeof(Rect) * field.blockers.size();
+  } else {
+    absl::StatusOr<GridMap> grid = GridFromSource(map, limits);
+    if (!grid.ok()) return grid.status();
+    snapshot->grid = std::make_shared<const GridMap>(*std::move(grid));
+    const GridMap& g = *snapshot->grid;
+    info.set_width(g.width());
+    info.set_height(g.height());
+    info.set_free_cells(g.free_cells());
+    memory += g.MemoryBytes();
+  }
 
   for (v1::GraphKind kind : graphs) {
     const absl::Time start = absl::Now();
@@ -151,11 +184,25 @@ absl::StatusOr<std::unique_ptr<MapSnapshot>> BuildMap(const v1::Map& map,
     gi->set_kind(kind);
     if (kind == v1::GRID) {
       auto graph = std::make_unique<const GridGraph>(snapshot->grid);
-      gi->set_nodes(g.free_cells());
+      gi->set_nodes(snapshot->grid->free_cells());
       gi->set_edges(graph->num_edges());
       gi->set_components(graph->num_components());
       gi->set_memory_bytes(graph->MemoryBytes());
       snapshot->grid_graph = std::move(graph);
+    } else if (kind == v1::QUADTREE) {
+      const QuadtreeOptions options = QuadtreeOptionsFrom(map.build());
+      absl::StatusOr<QuadtreeGraph> tree =
+          snapshot->grid ? QuadtreeGraph::Build(*snapshot->grid, options)
+                         : QuadtreeGraph::Build(field, options);
+      if (!tree.ok()) return InField(tree.status(), "map.");
+      auto graph = std::make_unique<const QuadtreeGraph>(*std::move(tree));
+      gi->set_nodes(graph->leaves().size());
+      gi->set_edges(graph->links().size());
+      gi->set_components(graph->num_components());
+      gi->set_memory_bytes(graph->MemoryBytes());
+      gi->set_leaves_before_merge(graph->leaves_before_merge());
+      gi->set_lost_free_area(graph->lost_free_area());
+      snapshot->quadtree = std::move(graph);
     }
     gi->set_build_ms(absl::ToDoubleMilliseconds(absl::Now() - start));
     memory += gi->memory_bytes();

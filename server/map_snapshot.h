@@ -6,6 +6,7 @@
 
 #include "core/grid_graph.h"
 #include "core/grid_map.h"
+#include "core/quadtree.h"
 #include "wayfinder/v1/wayfinder.pb.h"
 
 namespace wayfinder::server {
@@ -27,11 +28,15 @@ struct MapSnapshot {
   std::shared_ptr<const GridMap> grid;
   // The GRID graph, when built.
   std::unique_ptr<const GridGraph> grid_graph;
+  // The QUADTREE graph, when built.
+  std::unique_ptr<const QuadtreeGraph> quadtree;
 
   bool HasGraph(v1::GraphKind kind) const {
     switch (kind) {
       case v1::GRID:
         return grid_graph != nullptr;
+      case v1::QUADTREE:
+        return quadtree != nullptr;
       default:
         return false;
     }

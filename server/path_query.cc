@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "core/grid_search.h"
+#include "core/quadtree.h"
 #include "core/status_macros.h"
 
 namespace wayfinder::server {
@@ -16,6 +17,7 @@ namespace {
 // Search scratch belongs to the thread, never to a map: every worker grows
 // its own buffers to the largest map it has searched and reuses them.
 thread_local GridSearchScratch tls_grid_scratch;
+thread_local QuadtreeSearchScratch tls_quadtree_scratch;
 
 absl::Status CheckPoint(bool has, const v1::Point& p, absl::string_view field) {
   if (!has) return absl::InvalidArgumentError(absl::StrCat(field, ": is required"));
@@ -110,6 +112,9 @@ absl::StatusOr<v1::FindPathResponse> RunFindPath(const MapSnapshot& map,
   switch (graph) {
     case v1::GRID:
       result = FindGridPath(*map.grid_graph, core_request, budget, tls_grid_scratch);
+      break;
+    case v1::QUADTREE:
+      result = FindQuadtreePath(*map.quadtree, core_request, budget, tls_quadtree_scratch);
       break;
     default:
       return absl::InternalError(

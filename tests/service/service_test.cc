@@ -104,7 +104,8 @@ TEST(MapsTest, PutGetListDelete) {
   EXPECT_EQ(info.free_cells(), 12u);
   EXPECT_GT(info.memory_bytes(), 15u);
   EXPECT_GT(info.created_unix_ms(), 0);
-  ASSERT_EQ(info.graphs_size(), 1);
+  // No graphs asked for: every graph the source supports.
+  ASSERT_EQ(info.graphs_size(), 2);
   EXPECT_EQ(info.graphs(0).kind(), v1::GRID);
   EXPECT_EQ(info.graphs(0).nodes(), 12u);
   EXPECT_EQ(info.graphs(0).components(), 1u);
@@ -112,6 +113,12 @@ TEST(MapsTest, PutGetListDelete) {
   // all cut by the wall, so none.
   EXPECT_EQ(info.graphs(0).edges(), 24u);
   EXPECT_GE(info.graphs(0).build_ms(), 0);
+  EXPECT_EQ(info.graphs(1).kind(), v1::QUADTREE);
+  // Without merging every free cell of this thin ring is its own leaf.
+  EXPECT_EQ(info.graphs(1).nodes(), 12u);
+  EXPECT_EQ(info.graphs(1).leaves_before_merge(), 12u);
+  EXPECT_EQ(info.graphs(1).lost_free_area(), 0);
+  EXPECT_EQ(info.graphs(1).components(), 1u);
 
   // Replacing bumps the version.
   EXPECT_EQ(MustPut(h, GridMapFromRows("corridor", kCorridor)).version(), 2u);
@@ -250,6 +257,60 @@ TEST(PathsTest, ExpansionBudgetGivesPartialOrError) {
   EXPECT_GT(resp.waypoints(resp.waypoints_size() - 1).x(), 1.0);
 }
 
+TEST(PathsTest, QuadtreeOnRectsAndGrids) {
+  ServerHarness h;
+  // Seed 000: a square field with rectangular blockers, one sticking out.
+  v1::Map field;
+  field.set_name("field");
+  field.mutable_rects()->set_width(8);
+  field.mutable_rects()->set_height(8);
+  auto* b = field.mutable_rects()->add_blockers();
+  b->set_x(2);
+  b->set_y(2);
+  b->set_width(2);
+  b->set_height(2);
+  b = field.mutable_rects()->add_blockers();
+  b->set_x(-3);
+  b->set_y(6);
+  b->set_width(4);
+  b->set_height(14);
+  field.mutable_build()->mutable_quadtree()->set_min_cell_size(1);
+  v1::MapInfo info = MustPut(h, field);
+  EXPECT_EQ(info.source(), v1::SOURCE_KIND_RECTS);
+  EXPECT_EQ(info.width(), 8);
+  ASSERT_EQ(info.graphs_size(), 1);
+  EXPECT_EQ(info.graphs(0).kind(), v1::QUADTREE);
+
+  // Default graph and smoothing on rects: QUADTREE, FUNNEL round the block.
+  v1::FindPathResponse resp;
+  ASSERT_TRUE(Find(h, PathRequest("field", 0.5, 0.5, 7.5, 7.5), &resp).ok());
+  EXPECT_EQ(resp.graph(), v1::QUADTREE);
+  EXPECT_EQ(resp.status(), v1::FOUND);
+  EXPECT_NEAR(resp.length(), std::hypot(1.5, 3.5) + std::hypot(5.5, 3.5), 1e-9);
+  ASSERT_EQ(resp.waypoints_size(), 3);
+  EXPECT_DOUBLE_EQ(resp.waypoints(0).x(), 0.5);  // the start point itself
+  v1::FindPathResponse blocked;
+  grpc::Status s = Find(h, PathRequest("field", 3, 3, 7.5, 7.5), &blocked);
+  EXPECT_EQ(s.error_code(), StatusCode::FAILED_PRECONDITION);
+  EXPECT_NE(s.error_message().find("start: (3, 3) is not walkable"), std::string::npos);
+
+  // On a grid map, QUADTREE is asked for by name; every smoothing mode works
+  // and none is shorter than FUNNEL.
+  MustPut(h, GridMapFromRows("corridor", kCorridor));
+  double funnel = 0;
+  for (v1::Smoothing mode : {v1::FUNNEL, v1::NONE, v1::CENTERS, v1::CHECKPOINTS}) {
+    v1::FindPathRequest req = PathRequest("corridor", 0.5, 1.5, 4.5, 1.5);
+    req.set_graph(v1::QUADTREE);
+    req.mutable_options()->set_smoothing(mode);
+    ASSERT_TRUE(Find(h, req, &resp).ok());
+    EXPECT_EQ(resp.graph(), v1::QUADTREE);
+    if (mode == v1::FUNNEL) funnel = resp.length();
+    EXPECT_GE(resp.length(), funnel - 1e-9);
+  }
+  // Round the wall through its corners (1,1) and (4,1): 2 * hypot(0.5, 0.5) + 3.
+  EXPECT_NEAR(funnel, 3 + 2 * std::hypot(0.5, 0.5), 1e-9);
+}
+
 // ---------------------------------------------------------------------------
 // Errors: every malformed request gets a clear code and names its field.
 // ---------------------------------------------------------------------------
@@ -327,7 +388,32 @@ std::vector<PutCase> PutCases() {
     v1::Map m;
     m.set_name("m");
     m.mutable_rects()->set_width(10);
-    cases.push_back({"rects not yet", m, StatusCode::UNIMPLEMENTED, "map.rects"});
+    cases.push_back({"rects without height", m, StatusCode::INVALID_ARGUMENT,
+                     "map.rects.height"});
+    m.mutable_rects()->set_height(std::nan(""));
+    cases.push_back({"rects nan height", m, StatusCode::INVALID_ARGUMENT, "map.rects.height"});
+    m.mutable_rects()->set_height(10);
+    v1::Rect* r = m.mutable_rects()->add_blockers();
+    r->set_width(-1);
+    cases.push_back({"negative blocker", m, StatusCode::INVALID_ARGUMENT,
+                     "map.rects.blockers[0]"});
+    r->set_width(1);
+    r->set_y(INFINITY);
+    cases.push_back({"infinite blocker", m, StatusCode::INVALID_ARGUMENT,
+                     "map.rects.blockers[0]"});
+    r->set_y(0);
+    m.mutable_build()->add_graphs(v1::GRID);
+    cases.push_back({"grid graph of rects", m, StatusCode::UNIMPLEMENTED,
+                     "map.build.graphs[0]: GRID"});
+    m.mutable_build()->clear_graphs();
+    m.mutable_build()->mutable_quadtree()->set_min_cell_size(-2);
+    cases.push_back({"negative min cell", m, StatusCode::INVALID_ARGUMENT,
+                     "map.build.quadtree.min_cell_size"});
+    m.mutable_build()->mutable_quadtree()->set_min_cell_size(0);
+    m.mutable_build()->mutable_quadtree()->set_merge(true);
+    m.mutable_build()->mutable_quadtree()->set_max_aspect(0.5);
+    cases.push_back({"aspect below 1", m, StatusCode::INVALID_ARGUMENT,
+                     "map.build.quadtree.max_aspect"});
     m.mutable_polygons();
     cases.push_back({"polygons not yet", m, StatusCode::UNIMPLEMENTED, "map.polygons"});
     m.mutable_hex()->set_width(1);
@@ -412,9 +498,9 @@ TEST(ErrorsTest, BadQueries) {
   point_case("blocked goal", 0.5, 0.5, 2.5, 1.5, StatusCode::FAILED_PRECONDITION, "goal");
   {
     auto r = base();
-    r.set_graph(v1::QUADTREE);
+    r.set_graph(v1::NAVMESH);
     cases.push_back({"graph not built", r, StatusCode::FAILED_PRECONDITION,
-                     "graph: QUADTREE was not built"});
+                     "graph: NAVMESH was not built for map \"corridor\" (built: GRID, QUADTREE)"});
     r.set_graph(static_cast<v1::GraphKind>(42));
     cases.push_back({"unknown graph", r, StatusCode::INVALID_ARGUMENT, "graph: 42"});
   }

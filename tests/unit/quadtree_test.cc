@@ -6,6 +6,8 @@
 
 #include "core/quadtree.h"
 
+#include "core/line_of_sight.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -40,10 +42,9 @@ PathRequest Req(Point s, Point g, Smoothing smoothing = Smoothing::kDefault) {
   return r;
 }
 
-// True when segment p-q passes through the open interior of `box`: clip it
-// to the closed box (Liang-Barsky); a chord whose midpoint is strictly
-// inside crosses the interior, one along an edge or through a corner does
-// not.
+// The test's own check for RectField blockers: does segment p-q pass
+// through the open interior of `box`? Clip to the closed box
+// (Liang-Barsky); a chord whose midpoint is strictly inside does.
 bool EntersInterior(const Point& p, const Point& q, const Rect& box) {
   double t0 = 0, t1 = 1;
   const double dx = q.x - p.x, dy = q.y - p.y;
@@ -68,77 +69,11 @@ bool EntersInterior(const Point& p, const Point& q, const Rect& box) {
   return mx > box.x0 && mx < box.x1 && my > box.y0 && my < box.y1;
 }
 
-// A segment is free on a bitmap when it stays in the map, enters no blocked
-// cell, and does not run along a seam between two blocked cells (free space
-// of zero width).
 bool SegmentFree(const GridMap& m, const Point& p, const Point& q) {
-  for (const Point& e : {p, q}) {
-    if (e.x < 0 || e.y < 0 || e.x > m.width() || e.y > m.height()) return false;
-  }
-  auto blocked = [&](int cx, int cy) { return !m.InBounds(cx, cy) || !m.IsFree(cx, cy); };
-  if (p.x == q.x && p.x == std::floor(p.x)) {
-    const int x = static_cast<int>(p.x);
-    for (int y = static_cast<int>(std::floor(std::min(p.y, q.y)));
-         y < static_cast<int>(std::ceil(std::max(p.y, q.y))); ++y) {
-      if (blocked(x - 1, y) && blocked(x, y)) return false;
-    }
-  }
-  if (p.y == q.y && p.y == std::floor(p.y)) {
-    const int y = static_cast<int>(p.y);
-    for (int x = static_cast<int>(std::floor(std::min(p.x, q.x)));
-         x < static_cast<int>(std::ceil(std::max(p.x, q.x))); ++x) {
-      if (blocked(x, y - 1) && blocked(x, y)) return false;
-    }
-  }
-  const int x0 = static_cast<int>(std::floor(std::min(p.x, q.x))) - 1;
-  const int x1 = static_cast<int>(std::floor(std::max(p.x, q.x))) + 1;
-  const int y0 = static_cast<int>(std::floor(std::min(p.y, q.y))) - 1;
-  const int y1 = static_cast<int>(std::floor(std::max(p.y, q.y))) + 1;
-  for (int y = y0; y <= y1; ++y) {
-    for (int x = x0; x <= x1; ++x) {
-      if (m.InBounds(x, y) && m.IsFree(x, y)) continue;
-      if (EntersInterior(p, q, Rect{double(x), double(y), x + 1.0, y + 1.0})) return false;
-    }
-  }
-  return true;
+  return SegmentInFreeSpace(m, p, q);
 }
 
-// A grid corner where two blocked cells meet only diagonally: free space
-// there has zero width, and neither GRID (no corner cutting) nor the
-// quadtree (portals have positive length) passes through it.
-bool IsPinch(const GridMap& m, int x, int y) {
-  auto blocked = [&](int cx, int cy) { return !m.InBounds(cx, cy) || !m.IsFree(cx, cy); };
-  const bool a = blocked(x - 1, y - 1), b = blocked(x, y - 1);
-  const bool c = blocked(x - 1, y), d = blocked(x, y);
-  return (a && d && !b && !c) || (b && c && !a && !d);
-}
-
-// True when the open segment p-q passes through a pinch corner.
-bool CrossesPinch(const GridMap& m, const Point& p, const Point& q) {
-  const int x0 = static_cast<int>(std::floor(std::min(p.x, q.x)));
-  const int x1 = static_cast<int>(std::ceil(std::max(p.x, q.x)));
-  const int y0 = static_cast<int>(std::floor(std::min(p.y, q.y)));
-  const int y1 = static_cast<int>(std::ceil(std::max(p.y, q.y)));
-  for (int y = y0; y <= y1; ++y) {
-    for (int x = x0; x <= x1; ++x) {
-      const Point c{double(x), double(y)};
-      if (c == p || c == q || !IsPinch(m, x, y)) continue;
-      const double cross = (q.x - p.x) * (c.y - p.y) - (q.y - p.y) * (c.x - p.x);
-      const double dot = (c.x - p.x) * (q.x - p.x) + (c.y - p.y) * (q.y - p.y);
-      if (std::abs(cross) < 1e-12 && dot > 0 && dot < Distance(p, q) * Distance(p, q)) {
-        return true;
-      }
-    }
-  }
-  return false;
-}
-
-bool PathFree(const GridMap& m, const std::vector<Point>& pts) {
-  for (size_t i = 1; i < pts.size(); ++i) {
-    if (!SegmentFree(m, pts[i - 1], pts[i])) return false;
-  }
-  return true;
-}
+bool PathFree(const GridMap& m, const std::vector<Point>& pts) { return PathInFreeSpace(m, pts); }
 
 double PolylineLength(const std::vector<Point>& pts) {
   double len = 0;
@@ -148,7 +83,7 @@ double PolylineLength(const std::vector<Point>& pts) {
 
 // The true shortest any-angle path: Dijkstra over a visibility graph of the
 // start, the goal and every grid corner of a blocked cell, never through a
-// zero-width pinch (see IsPinch).
+// zero-width pinch (see IsPinchCorner).
 double AnyAngleShortest(const GridMap& m, const Point& s, const Point& g) {
   std::vector<Point> v = {s, g};
   for (uint32_t y = 0; y <= m.height(); ++y) {
@@ -160,7 +95,7 @@ double AnyAngleShortest(const GridMap& m, const Point& s, const Point& g) {
           if (m.InBounds(cx, cy) && !m.IsFree(cx, cy)) blocked_near = true;
         }
       }
-      if (blocked_near && !IsPinch(m, int(x), int(y))) v.push_back({double(x), double(y)});
+      if (blocked_near && !IsPinchCorner(m, int(x), int(y))) v.push_back({double(x), double(y)});
     }
   }
   std::vector<double> dist(v.size(), std::numeric_limits<double>::infinity());
@@ -177,7 +112,7 @@ double AnyAngleShortest(const GridMap& m, const Point& s, const Point& g) {
     for (size_t w = 0; w < v.size(); ++w) {
       if (done[w]) continue;
       const double nd = dist[u] + Distance(v[u], v[w]);
-      if (nd < dist[w] && SegmentFree(m, v[u], v[w]) && !CrossesPinch(m, v[u], v[w])) {
+      if (nd < dist[w] && SegmentFree(m, v[u], v[w])) {
         dist[w] = nd;
       }
     }
@@ -546,6 +481,35 @@ TEST(QuadtreeSearchTest, RandomMapsPathsAreValidAndNearOptimal) {
   EXPECT_LT(worst, 1.25);
   std::printf("FUNNEL / any-angle optimum over %d paths: mean %.4f, worst %.4f\n", n,
               ratio_sum / n, worst);
+}
+
+}  // namespace
+}  // namespace wayfinder
+
+namespace wayfinder {
+namespace {
+
+TEST(LineOfSightTest, PinnedCases) {
+  GridMap m = Bitmap({
+      "....",
+      ".#..",
+      "..#.",
+      "##..",
+  });
+  EXPECT_TRUE(SegmentInFreeSpace(m, {0.5, 0.5}, {3.5, 0.5}));
+  EXPECT_FALSE(SegmentInFreeSpace(m, {0.5, 0.5}, {2.5, 2.5}));  // through (1,1)
+  EXPECT_TRUE(SegmentInFreeSpace(m, {0, 1}, {1, 1}));           // hugs the top of (1,1)
+  EXPECT_FALSE(SegmentInFreeSpace(m, {1.5, 0.5}, {2.5, 3.5}));  // crosses (2,2)
+  // (2,2) is a pinch: (1,1) and (2,2) blocked, (2,1) and (1,2) free.
+  EXPECT_TRUE(IsPinchCorner(m, 2, 2));
+  EXPECT_FALSE(SegmentInFreeSpace(m, {1.5, 2.5}, {2.5, 1.5}));
+  EXPECT_TRUE(SegmentInFreeSpace(m, {2, 2}, {3, 1}));  // ends at the pinch
+  // Seam between (0,3) and (1,3): zero-width free space.
+  EXPECT_FALSE(SegmentInFreeSpace(m, {1, 3}, {1, 4}));
+  EXPECT_FALSE(SegmentInFreeSpace(m, {0.5, 0.5}, {4.5, 0.5}));  // leaves the map
+  EXPECT_FALSE(SegmentInFreeSpace(m, {0.5, 0.5}, {NAN, 0.5}));
+  EXPECT_TRUE(PathInFreeSpace(m, {{0.5, 0.5}, {3.5, 0.5}, {3.5, 3.5}}));
+  EXPECT_FALSE(PathInFreeSpace(m, {}));
 }
 
 }  // namespace

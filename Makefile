@@ -8,6 +8,7 @@ JOBS          ?= $(shell nproc)
 LISTEN        ?= 127.0.0.1:50051
 DATA_DIR      ?= $(HOME)/.local/share/wayfinder
 CTEST_ARGS    ?=
+DATA          ?= $(CURDIR)/../shared/data
 
 .PHONY: all deps configure build test test-asan run bench clean
 
@@ -37,8 +38,10 @@ test-asan: deps
 run: build
 	./scripts/run-server.sh $(BUILD_DIR) $(LISTEN) $(DATA_DIR)
 
+# Every Moving AI scenario through GRID, every 5th through QUADTREE; the
+# tables go to the terminal and to $(BUILD_DIR)/bench.md.
 bench: build
-	./$(BUILD_DIR)/tests/bench/wayfinder-scen --data_dir=$(CURDIR)/../shared/data
+	./$(BUILD_DIR)/tests/bench/wayfinder-scen --data_dir=$(DATA) | tee $(BUILD_DIR)/bench.md
 
 clean:
 	rm -rf $(BUILD_DIR) $(ASAN_DIR)

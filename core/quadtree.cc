@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/funnel.h"
 
 namespace wayfinder {
 namespace {
@@ -507,10 +508,6 @@ size_t QuadtreeGraph::MemoryBytes() const {
 
 namespace {
 
-double Cross(const Point& o, const Point& a, const Point& b) {
-  return (a.x - o.x) * (b.y - o.y) - (a.y - o.y) * (b.x - o.x);
-}
-
 // The point q on the axis-aligned portal [a, b] that minimises
 // |p - q| + |q - goal|: where the straight line from p to the goal (or to
 // its mirror image, when both lie on one side) crosses the portal's line,
@@ -657,9 +654,6 @@ PathResult QuadtreeAStar::Waypoints(uint32_t last_leaf, const Point& start, cons
   }
   std::reverse(corridor.begin(), corridor.end());
   const auto& leaves = g_.leaves();
-  struct Portal {
-    Point a, b;
-  };
   std::vector<Portal> portals;
   for (size_t i = 0; i + 1 < corridor.size(); ++i) {
     const QuadtreeLink* links = g_.LinksOf(corridor[i]);
@@ -696,47 +690,12 @@ PathResult QuadtreeAStar::Waypoints(uint32_t last_leaf, const Point& start, cons
       break;
     case Smoothing::kDefault:
     case Smoothing::kFunnel: {
-      // String pulling (the "simple stupid funnel"): left/right are the
-      // portal ends as seen walking from one leaf into the next.
-      std::vector<Portal> lr;  // a = left, b = right
+      std::vector<Point> centres;
       for (size_t i = 0; i < portals.size(); ++i) {
-        const Point c = leaves[corridor[i]].rect.centre();
-        const Portal& p = portals[i];
-        lr.push_back(Cross(c, p.a, p.b) > 0 ? Portal{p.b, p.a} : Portal{p.a, p.b});
+        centres.push_back(leaves[corridor[i]].rect.centre());
       }
-      lr.push_back({end, end});
-      Point apex = start, left = start, right = start;
-      size_t left_i = 0, right_i = 0;
-      for (size_t i = 0; i < lr.size(); ++i) {
-        const Point& pl = lr[i].a;
-        const Point& pr = lr[i].b;
-        if (Cross(apex, right, pr) >= 0) {  // right edge moves inwards
-          if (apex == right || Cross(apex, left, pr) < 0) {
-            right = pr;
-            right_i = i;
-          } else {  // crossed the left edge: its end is a corner of the path
-            pts.push_back(left);
-            apex = left;
-            right = left;
-            right_i = left_i;
-            i = left_i;
-            continue;
-          }
-        }
-        if (Cross(apex, left, pl) <= 0) {  // left edge moves inwards
-          if (apex == left || Cross(apex, right, pl) > 0) {
-            left = pl;
-            left_i = i;
-          } else {
-            pts.push_back(right);
-            apex = right;
-            left = right;
-            left_i = right_i;
-            i = right_i;
-            continue;
-          }
-        }
-      }
+      pts = PullString(start, end, portals, centres);
+      pts.pop_back();  // `end` is appended below, as for every mode
       break;
     }
   }

@@ -96,7 +96,11 @@ class QuadtreeGraph {
 
   const std::vector<Leaf>& leaves() const { return leaves_; }
   const std::vector<QuadtreeLink>& links() const { return links_; }
-  const QuadtreeLink* LinksOf(uint32_t leaf) const { return &links_[leaves_[leaf].first_link]; }
+  // The num_links links of `leaf` (pointer arithmetic, not indexing: a leaf
+  // without links may sit past the end).
+  const QuadtreeLink* LinksOf(uint32_t leaf) const {
+    return links_.data() + leaves_[leaf].first_link;
+  }
 
   // The walkable leaf containing `p`, or kNone (outside the map, in a
   // blocked or dropped region). O(depth of the tree) = O(log(size/min)).

@@ -13,6 +13,8 @@ PACKAGES=(
   libgrpc++-dev libgrpc-dev protobuf-compiler protobuf-compiler-grpc libprotobuf-dev
   # engine and service libraries
   libabsl-dev libspdlog-dev libfmt-dev
+  # navmesh generation: polygon clipping and offsetting, constrained Delaunay
+  libpolyclipping-dev libgeos-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
 )

@@ -303,6 +303,10 @@ absl::StatusOr<Navmesh> Navmesh::Build(const PolygonMap& input, const NavmeshBui
   cl::PolyTree tree;
   {
     cl::Clipper c;
+    // Strictly simple output: no ring touches itself or another at a point
+    // (grid maps pinch where blocked cells meet diagonally), which the
+    // triangulator's ear clipping cannot take.
+    c.StrictlySimple(true);
     c.AddPaths(walkable, cl::ptSubject, true);
     c.AddPaths(obstacles, cl::ptClip, true);
     c.Execute(cl::ctDifference, tree, cl::pftNonZero, cl::pftNonZero);

@@ -1,6 +1,7 @@
 #include "server/map_builder.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <utility>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "core/movingai.h"
+#include "core/navmesh.h"
 #include "core/status_macros.h"
 
 namespace wayfinder::server {
@@ -29,9 +31,28 @@ std::vector<v1::GraphKind> SupportedGraphs(v1::Map::SourceCase source) {
   switch (source) {
     case v1::Map::kGrid:
     case v1::Map::kMovingai:
+      return {v1::GRID, v1::QUADTREE, v1::NAVMESH};
+    case v1::Map::kRects:
+      return {v1::QUADTREE, v1::NAVMESH};
+    case v1::Map::kPolygons:
+      return {v1::NAVMESH};
+    default:
+      return {};
+  }
+}
+
+// The graphs built when the request names none. NAVMESH on grid sources is
+// built only on request: blocked cells make many small obstacles, and
+// their generation is not yet fast or robust enough to pay on every upload.
+std::vector<v1::GraphKind> DefaultGraphs(v1::Map::SourceCase source) {
+  switch (source) {
+    case v1::Map::kGrid:
+    case v1::Map::kMovingai:
       return {v1::GRID, v1::QUADTREE};
     case v1::Map::kRects:
-      return {v1::QUADTREE};
+      return {v1::QUADTREE, v1::NAVMESH};
+    case v1::Map::kPolygons:
+      return {v1::NAVMESH};
     default:
       return {};
   }
@@ -48,6 +69,48 @@ RectField FieldFromSource(const v1::RectSource& source) {
   return field;
 }
 
+PolygonMap PolygonsFromSource(const v1::PolygonSource& source) {
+  PolygonMap map;
+  for (int kind = 0; kind < 2; ++kind) {
+    const auto& in = kind == 0 ? source.walkable() : source.obstacles();
+    auto& out = kind == 0 ? map.walkable : map.obstacles;
+    for (const v1::Polygon& poly : in) {
+      Polygon p;
+      p.points.reserve(poly.points_size());
+      for (const v1::Point& pt : poly.points()) p.points.push_back({pt.x(), pt.y()});
+      out.push_back(std::move(p));
+    }
+  }
+  return map;
+}
+
+constexpr int kMaxAgentRadii = 8;
+// Above this, Clipper's hole handling in the navmesh pipeline grows
+// quadratically (a 1-wide 512x512 maze takes most of a minute).
+constexpr size_t kMaxGridNavmeshVertices = 40000;
+
+// The distinct radii to build meshes for, ascending; {0} when none given.
+absl::StatusOr<std::vector<double>> AgentRadii(const v1::NavmeshOptions& options) {
+  std::vector<double> radii;
+  for (int i = 0; i < options.agent_radii_size(); ++i) {
+    const double r = options.agent_radii(i);
+    if (!std::isfinite(r) || r < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "map.build.navmesh.agent_radii[", i, "]: must be finite and >= 0, got ", r));
+    }
+    radii.push_back(r);
+  }
+  if (radii.empty()) radii.push_back(0);
+  std::sort(radii.begin(), radii.end());
+  radii.erase(std::unique(radii.begin(), radii.end()), radii.end());
+  if (radii.size() > kMaxAgentRadii) {
+    return absl::InvalidArgumentError(absl::StrCat("map.build.navmesh.agent_radii: ",
+                                                   radii.size(), " distinct radii, at most ",
+                                                   kMaxAgentRadii, " allowed"));
+  }
+  return radii;
+}
+
 QuadtreeOptions QuadtreeOptionsFrom(const v1::BuildOptions& build) {
   QuadtreeOptions options;
   options.min_cell_size = build.quadtree().min_cell_size();
@@ -58,7 +121,7 @@ QuadtreeOptions QuadtreeOptionsFrom(const v1::BuildOptions& build) {
 
 absl::StatusOr<std::vector<v1::GraphKind>> RequestedGraphs(const v1::Map& map) {
   const std::vector<v1::GraphKind> supported = SupportedGraphs(map.source_case());
-  if (map.build().graphs().empty()) return supported;
+  if (map.build().graphs().empty()) return DefaultGraphs(map.source_case());
   std::vector<v1::GraphKind> graphs;
   for (int i = 0; i < map.build().graphs_size(); ++i) {
     const int raw = map.build().graphs(i);
@@ -72,8 +135,8 @@ absl::StatusOr<std::vector<v1::GraphKind>> RequestedGraphs(const v1::Map& map) {
       return absl::UnimplementedError(absl::StrCat(
           field, ": ", v1::GraphKind_Name(kind),
           " graphs are not available for this source in this server version "
-          "(available: GRID and QUADTREE for grid and movingai maps, QUADTREE for "
-          "rects)"));
+          "(available: GRID, QUADTREE, NAVMESH for grid and movingai maps; "
+          "QUADTREE, NAVMESH for rects; NAVMESH for polygons)"));
     }
     if (std::find(graphs.begin(), graphs.end(), kind) == graphs.end()) {
       graphs.push_back(kind);
@@ -144,13 +207,12 @@ absl::StatusOr<std::unique_ptr<MapSnapshot>> BuildMap(const v1::Map& map,
       info.set_source(v1::SOURCE_KIND_RECTS);
       break;
     case v1::Map::kPolygons:
-      return absl::UnimplementedError(
-          "map.polygons: polygon maps are not available in this server version "
-          "yet (use grid, movingai or rects)");
+      info.set_source(v1::SOURCE_KIND_POLYGONS);
+      break;
     case v1::Map::kHex:
       return absl::UnimplementedError(
           "map.hex: hex maps are not available in this server version yet (use "
-          "grid, movingai or rects)");
+          "grid, movingai, rects or polygons)");
     case v1::Map::SOURCE_NOT_SET:
       return absl::InvalidArgumentError(
           "map: no source set (set one of grid, movingai, rects, polygons, hex)");
@@ -159,7 +221,24 @@ absl::StatusOr<std::unique_ptr<MapSnapshot>> BuildMap(const v1::Map& map,
 
   uint64_t memory = 0;
   RectField field;
-  if (map.has_rects()) {
+  PolygonMap polygons;
+  if (map.has_polygons()) {
+    polygons = PolygonsFromSource(map.polygons());
+    if (absl::Status st = ValidatePolygonMap(polygons, {}); !st.ok()) {
+      return InField(st, "map.polygons.");
+    }
+    double x0 = INFINITY, y0 = INFINITY, x1 = -INFINITY, y1 = -INFINITY;
+    for (const Polygon& poly : polygons.walkable) {
+      for (const Point& p : poly.points) {
+        x0 = std::min(x0, p.x);
+        y0 = std::min(y0, p.y);
+        x1 = std::max(x1, p.x);
+        y1 = std::max(y1, p.y);
+      }
+    }
+    info.set_width(x1 - x0);
+    info.set_height(y1 - y0);
+  } else if (map.has_rects()) {
     field = FieldFromSource(map.rects());
     if (absl::Status st = ValidateRectField(field, {}); !st.ok()) {
       return InField(st, "map.rects.");
@@ -203,6 +282,50 @@ absl::StatusOr<std::unique_ptr<MapSnapshot>> BuildMap(const v1::Map& map,
       gi->set_leaves_before_merge(graph->leaves_before_merge());
       gi->set_lost_free_area(graph->lost_free_area());
       snapshot->quadtree = std::move(graph);
+    } else if (kind == v1::NAVMESH) {
+      WF_ASSIGN_OR_RETURN(const std::vector<double> radii, AgentRadii(map.build().navmesh()));
+      if (snapshot->grid) {
+        polygons = PolygonsFromGrid(*snapshot->grid);
+        size_t vertices = 0;
+        for (const Polygon& p : polygons.obstacles) vertices += p.points.size();
+        if (vertices > kMaxGridNavmeshVertices) {
+          return absl::FailedPreconditionError(absl::StrCat(
+              "map.build.graphs: NAVMESH from this grid needs ", vertices,
+              " obstacle vertices; this server version builds grid navmeshes up to ",
+              kMaxGridNavmeshVertices, " (use QUADTREE, or upload polygons)"));
+        }
+      } else if (map.has_rects()) {
+        polygons = PolygonsFromRects(field);
+      }
+      uint64_t triangles = 0, links = 0, bytes = 0;
+      for (double radius : radii) {
+        NavmeshBuildOptions options;
+        options.agent_radius = radius;
+        options.max_edge_length = map.build().navmesh().max_edge_length();
+        options.steiner_spacing = map.build().navmesh().steiner_spacing();
+        options.obstacle_hulls = map.build().navmesh().obstacle_hulls();
+        absl::StatusOr<Navmesh> mesh = Navmesh::Build(polygons, options);
+        if (!mesh.ok()) return InField(mesh.status(), "map.");
+        v1::NavmeshInfo* ni = gi->add_navmeshes();
+        ni->set_agent_radius(radius);
+        ni->set_triangles(mesh->triangles().size());
+        ni->set_vertices(mesh->vertices().size());
+        ni->set_area(mesh->area());
+        ni->set_clip_ms(mesh->stats().clip_ms);
+        ni->set_triangulate_ms(mesh->stats().triangulate_ms);
+        ni->set_link_ms(mesh->stats().link_ms);
+        ni->set_memory_bytes(mesh->MemoryBytes());
+        triangles += mesh->triangles().size();
+        for (const auto& t : mesh->triangles()) {
+          for (uint32_t n : t.neighbour) links += n != Navmesh::kNone;
+        }
+        bytes += mesh->MemoryBytes();
+        gi->set_components(gi->components() + mesh->num_components());
+        snapshot->navmeshes.push_back(std::make_unique<const Navmesh>(*std::move(mesh)));
+      }
+      gi->set_nodes(triangles);
+      gi->set_edges(links);
+      gi->set_memory_bytes(bytes);
     }
     gi->set_build_ms(absl::ToDoubleMilliseconds(absl::Now() - start));
     memory += gi->memory_bytes();

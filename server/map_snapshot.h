@@ -3,9 +3,11 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/grid_graph.h"
 #include "core/grid_map.h"
+#include "core/navmesh.h"
 #include "core/quadtree.h"
 #include "wayfinder/v1/wayfinder.pb.h"
 
@@ -30,6 +32,8 @@ struct MapSnapshot {
   std::unique_ptr<const GridGraph> grid_graph;
   // The QUADTREE graph, when built.
   std::unique_ptr<const QuadtreeGraph> quadtree;
+  // The NAVMESH graph: one mesh per agent radius, ascending by radius.
+  std::vector<std::unique_ptr<const Navmesh>> navmeshes;
 
   bool HasGraph(v1::GraphKind kind) const {
     switch (kind) {
@@ -37,6 +41,8 @@ struct MapSnapshot {
         return grid_graph != nullptr;
       case v1::QUADTREE:
         return quadtree != nullptr;
+      case v1::NAVMESH:
+        return !navmeshes.empty();
       default:
         return false;
     }

@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "core/grid_search.h"
+#include "core/navmesh.h"
 #include "core/quadtree.h"
 #include "core/status_macros.h"
 
@@ -18,6 +21,20 @@ namespace {
 // its own buffers to the largest map it has searched and reuses them.
 thread_local GridSearchScratch tls_grid_scratch;
 thread_local QuadtreeSearchScratch tls_quadtree_scratch;
+thread_local NavmeshSearchScratch tls_navmesh_scratch;
+
+// The mesh of the smallest built radius >= `radius`.
+absl::StatusOr<const Navmesh*> MeshFor(const MapSnapshot& map, double radius) {
+  for (const auto& mesh : map.navmeshes) {
+    if (mesh->agent_radius() >= radius) return mesh.get();
+  }
+  std::vector<std::string> radii;
+  for (const auto& mesh : map.navmeshes) radii.push_back(absl::StrCat(mesh->agent_radius()));
+  return absl::FailedPreconditionError(absl::StrCat(
+      "options.agent_radius: ", radius, " is larger than every navmesh built for map \"",
+      map.name, "\" (radii: ", absl::StrJoin(radii, ", "),
+      "); rebuild it with build.navmesh.agent_radii including ", radius));
+}
 
 absl::Status CheckPoint(bool has, const v1::Point& p, absl::string_view field) {
   if (!has) return absl::InvalidArgumentError(absl::StrCat(field, ": is required"));
@@ -116,6 +133,14 @@ absl::StatusOr<v1::FindPathResponse> RunFindPath(const MapSnapshot& map,
     case v1::QUADTREE:
       result = FindQuadtreePath(*map.quadtree, core_request, budget, tls_quadtree_scratch);
       break;
+    case v1::NAVMESH: {
+      WF_ASSIGN_OR_RETURN(const Navmesh* mesh, MeshFor(map, options.agent_radius()));
+      NavmeshPathOptions navmesh_options;
+      navmesh_options.snap_distance = options.snap_distance();
+      result = FindNavmeshPath(*mesh, core_request, navmesh_options, budget,
+                               tls_navmesh_scratch);
+      break;
+    }
     default:
       return absl::InternalError(
           absl::StrCat("graph ", v1::GraphKind_Name(graph), " has no search"));

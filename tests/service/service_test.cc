@@ -104,7 +104,8 @@ TEST(MapsTest, PutGetListDelete) {
   EXPECT_EQ(info.free_cells(), 12u);
   EXPECT_GT(info.memory_bytes(), 15u);
   EXPECT_GT(info.created_unix_ms(), 0);
-  // No graphs asked for: every graph the source supports.
+  // No graphs asked for: the source's default graphs (NAVMESH on grids
+  // only on request).
   ASSERT_EQ(info.graphs_size(), 2);
   EXPECT_EQ(info.graphs(0).kind(), v1::GRID);
   EXPECT_EQ(info.graphs(0).nodes(), 12u);
@@ -150,6 +151,23 @@ TEST(MapsTest, PutGetListDelete) {
   ctx = Ctx();
   ASSERT_TRUE(h.stub().ListMaps(ctx.get(), {}, &list).ok());
   EXPECT_EQ(list.maps_size(), 1);
+}
+
+TEST(MapsTest, NavmeshOfAGridOnRequest) {
+  ServerHarness h;
+  v1::Map map = GridMapFromRows("corridor", kCorridor);
+  map.mutable_build()->add_graphs(v1::NAVMESH);
+  v1::MapInfo info = MustPut(h, map);
+  ASSERT_EQ(info.graphs_size(), 1);
+  EXPECT_EQ(info.graphs(0).kind(), v1::NAVMESH);
+  ASSERT_EQ(info.graphs(0).navmeshes_size(), 1);
+  EXPECT_EQ(info.graphs(0).navmeshes(0).agent_radius(), 0);
+  EXPECT_DOUBLE_EQ(info.graphs(0).navmeshes(0).area(), 12);  // the free cells
+  EXPECT_GT(info.graphs(0).navmeshes(0).triangles(), 0u);
+  v1::FindPathResponse resp;
+  ASSERT_TRUE(Find(h, PathRequest("corridor", 0.5, 1.5, 4.5, 1.5), &resp).ok());
+  EXPECT_EQ(resp.graph(), v1::NAVMESH);
+  EXPECT_NEAR(resp.length(), 3 + 2 * std::hypot(0.5, 0.5), 1e-9);
 }
 
 TEST(MapsTest, MovingAiSourceAndExplicitGraphs) {
@@ -278,8 +296,10 @@ TEST(PathsTest, QuadtreeOnRectsAndGrids) {
   v1::MapInfo info = MustPut(h, field);
   EXPECT_EQ(info.source(), v1::SOURCE_KIND_RECTS);
   EXPECT_EQ(info.width(), 8);
-  ASSERT_EQ(info.graphs_size(), 1);
+  ASSERT_EQ(info.graphs_size(), 2);
   EXPECT_EQ(info.graphs(0).kind(), v1::QUADTREE);
+  EXPECT_EQ(info.graphs(1).kind(), v1::NAVMESH);
+  EXPECT_DOUBLE_EQ(info.graphs(1).navmeshes(0).area(), 64 - 4 - 2);
 
   // Default graph and smoothing on rects: QUADTREE, FUNNEL round the block.
   v1::FindPathResponse resp;
@@ -309,6 +329,63 @@ TEST(PathsTest, QuadtreeOnRectsAndGrids) {
   }
   // Round the wall through its corners (1,1) and (4,1): 2 * hypot(0.5, 0.5) + 3.
   EXPECT_NEAR(funnel, 3 + 2 * std::hypot(0.5, 0.5), 1e-9);
+}
+
+TEST(PathsTest, NavmeshOnPolygonsWithAgentRadii) {
+  ServerHarness h;
+  v1::Map map;
+  map.set_name("hall");
+  auto add_box = [](v1::Polygon* p, double x0, double y0, double x1, double y1) {
+    *p->add_points() = Pt(x0, y0);
+    *p->add_points() = Pt(x1, y0);
+    *p->add_points() = Pt(x1, y1);
+    *p->add_points() = Pt(x0, y1);
+  };
+  add_box(map.mutable_polygons()->add_walkable(), 0, 0, 20, 20);
+  add_box(map.mutable_polygons()->add_obstacles(), 8, 4, 12, 16);
+  map.mutable_build()->mutable_navmesh()->add_agent_radii(1);
+  map.mutable_build()->mutable_navmesh()->add_agent_radii(0);
+  v1::MapInfo info = MustPut(h, map);
+  EXPECT_EQ(info.source(), v1::SOURCE_KIND_POLYGONS);
+  EXPECT_EQ(info.width(), 20);
+  ASSERT_EQ(info.graphs_size(), 1);
+  const v1::GraphInfo& g = info.graphs(0);
+  EXPECT_EQ(g.kind(), v1::NAVMESH);
+  ASSERT_EQ(g.navmeshes_size(), 2);
+  EXPECT_EQ(g.navmeshes(0).agent_radius(), 0);
+  EXPECT_EQ(g.navmeshes(1).agent_radius(), 1);
+  EXPECT_DOUBLE_EQ(g.navmeshes(0).area(), 400 - 48);
+  EXPECT_LT(g.navmeshes(1).area(), g.navmeshes(0).area());
+
+  v1::FindPathRequest req = PathRequest("hall", 3, 10, 17, 10);
+  v1::FindPathResponse r0, r1;
+  ASSERT_TRUE(Find(h, req, &r0).ok());
+  EXPECT_EQ(r0.graph(), v1::NAVMESH);
+  // Round the obstacle's corners (8,4) and (12,4) or (8,16) and (12,16).
+  EXPECT_NEAR(r0.length(), 2 * std::hypot(5, 6) + 4, 1e-9);
+  req.mutable_options()->set_agent_radius(0.7);  // uses the radius-1 mesh
+  ASSERT_TRUE(Find(h, req, &r1).ok());
+  EXPECT_GT(r1.length(), r0.length());
+  for (const v1::Point& p : r1.waypoints()) {
+    const double dx = std::max({8.0 - p.x(), 0.0, p.x() - 12.0});
+    const double dy = std::max({4.0 - p.y(), 0.0, p.y() - 16.0});
+    EXPECT_GE(std::hypot(dx, dy), 1 - 1e-3);
+  }
+  req.mutable_options()->set_agent_radius(1.5);
+  grpc::Status s = Find(h, req, &r1);
+  EXPECT_EQ(s.error_code(), StatusCode::FAILED_PRECONDITION);
+  EXPECT_NE(s.error_message().find("radii: 0, 1"), std::string::npos) << s.error_message();
+
+  // Off the mesh: an error, unless snapping is asked for.
+  req = PathRequest("hall", 10, 10, 17, 10);
+  s = Find(h, req, &r1);
+  EXPECT_EQ(s.error_code(), StatusCode::FAILED_PRECONDITION);
+  EXPECT_NE(s.error_message().find("off the navmesh"), std::string::npos);
+  req.mutable_options()->set_snap_distance(3);
+  ASSERT_TRUE(Find(h, req, &r1).ok());
+  EXPECT_DOUBLE_EQ(r1.waypoints(0).x(), 12);
+  req.mutable_options()->set_smoothing(v1::CHECKPOINTS);
+  EXPECT_EQ(Find(h, req, &r1).error_code(), StatusCode::INVALID_ARGUMENT);
 }
 
 // ---------------------------------------------------------------------------
@@ -380,9 +457,17 @@ std::vector<PutCase> PutCases() {
                      "map.build.graphs[0]"});
     m.mutable_build()->set_graphs(0, static_cast<v1::GraphKind>(99));
     cases.push_back({"unknown graph", m, StatusCode::INVALID_ARGUMENT, "map.build.graphs[0]"});
-    m.mutable_build()->set_graphs(0, v1::NAVMESH);
+    m.mutable_build()->set_graphs(0, v1::HEX);
     cases.push_back({"graph not yet available", m, StatusCode::UNIMPLEMENTED,
-                     "map.build.graphs[0]: NAVMESH"});
+                     "map.build.graphs[0]: HEX"});
+    m.mutable_build()->set_graphs(0, v1::NAVMESH);
+    m.mutable_build()->mutable_navmesh()->add_agent_radii(-1);
+    cases.push_back({"negative radius", m, StatusCode::INVALID_ARGUMENT,
+                     "map.build.navmesh.agent_radii[0]"});
+    m.mutable_build()->mutable_navmesh()->set_agent_radii(0, 0.5);
+    m.mutable_build()->mutable_navmesh()->set_max_edge_length(NAN);
+    cases.push_back({"nan edge length", m, StatusCode::INVALID_ARGUMENT,
+                     "map.build.navmesh.max_edge_length"});
   }
   {
     v1::Map m;
@@ -415,7 +500,16 @@ std::vector<PutCase> PutCases() {
     cases.push_back({"aspect below 1", m, StatusCode::INVALID_ARGUMENT,
                      "map.build.quadtree.max_aspect"});
     m.mutable_polygons();
-    cases.push_back({"polygons not yet", m, StatusCode::UNIMPLEMENTED, "map.polygons"});
+    cases.push_back({"polygons without walkable", m, StatusCode::INVALID_ARGUMENT,
+                     "map.polygons.walkable"});
+    auto* w = m.mutable_polygons()->add_walkable();
+    *w->add_points() = Pt(0, 0);
+    *w->add_points() = Pt(1, 0);
+    cases.push_back({"two-point polygon", m, StatusCode::INVALID_ARGUMENT,
+                     "map.polygons.walkable[0]: needs at least 3 points"});
+    *w->add_points() = Pt(1, std::nan(""));
+    cases.push_back({"nan polygon point", m, StatusCode::INVALID_ARGUMENT,
+                     "map.polygons.walkable[0].points[2]"});
     m.mutable_hex()->set_width(1);
     cases.push_back({"hex not yet", m, StatusCode::UNIMPLEMENTED, "map.hex"});
   }
@@ -498,9 +592,10 @@ TEST(ErrorsTest, BadQueries) {
   point_case("blocked goal", 0.5, 0.5, 2.5, 1.5, StatusCode::FAILED_PRECONDITION, "goal");
   {
     auto r = base();
-    r.set_graph(v1::NAVMESH);
+    r.set_graph(v1::HEX);
     cases.push_back({"graph not built", r, StatusCode::FAILED_PRECONDITION,
-                     "graph: NAVMESH was not built for map \"corridor\" (built: GRID, QUADTREE)"});
+                     "graph: HEX was not built for map \"corridor\" (built: GRID, "
+                     "QUADTREE)"});
     r.set_graph(static_cast<v1::GraphKind>(42));
     cases.push_back({"unknown graph", r, StatusCode::INVALID_ARGUMENT, "graph: 42"});
   }

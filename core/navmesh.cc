@@ -183,6 +183,12 @@ absl::Status ValidatePolygonMap(const PolygonMap& map, const PolygonLimits& limi
             absl::StrCat(name, "[", i, "]: needs at least 3 points, has ", pts.size()));
       }
       vertices += pts.size();
+      double area2 = 0;
+      for (size_t k = 0; k < pts.size(); ++k) {
+        const Point& a = pts[k];
+        const Point& b = pts[(k + 1) % pts.size()];
+        area2 += a.x * b.y - b.x * a.y;
+      }
       for (size_t k = 0; k < pts.size(); ++k) {
         if (!IsFinite(pts[k]) || std::abs(pts[k].x) > limits.max_coordinate ||
             std::abs(pts[k].y) > limits.max_coordinate) {
@@ -190,6 +196,10 @@ absl::Status ValidatePolygonMap(const PolygonMap& map, const PolygonLimits& limi
               name, "[", i, "].points[", k, "]: ", FormatPoint(pts[k]),
               " must be finite and within +-", limits.max_coordinate));
         }
+      }
+      if (!(std::abs(area2) > 0)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(name, "[", i, "]: has zero area (its points are collinear)"));
       }
     }
   }

@@ -37,8 +37,10 @@ struct PolygonLimits {
   double max_coordinate = 1e7;
 };
 
-// Validates counts, finiteness and magnitude; errors name the field
-// ("walkable[2].points[5]", "obstacles[0]: needs at least 3 points").
+// Validates counts, finiteness, magnitude and non-zero area; errors name
+// the field ("walkable[2].points[5]", "obstacles[0]: needs at least 3
+// points"). Self-intersecting polygons are accepted and read with the
+// NonZero fill rule (a figure-eight covers both its loops).
 absl::Status ValidatePolygonMap(const PolygonMap& map, const PolygonLimits& limits);
 
 // The geometry of a grid map as polygons: the map's rectangle is walkable

@@ -231,6 +231,49 @@ TEST(NavmeshSearchTest, OffMeshSnappingSameTriangleAndBudgets) {
   EXPECT_EQ(line->expansions, 0u);
 }
 
+TEST(NavmeshBuildTest, BorderTouchingMergingObstaclesAndIslands) {
+  PolygonMap map;
+  map.walkable = {Box(0, 0, 30, 20)};
+  map.obstacles = {
+      Box(0, 8, 6, 12),     // touches the left border
+      Box(12, 0, 14, 9),    // with the next: a gap of 2 that closes once
+      Box(12, 11, 14, 20),  // both are inflated by 1.5
+      Box(20, 5, 28, 15),   // a ring-shaped obstacle ...
+  };
+  map.walkable.push_back(Box(22, 7, 26, 13));  // ... would need an island
+  // The island lies inside an obstacle, so it is carved away with it: the
+  // obstacle wins where they overlap (walkable minus obstacles).
+  auto mesh = Navmesh::Build(map, {});
+  ASSERT_TRUE(mesh.ok()) << mesh.status();
+  EXPECT_NEAR(mesh->area(), 600 - 24 - 18 - 18 - 80, 1e-9);
+  EXPECT_EQ(mesh->Locate({24, 10}), Navmesh::kNone);
+  NavmeshSearchScratch scratch;
+  auto through = FindNavmeshPath(*mesh, Req({5, 15}, {18, 10}), {}, SearchBudget(), scratch);
+  ASSERT_TRUE(through.ok());
+  EXPECT_EQ(through->status, PathStatus::kFound);
+  NavmeshBuildOptions wide;
+  wide.agent_radius = 1.5;
+  auto inflated = Navmesh::Build(map, wide);
+  ASSERT_TRUE(inflated.ok());
+  auto blocked = FindNavmeshPath(*inflated, Req({5, 15}, {18, 10}), {}, SearchBudget(), scratch);
+  ASSERT_TRUE(blocked.ok());
+  EXPECT_EQ(blocked->status, PathStatus::kUnreachable);  // the gap of 2 < 2r closed
+
+  // A real island: a walkable region inside a hole of another, its own
+  // component.
+  PolygonMap nested;
+  nested.walkable = {Box(0, 0, 20, 20), Box(8, 8, 12, 12)};
+  nested.obstacles = {{{{4, 4}, {16, 4}, {16, 16}, {4, 16}, {4, 4}, {7, 7}, {7, 13}, {13, 13},
+                        {13, 7}, {7, 7}}}};
+  auto islands = Navmesh::Build(nested, {});
+  ASSERT_TRUE(islands.ok()) << islands.status();
+  EXPECT_NE(islands->Locate({10, 10}), Navmesh::kNone);
+  EXPECT_EQ(islands->Locate({5, 10}), Navmesh::kNone);
+  auto cut_off = FindNavmeshPath(*islands, Req({10, 10}, {1, 1}), {}, SearchBudget(), scratch);
+  ASSERT_TRUE(cut_off.ok());
+  EXPECT_EQ(cut_off->status, PathStatus::kUnreachable);
+}
+
 TEST(NavmeshBuildTest, RejectsBadInput) {
   PolygonMap map;
   EXPECT_NE(Navmesh::Build(map, {}).status().message().find("walkable"),
@@ -241,6 +284,9 @@ TEST(NavmeshBuildTest, RejectsBadInput) {
   map.walkable = {Box(0, 0, 1, 1)};
   map.obstacles = {{{{0, 0}, {1, NAN}, {1, 1}}}};
   EXPECT_NE(Navmesh::Build(map, {}).status().message().find("obstacles[0].points[1]"),
+            absl::string_view::npos);
+  map.obstacles = {{{{0, 0}, {1, 1}, {2, 2}}}};
+  EXPECT_NE(Navmesh::Build(map, {}).status().message().find("obstacles[0]: has zero area"),
             absl::string_view::npos);
   map.obstacles = {};
   NavmeshBuildOptions options;

@@ -679,16 +679,8 @@ absl::StatusOr<PathResult> NavmeshAStar::Run(uint32_t start_tri, uint32_t goal_t
       r.expansions = expansions;
       return r;
     }
-    if (expansions % SearchBudget::kCheckInterval == 0) {
-      if (absl::Status st = budget.CheckTimeAndCancel(); !st.ok()) return st;
-    }
-    if (expansions >= budget.max_expansions()) {
-      if (!request.allow_partial) {
-        return absl::ResourceExhaustedError(absl::StrCat(
-            "search gave up after ", expansions,
-            " expansions without reaching the goal; raise options.max_expansions or set "
-            "options.allow_partial"));
-      }
+    if (absl::Status st = budget.BeforeExpansion(expansions); !st.ok()) {
+      if (!absl::IsResourceExhausted(st) || !request.allow_partial) return st;
       PathResult r = Waypoints(best, start, m_.Centroid(best), PathStatus::kPartial,
                                request.smoothing);
       r.expansions = expansions;

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 
@@ -44,6 +45,24 @@ class SearchBudget {
     if (deadline_ != absl::InfiniteFuture() && absl::Now() >= deadline_) {
       return absl::DeadlineExceededError(
           "the call's deadline passed during the search");
+    }
+    return absl::OkStatus();
+  }
+
+  // What every search asks before expanding its node number `expansions`
+  // (0-based): OK to go on; DEADLINE_EXCEEDED or CANCELLED (looked at every
+  // kCheckInterval expansions); or RESOURCE_EXHAUSTED when the expansion
+  // budget is spent, which a search with allow_partial turns into a
+  // partial path instead.
+  absl::Status BeforeExpansion(uint64_t expansions) const {
+    if (expansions % kCheckInterval == 0) {
+      if (absl::Status s = CheckTimeAndCancel(); !s.ok()) return s;
+    }
+    if (expansions >= max_expansions_) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "search gave up after ", expansions,
+          " expansions without reaching the goal; raise options.max_expansions or set "
+          "options.allow_partial"));
     }
     return absl::OkStatus();
   }

@@ -126,33 +126,6 @@ GEOSGeometry* MakeRing(GEOSContextHandle_t ctx, const std::vector<Point>& ring) 
   return GEOSGeom_createLinearRing_r(ctx, seq);
 }
 
-// The point q on portal [a, b] minimising |p - q| + |q - goal|: where the
-// line from p to the goal (or to its mirror image across the portal's line,
-// when both are on one side) crosses the portal, clamped to it.
-Point PortalPoint(const Point& p, const Point& goal, const Point& a, const Point& b) {
-  const double sp = Cross(a, b, p);
-  double sg = Cross(a, b, goal);
-  Point g = goal;
-  const double len2 = (b.x - a.x) * (b.x - a.x) + (b.y - a.y) * (b.y - a.y);
-  if (len2 == 0) return a;
-  if (sp * sg > 0) {  // mirror the goal across the line ab
-    const double t = ((goal.x - a.x) * (b.x - a.x) + (goal.y - a.y) * (b.y - a.y)) / len2;
-    const Point foot{a.x + t * (b.x - a.x), a.y + t * (b.y - a.y)};
-    g = {2 * foot.x - goal.x, 2 * foot.y - goal.y};
-    sg = -sg;
-  }
-  double s;
-  if (sp - sg == 0) {  // p and g both on the line: project p
-    s = ((p.x - a.x) * (b.x - a.x) + (p.y - a.y) * (b.y - a.y)) / len2;
-  } else {
-    const double u = sp / (sp - sg);  // where p->g crosses the line
-    const Point x{p.x + u * (g.x - p.x), p.y + u * (g.y - p.y)};
-    s = ((x.x - a.x) * (b.x - a.x) + (x.y - a.y) * (b.y - a.y)) / len2;
-  }
-  s = std::clamp(s, 0.0, 1.0);
-  return {a.x + s * (b.x - a.x), a.y + s * (b.y - a.y)};
-}
-
 Point ClosestOnSegment(const Point& p, const Point& a, const Point& b) {
   const double len2 = (b.x - a.x) * (b.x - a.x) + (b.y - a.y) * (b.y - a.y);
   if (len2 == 0) return a;
@@ -619,154 +592,6 @@ size_t Navmesh::MemoryBytes() const {
 // Search
 // ---------------------------------------------------------------------------
 
-class NavmeshAStar {
- public:
-  NavmeshAStar(const Navmesh& m, NavmeshSearchScratch& s) : m_(m), s_(s) {}
-
-  absl::StatusOr<PathResult> Run(uint32_t start_tri, uint32_t goal_tri, const Point& start,
-                                 const Point& goal, const PathRequest& request,
-                                 const SearchBudget& budget);
-
- private:
-  using Node = NavmeshSearchScratch::Node;
-  using OpenEntry = NavmeshSearchScratch::OpenEntry;
-
-  Node& Touch(uint32_t t) {
-    Node& n = s_.nodes_[t];
-    if (n.generation != s_.generation_) {
-      n.g = std::numeric_limits<double>::infinity();
-      n.parent = Navmesh::kNone;
-      n.generation = s_.generation_;
-      n.closed = false;
-    }
-    return n;
-  }
-  PathResult Waypoints(uint32_t last, const Point& start, const Point& end, PathStatus status,
-                       Smoothing smoothing) const;
-
-  const Navmesh& m_;
-  NavmeshSearchScratch& s_;
-};
-
-absl::StatusOr<PathResult> NavmeshAStar::Run(uint32_t start_tri, uint32_t goal_tri,
-                                             const Point& start, const Point& goal,
-                                             const PathRequest& request,
-                                             const SearchBudget& budget) {
-  if (s_.nodes_.size() < m_.triangles().size()) s_.nodes_.resize(m_.triangles().size());
-  if (++s_.generation_ == 0) {
-    for (Node& n : s_.nodes_) n.generation = 0;
-    s_.generation_ = 1;
-  }
-  s_.open_.clear();
-  std::greater<OpenEntry> later;
-  Node& sn = Touch(start_tri);
-  sn.g = 0;
-  sn.entry = start;
-  s_.open_.push_back({Distance(start, goal), 0, start_tri});
-  uint64_t expansions = 0;
-  uint32_t best = start_tri;
-  double best_h = Distance(start, goal);
-  const auto& tris = m_.triangles();
-  const auto& verts = m_.vertices();
-  while (!s_.open_.empty()) {
-    std::pop_heap(s_.open_.begin(), s_.open_.end(), later);
-    const OpenEntry top = s_.open_.back();
-    s_.open_.pop_back();
-    Node& u = s_.nodes_[top.triangle];
-    if (u.closed || top.g > u.g) continue;
-    if (top.triangle == goal_tri) {
-      PathResult r = Waypoints(goal_tri, start, goal, PathStatus::kFound, request.smoothing);
-      r.expansions = expansions;
-      return r;
-    }
-    if (absl::Status st = budget.BeforeExpansion(expansions); !st.ok()) {
-      if (!absl::IsResourceExhausted(st) || !request.allow_partial) return st;
-      PathResult r = Waypoints(best, start, m_.Centroid(best), PathStatus::kPartial,
-                               request.smoothing);
-      r.expansions = expansions;
-      return r;
-    }
-    ++expansions;
-    u.closed = true;
-    const double h = Distance(u.entry, goal);
-    if (h < best_h) {
-      best = top.triangle;
-      best_h = h;
-    }
-    const Point from = u.entry;
-    const double g = u.g;
-    const Navmesh::Triangle& tr = tris[top.triangle];
-    for (int k = 0; k < 3; ++k) {
-      const uint32_t next = tr.neighbour[k];
-      if (next == Navmesh::kNone) continue;
-      Node& v = Touch(next);
-      const Point q = PortalPoint(from, goal, verts[tr.v[k]], verts[tr.v[(k + 1) % 3]]);
-      const double ng = g + Distance(from, q);
-      if (ng >= v.g) continue;
-      v.closed = false;  // a better entry reopens it (see the quadtree search)
-      v.g = ng;
-      v.entry = q;
-      v.parent = top.triangle;
-      s_.open_.push_back({ng + Distance(q, goal), ng, next});
-      std::push_heap(s_.open_.begin(), s_.open_.end(), later);
-    }
-  }
-  PathResult r;
-  r.status = PathStatus::kUnreachable;
-  r.expansions = expansions;
-  return r;
-}
-
-PathResult NavmeshAStar::Waypoints(uint32_t last, const Point& start, const Point& end,
-                                   PathStatus status, Smoothing smoothing) const {
-  std::vector<uint32_t> corridor;
-  for (uint32_t t = last; t != Navmesh::kNone; t = s_.nodes_[t].parent) corridor.push_back(t);
-  std::reverse(corridor.begin(), corridor.end());
-  const auto& tris = m_.triangles();
-  const auto& verts = m_.vertices();
-  std::vector<Portal> portals;
-  std::vector<Point> centres;
-  for (size_t i = 0; i + 1 < corridor.size(); ++i) {
-    const Navmesh::Triangle& tr = tris[corridor[i]];
-    for (int k = 0; k < 3; ++k) {
-      if (tr.neighbour[k] == corridor[i + 1]) {
-        portals.push_back({verts[tr.v[k]], verts[tr.v[(k + 1) % 3]]});
-        centres.push_back(m_.Centroid(corridor[i]));
-        break;
-      }
-    }
-  }
-  auto mid = [](const Portal& p) { return Point{(p.a.x + p.b.x) / 2, (p.a.y + p.b.y) / 2}; };
-  std::vector<Point> pts;
-  switch (smoothing) {
-    case Smoothing::kNone:
-      pts.push_back(start);
-      pts.push_back(m_.Centroid(corridor[0]));
-      for (size_t i = 0; i < portals.size(); ++i) {
-        pts.push_back(mid(portals[i]));
-        pts.push_back(m_.Centroid(corridor[i + 1]));
-      }
-      pts.push_back(end);
-      break;
-    case Smoothing::kCenters:
-      pts.push_back(start);
-      for (const Portal& p : portals) pts.push_back(mid(p));
-      pts.push_back(end);
-      break;
-    default:
-      pts = PullString(start, end, portals, centres);
-      break;
-  }
-  PathResult r;
-  r.status = status;
-  for (const Point& p : pts) {
-    if (!r.waypoints.empty() && r.waypoints.back() == p) continue;
-    if (!r.waypoints.empty()) r.length += Distance(r.waypoints.back(), p);
-    r.waypoints.push_back(p);
-  }
-  return r;
-}
-
 absl::StatusOr<PathResult> FindNavmeshPath(const Navmesh& mesh, const PathRequest& request,
                                            const NavmeshPathOptions& options,
                                            const SearchBudget& budget,
@@ -816,7 +641,7 @@ absl::StatusOr<PathResult> FindNavmeshPath(const Navmesh& mesh, const PathReques
     r.status = PathStatus::kUnreachable;
     return r;
   }
-  return NavmeshAStar(mesh, scratch).Run(tris[0], tris[1], ends[0], ends[1], request, budget);
+  return CorridorAStar(mesh, tris[0], tris[1], ends[0], ends[1], request, budget, scratch);
 }
 
 }  // namespace wayfinder

@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "core/corridor_search.h"
 #include "core/geometry.h"
 #include "core/grid_map.h"
 #include "core/path.h"
@@ -114,6 +115,21 @@ class Navmesh {
   uint32_t Nearest(const Point& p, double max_distance, Point* nearest) const;
 
   Point Centroid(uint32_t t) const;
+
+  // The cell-graph view CorridorAStar searches: triangles and the edges
+  // they share.
+  size_t NumCells() const { return triangles_.size(); }
+  double CellCost(uint32_t) const { return 1; }
+  Point CellCentre(uint32_t t) const { return Centroid(t); }
+  template <typename F>
+  void ForEachNeighbour(uint32_t t, F&& f) const {
+    const Triangle& tr = triangles_[t];
+    for (int k = 0; k < 3; ++k) {
+      if (tr.neighbour[k] != kNone) {
+        f(tr.neighbour[k], vertices_[tr.v[k]], vertices_[tr.v[(k + 1) % 3]]);
+      }
+    }
+  }
   size_t MemoryBytes() const;
 
  private:
@@ -136,32 +152,8 @@ class Navmesh {
   std::vector<uint32_t> bucket_items_;
 };
 
-// Reusable search memory for navmesh A*, one per worker thread.
-class NavmeshSearchScratch {
- public:
-  NavmeshSearchScratch() = default;
-  NavmeshSearchScratch(const NavmeshSearchScratch&) = delete;
-  NavmeshSearchScratch& operator=(const NavmeshSearchScratch&) = delete;
-
- private:
-  friend class NavmeshAStar;
-  struct Node {
-    double g = 0;
-    Point entry;
-    uint32_t parent = 0;
-    uint32_t generation = 0;
-    bool closed = false;
-  };
-  struct OpenEntry {
-    double f;
-    double g;
-    uint32_t triangle;
-    bool operator>(const OpenEntry& o) const { return f > o.f || (f == o.f && g < o.g); }
-  };
-  std::vector<Node> nodes_;
-  std::vector<OpenEntry> open_;
-  uint32_t generation_ = 0;
-};
+// Per-thread search memory for FindNavmeshPath.
+using NavmeshSearchScratch = CorridorSearchScratch;
 
 struct NavmeshPathOptions {
   // A start or goal off the mesh is moved to the nearest point of the mesh

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/corridor_search.h"
 #include "core/geometry.h"
 #include "core/grid_map.h"
 #include "core/path.h"
@@ -108,6 +109,16 @@ class QuadtreeGraph {
   uint32_t LeafAt(const Point& p) const;
 
   uint32_t component(uint32_t leaf) const { return components_[leaf]; }
+
+  // The cell-graph view CorridorAStar searches: leaves and their portals.
+  size_t NumCells() const { return leaves_.size(); }
+  double CellCost(uint32_t leaf) const { return leaves_[leaf].cost; }
+  Point CellCentre(uint32_t leaf) const { return leaves_[leaf].rect.centre(); }
+  template <typename F>
+  void ForEachNeighbour(uint32_t leaf, F&& f) const {
+    const QuadtreeLink* links = LinksOf(leaf);
+    for (uint32_t k = 0; k < leaves_[leaf].num_links; ++k) f(links[k].leaf, links[k].a, links[k].b);
+  }
   uint64_t num_components() const { return num_components_; }
 
   // Extent of the map, world units.
@@ -145,33 +156,8 @@ class QuadtreeGraph {
   double lost_free_area_ = 0;
 };
 
-// Reusable search memory for quadtree A*, one per worker thread (see
-// GridSearchScratch; same generation-stamp scheme).
-class QuadtreeSearchScratch {
- public:
-  QuadtreeSearchScratch() = default;
-  QuadtreeSearchScratch(const QuadtreeSearchScratch&) = delete;
-  QuadtreeSearchScratch& operator=(const QuadtreeSearchScratch&) = delete;
-
- private:
-  friend class QuadtreeAStar;
-  struct Node {
-    double g = 0;
-    Point entry;  // where the path enters this leaf
-    uint32_t parent = 0;
-    uint32_t generation = 0;
-    bool closed = false;
-  };
-  struct OpenEntry {
-    double f;
-    double g;
-    uint32_t leaf;
-    bool operator>(const OpenEntry& o) const { return f > o.f || (f == o.f && g < o.g); }
-  };
-  std::vector<Node> nodes_;
-  std::vector<OpenEntry> open_;
-  uint32_t generation_ = 0;
-};
+// Per-thread search memory for FindQuadtreePath.
+using QuadtreeSearchScratch = CorridorSearchScratch;
 
 // A* over quadtree leaves, then waypoints by `request.smoothing`:
 //   kFunnel (default): the shortest path through the corridor of portals

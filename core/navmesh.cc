@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "core/funnel.h"
+#include "core/status_macros.h"
 
 namespace wayfinder {
 namespace {
@@ -132,6 +133,63 @@ Point ClosestOnSegment(const Point& p, const Point& a, const Point& b) {
   const double t =
       std::clamp(((p.x - a.x) * (b.x - a.x) + (p.y - a.y) * (b.y - a.y)) / len2, 0.0, 1.0);
   return {a.x + t * (b.x - a.x), a.y + t * (b.y - a.y)};
+}
+
+
+// Hertel-Mehlhorn: removes shared edges while both of their ends stay
+// strictly convex; at most four times the fewest convex pieces. Hand-written:
+// neither Clipper nor GEOS merges triangles, and Recast's merging works on
+// its own voxel contours.
+std::vector<std::vector<uint32_t>> MergeConvex(const std::vector<Point>& vs,
+                                               std::vector<std::vector<uint32_t>> polys) {
+  absl::flat_hash_map<uint64_t, uint32_t> owner;  // directed edge -> polygon
+  auto key = [](uint32_t a, uint32_t b) { return uint64_t{a} << 32 | b; };
+  for (uint32_t p = 0; p < polys.size(); ++p) {
+    for (size_t k = 0; k < polys[p].size(); ++k) {
+      owner[key(polys[p][k], polys[p][(k + 1) % polys[p].size()])] = p;
+    }
+  }
+  for (uint32_t p = 0; p < polys.size(); ++p) {
+    bool merged = true;
+    while (merged && !polys[p].empty()) {
+      merged = false;
+      const std::vector<uint32_t>& P = polys[p];
+      for (size_t k = 0; k < P.size() && !merged; ++k) {
+        const uint32_t a = P[k], b = P[(k + 1) % P.size()];
+        auto it = owner.find(key(b, a));
+        if (it == owner.end() || it->second == p) continue;
+        const uint32_t q = it->second;
+        const std::vector<uint32_t>& Q = polys[q];
+        const size_t j = std::find(Q.begin(), Q.end(), b) - Q.begin();
+        // P from b round to a, then Q from after a to before b.
+        std::vector<uint32_t> m;
+        m.reserve(P.size() + Q.size() - 2);
+        for (size_t i = 1; i <= P.size(); ++i) m.push_back(P[(k + i) % P.size()]);
+        for (size_t i = 2; i < Q.size(); ++i) m.push_back(Q[(j + i) % Q.size()]);
+        auto convex_at = [&](size_t i) {
+          return Cross(vs[m[(i + m.size() - 1) % m.size()]], vs[m[i]], vs[m[(i + 1) % m.size()]]) >
+                 0;
+        };
+        if (!convex_at(0) || !convex_at(P.size() - 1)) continue;
+        std::vector<uint32_t> sorted = m;
+        std::sort(sorted.begin(), sorted.end());
+        if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) continue;
+        for (size_t i = 0; i < Q.size(); ++i) {
+          const uint64_t e = key(Q[i], Q[(i + 1) % Q.size()]);
+          if (e != key(b, a)) owner[e] = p;
+        }
+        owner.erase(key(a, b));
+        owner.erase(key(b, a));
+        polys[q].clear();
+        polys[p] = std::move(m);
+        merged = true;
+      }
+    }
+  }
+  polys.erase(std::remove_if(polys.begin(), polys.end(),
+                             [](const std::vector<uint32_t>& p) { return p.empty(); }),
+              polys.end());
+  return polys;
 }
 
 }  // namespace
@@ -330,32 +388,31 @@ absl::StatusOr<Navmesh> Navmesh::Build(const PolygonMap& input, const NavmeshBui
   // 5. Constrained Delaunay triangulation of each polygon with its holes.
   absl::flat_hash_map<std::pair<double, double>, uint32_t> vertex_ids;
   auto vertex = [&](double x, double y) {
-    auto [it, inserted] = vertex_ids.try_emplace({x, y}, static_cast<uint32_t>(mesh.vertices_.size()));
+    auto [it, inserted] =
+        vertex_ids.try_emplace({x, y}, static_cast<uint32_t>(mesh.vertices_.size()));
     if (inserted) mesh.vertices_.push_back({x, y});
     return it->second;
   };
+  std::vector<std::vector<uint32_t>> polys;
   for (const GeosPtr& poly : polygons) {
     GeosPtr tris(GEOSConstrainedDelaunayTriangulation_r(ctx, poly.get()), GeosDeleter{ctx});
     if (tris == nullptr) {
-      return absl::InternalError(
-          absl::StrCat("navmesh: triangulation failed: ", geos.error()));
+      return absl::InternalError(absl::StrCat("navmesh: triangulation failed: ", geos.error()));
     }
     const int n = GEOSGetNumGeometries_r(ctx, tris.get());
     for (int i = 0; i < n; ++i) {
       const GEOSGeometry* tri = GEOSGetGeometryN_r(ctx, tris.get(), i);
-      const GEOSCoordSequence* seq =
-          GEOSGeom_getCoordSeq_r(ctx, GEOSGetExteriorRing_r(ctx, tri));
+      const GEOSCoordSequence* seq = GEOSGeom_getCoordSeq_r(ctx, GEOSGetExteriorRing_r(ctx, tri));
       double xy[6];
-      for (unsigned k = 0; k < 3; ++k) GEOSCoordSeq_getXY_r(ctx, seq, k, &xy[2 * k], &xy[2 * k + 1]);
-      Triangle t;
-      t.v = {vertex(xy[0], xy[1]), vertex(xy[2], xy[3]), vertex(xy[4], xy[5])};
-      t.neighbour = {kNone, kNone, kNone};
-      const double area2 = Cross(mesh.vertices_[t.v[0]], mesh.vertices_[t.v[1]],
-                                 mesh.vertices_[t.v[2]]);
+      for (unsigned k = 0; k < 3; ++k) {
+        GEOSCoordSeq_getXY_r(ctx, seq, k, &xy[2 * k], &xy[2 * k + 1]);
+      }
+      std::vector<uint32_t> t = {vertex(xy[0], xy[1]), vertex(xy[2], xy[3]), vertex(xy[4], xy[5])};
+      const double area2 =
+          Cross(mesh.vertices_[t[0]], mesh.vertices_[t[1]], mesh.vertices_[t[2]]);
       if (area2 == 0) continue;
-      if (area2 < 0) std::swap(t.v[1], t.v[2]);
-      mesh.area_ += std::abs(area2) / 2;
-      mesh.triangles_.push_back(t);
+      if (area2 < 0) std::swap(t[1], t[2]);
+      polys.push_back(std::move(t));
     }
   }
   mesh.stats_.triangulate_ms = absl::ToDoubleMilliseconds(absl::Now() - t0);
@@ -364,8 +421,8 @@ absl::StatusOr<Navmesh> Navmesh::Build(const PolygonMap& input, const NavmeshBui
   // 6. Steiner points: split the triangle containing each interior grid
   //    point into three (the outer edges, and so the boundary, stay as
   //    they are).
-  if (options.steiner_spacing > 0 && !mesh.triangles_.empty()) {
-    mesh.BuildIndex();
+  if (options.steiner_spacing > 0 && !polys.empty()) {
+    mesh.Finish(polys);  // for Locate
     double min_x = std::numeric_limits<double>::infinity(), min_y = min_x;
     double max_x = -min_x, max_y = -min_x;
     for (const Point& p : mesh.vertices_) {
@@ -384,11 +441,10 @@ absl::StatusOr<Navmesh> Navmesh::Build(const PolygonMap& input, const NavmeshBui
       for (double x = std::ceil(min_x / s) * s; x <= max_x; x += s) {
         const uint32_t t = mesh.Locate({x, y});
         if (t == kNone) continue;
-        const Triangle& tr = mesh.triangles_[t];
+        const std::vector<uint32_t>& tr = polys[t];
         bool strictly_inside = true;
         for (int k = 0; k < 3; ++k) {
-          if (Cross(mesh.vertices_[tr.v[k]], mesh.vertices_[tr.v[(k + 1) % 3]], {x, y}) <=
-              1e-9) {
+          if (Cross(mesh.vertices_[tr[k]], mesh.vertices_[tr[(k + 1) % 3]], {x, y}) <= 1e-9) {
             strictly_inside = false;
           }
         }
@@ -396,47 +452,235 @@ absl::StatusOr<Navmesh> Navmesh::Build(const PolygonMap& input, const NavmeshBui
       }
     }
     // One point per triangle per round keeps the split simple.
-    std::vector<bool> used(mesh.triangles_.size(), false);
+    std::vector<bool> used(polys.size(), false);
     for (const auto& [t, p] : inserts) {
       if (used[t]) continue;
       used[t] = true;
       const uint32_t c = vertex(p.x, p.y);
-      const Triangle old = mesh.triangles_[t];
-      mesh.triangles_[t].v = {old.v[0], old.v[1], c};
-      mesh.triangles_.push_back({{old.v[1], old.v[2], c}, {kNone, kNone, kNone}});
-      mesh.triangles_.push_back({{old.v[2], old.v[0], c}, {kNone, kNone, kNone}});
+      const std::vector<uint32_t> old = polys[t];
+      polys[t] = {old[0], old[1], c};
+      polys.push_back({old[1], old[2], c});
+      polys.push_back({old[2], old[0], c});
     }
   }
 
-  // 7. Adjacency through shared edges, components, spatial index.
-  absl::flat_hash_map<std::pair<uint32_t, uint32_t>, std::pair<uint32_t, int>> edges;
-  for (uint32_t t = 0; t < mesh.triangles_.size(); ++t) {
-    Triangle& tr = mesh.triangles_[t];
-    tr.neighbour = {kNone, kNone, kNone};
-  }
-  for (uint32_t t = 0; t < mesh.triangles_.size(); ++t) {
-    for (int k = 0; k < 3; ++k) {
-      const uint32_t a = mesh.triangles_[t].v[k], b = mesh.triangles_[t].v[(k + 1) % 3];
-      const auto key = std::minmax(a, b);
-      auto [it, inserted] = edges.try_emplace({key.first, key.second}, t, k);
-      if (!inserted) {
-        const auto [u, j] = it->second;
-        mesh.triangles_[t].neighbour[k] = u;
-        mesh.triangles_[u].neighbour[j] = t;
-      }
-    }
-  }
-  mesh.BuildComponents();
-  mesh.BuildIndex();
+  // 7. Optional merging, then adjacency, components, spatial index.
+  if (options.merge_triangles) polys = MergeConvex(mesh.vertices_, std::move(polys));
+  mesh.Finish(std::move(polys));
   mesh.stats_.link_ms = absl::ToDoubleMilliseconds(absl::Now() - t0);
   return mesh;
 }
 
+absl::StatusOr<Navmesh> Navmesh::BuildFromGrid(const GridMap& grid,
+                                               const NavmeshBuildOptions& options) {
+  const double r = options.agent_radius;
+  if (!std::isfinite(r) || r < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("build.navmesh.agent_radii: must be finite and >= 0, got ", r));
+  }
+  const char* polygon_only = options.max_edge_length != 0   ? "max_edge_length"
+                             : options.steiner_spacing != 0 ? "steiner_spacing"
+                             : options.obstacle_hulls       ? "obstacle_hulls"
+                             : options.merge_triangles      ? "merge_triangles"
+                                                            : nullptr;
+  if (polygon_only != nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "build.navmesh.", polygon_only,
+        ": applies to polygons and rects sources; grid maps are meshed exactly with rectangles"));
+  }
+  Navmesh mesh;
+  mesh.agent_radius_ = r;
+  absl::Time t0 = absl::Now();
+  const uint32_t w = grid.width(), h = grid.height();
+
+  // Every edge of an inflated blocked cell, and of the shrunk map border,
+  // lies on one of the coordinates i - r or i + r.
+  auto axis = [r](uint32_t n) {
+    std::vector<double> v;
+    for (uint32_t i = 0; i <= n; ++i) {
+      for (double c : {i - r, i + r}) {
+        if (c >= r && c <= n - r) v.push_back(c);
+      }
+    }
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end(), [](double a, double b) { return b - a < 1e-9; }),
+            v.end());
+    return v;
+  };
+  const std::vector<double> xs = axis(w), ys = axis(h);
+  if (xs.size() < 2 || ys.size() < 2) {  // the radius closes the whole map
+    mesh.Finish({});
+    return mesh;
+  }
+  const size_t nx = xs.size() - 1, ny = ys.size() - 1;
+
+  // Blocked-cell prefix sums: is any blocked cell within the open square of
+  // half-side r around a point?
+  std::vector<uint32_t> prefix(size_t{w + 1} * (h + 1), 0);
+  for (uint32_t y = 0; y < h; ++y) {
+    for (uint32_t x = 0; x < w; ++x) {
+      prefix[size_t{y + 1} * (w + 1) + x + 1] = prefix[size_t{y} * (w + 1) + x + 1] +
+                                                prefix[size_t{y + 1} * (w + 1) + x] -
+                                                prefix[size_t{y} * (w + 1) + x] +
+                                                (grid.IsFree(x, y) ? 0 : 1);
+    }
+  }
+  auto cell_range = [r](double c, uint32_t n, int64_t* lo, int64_t* hi) {
+    // Cells i with i < c + r and i + 1 > c - r.
+    *lo = std::max<int64_t>(0, static_cast<int64_t>(std::floor(c - r - 1)) + 1);
+    *hi = std::min<int64_t>(n - 1, static_cast<int64_t>(std::ceil(c + r)) - 1);
+  };
+  constexpr uint32_t kBlocked = 0xFFFFFFFFu, kOpen = 0xFFFFFFFEu;
+  std::vector<uint32_t> owner(nx * ny);
+  for (size_t j = 0; j < ny; ++j) {
+    int64_t y0, y1;
+    cell_range((ys[j] + ys[j + 1]) / 2, h, &y0, &y1);
+    for (size_t i = 0; i < nx; ++i) {
+      int64_t x0, x1;
+      cell_range((xs[i] + xs[i + 1]) / 2, w, &x0, &x1);
+      bool blocked = false;
+      if (x0 <= x1 && y0 <= y1) {
+        const size_t W = w + 1;
+        blocked = prefix[(y1 + 1) * W + x1 + 1] - prefix[y0 * W + x1 + 1] -
+                      prefix[(y1 + 1) * W + x0] + prefix[y0 * W + x0] >
+                  0;
+      }
+      owner[j * nx + i] = blocked ? kBlocked : kOpen;
+    }
+  }
+
+  // Greedy cover by maximal rectangles: widest run first, then as far down
+  // as the whole run stays open.
+  struct Box {
+    uint32_t x0, y0, x1, y1;  // compressed cells [x0, x1) x [y0, y1)
+  };
+  std::vector<Box> boxes;
+  for (size_t j = 0; j < ny; ++j) {
+    for (size_t i = 0; i < nx; ++i) {
+      if (owner[j * nx + i] != kOpen) continue;
+      size_t i1 = i;
+      while (i1 < nx && owner[j * nx + i1] == kOpen) ++i1;
+      size_t j1 = j + 1;
+      while (j1 < ny && std::all_of(owner.begin() + j1 * nx + i, owner.begin() + j1 * nx + i1,
+                                    [](uint32_t o) { return o == kOpen; })) {
+        ++j1;
+      }
+      const uint32_t id = static_cast<uint32_t>(boxes.size());
+      boxes.push_back({uint32_t(i), uint32_t(j), uint32_t(i1), uint32_t(j1)});
+      for (size_t y = j; y < j1; ++y) {
+        std::fill(owner.begin() + y * nx + i, owner.begin() + y * nx + i1, id);
+      }
+    }
+  }
+  mesh.stats_.triangulate_ms = absl::ToDoubleMilliseconds(absl::Now() - t0);
+  t0 = absl::Now();
+
+  // Each rectangle's outline, clockwise on screen, with a vertex wherever
+  // the owner across a side changes (so neighbours share whole edges).
+  auto at = [&](int64_t i, int64_t j) {
+    return i < 0 || j < 0 || i >= int64_t(nx) || j >= int64_t(ny) ? kBlocked : owner[j * nx + i];
+  };
+  absl::flat_hash_map<uint64_t, uint32_t> vertex_ids;
+  auto vertex = [&](uint32_t i, uint32_t j) {
+    auto [it, inserted] = vertex_ids.try_emplace(uint64_t{j} << 32 | i,
+                                                 static_cast<uint32_t>(mesh.vertices_.size()));
+    if (inserted) mesh.vertices_.push_back({xs[i], ys[j]});
+    return it->second;
+  };
+  std::vector<std::vector<uint32_t>> polys(boxes.size());
+  for (size_t b = 0; b < boxes.size(); ++b) {
+    const Box& x = boxes[b];
+    std::vector<uint32_t>& out = polys[b];
+    out.push_back(vertex(x.x0, x.y0));
+    for (uint32_t i = x.x0 + 1; i < x.x1; ++i) {  // top, left to right
+      if (at(i - 1, int64_t(x.y0) - 1) != at(i, int64_t(x.y0) - 1)) out.push_back(vertex(i, x.y0));
+    }
+    out.push_back(vertex(x.x1, x.y0));
+    for (uint32_t j = x.y0 + 1; j < x.y1; ++j) {  // right, downwards
+      if (at(x.x1, j - 1) != at(x.x1, j)) out.push_back(vertex(x.x1, j));
+    }
+    out.push_back(vertex(x.x1, x.y1));
+    for (uint32_t i = x.x1 - 1; i > x.x0; --i) {  // bottom, right to left
+      if (at(i - 1, x.y1) != at(i, x.y1)) out.push_back(vertex(i, x.y1));
+    }
+    out.push_back(vertex(x.x0, x.y1));
+    for (uint32_t j = x.y1 - 1; j > x.y0; --j) {  // left, upwards
+      if (at(int64_t(x.x0) - 1, j - 1) != at(int64_t(x.x0) - 1, j)) {
+        out.push_back(vertex(x.x0, j));
+      }
+    }
+  }
+  mesh.Finish(std::move(polys));
+  mesh.stats_.link_ms = absl::ToDoubleMilliseconds(absl::Now() - t0);
+  return mesh;
+}
+
+void Navmesh::Finish(std::vector<std::vector<uint32_t>> polys) {
+  poly_start_.assign(1, 0);
+  poly_verts_.clear();
+  area_ = 0;
+  for (const std::vector<uint32_t>& p : polys) {
+    poly_verts_.insert(poly_verts_.end(), p.begin(), p.end());
+    poly_start_.push_back(static_cast<uint32_t>(poly_verts_.size()));
+    for (size_t k = 0; k < p.size(); ++k) {
+      const Point& a = vertices_[p[k]];
+      const Point& b = vertices_[p[(k + 1) % p.size()]];
+      area_ += (a.x * b.y - b.x * a.y) / 2;
+    }
+  }
+  // Adjacency: the polygon across (a, b) is the one with the edge (b, a).
+  poly_neighbours_.assign(poly_verts_.size(), kNone);
+  absl::flat_hash_map<uint64_t, uint32_t> edge_owner;
+  edge_owner.reserve(poly_verts_.size());
+  auto key = [](uint32_t a, uint32_t b) { return uint64_t{a} << 32 | b; };
+  const uint32_t n = static_cast<uint32_t>(num_polygons());
+  for (uint32_t p = 0; p < n; ++p) {
+    for (uint32_t k = poly_start_[p]; k < poly_start_[p + 1]; ++k) {
+      const uint32_t next = k + 1 == poly_start_[p + 1] ? poly_start_[p] : k + 1;
+      edge_owner.emplace(key(poly_verts_[k], poly_verts_[next]), p);
+    }
+  }
+  boundary_vertex_.assign(vertices_.size(), false);
+  std::vector<uint32_t> counts(vertices_.size() + 1, 0);
+  for (uint32_t p = 0; p < n; ++p) {
+    for (uint32_t k = poly_start_[p]; k < poly_start_[p + 1]; ++k) {
+      const uint32_t next = k + 1 == poly_start_[p + 1] ? poly_start_[p] : k + 1;
+      auto it = edge_owner.find(key(poly_verts_[next], poly_verts_[k]));
+      if (it != edge_owner.end()) {
+        poly_neighbours_[k] = it->second;
+      } else {
+        boundary_vertex_[poly_verts_[k]] = true;
+        boundary_vertex_[poly_verts_[next]] = true;
+      }
+      ++counts[poly_verts_[k] + 1];
+    }
+  }
+  vertex_poly_start_.assign(vertices_.size() + 1, 0);
+  for (size_t v = 0; v < vertices_.size(); ++v) {
+    vertex_poly_start_[v + 1] = vertex_poly_start_[v] + counts[v + 1];
+  }
+  vertex_polys_.assign(poly_verts_.size(), 0);
+  std::vector<uint32_t> fill(vertex_poly_start_.begin(), vertex_poly_start_.end() - 1);
+  for (uint32_t p = 0; p < n; ++p) {
+    for (uint32_t k = poly_start_[p]; k < poly_start_[p + 1]; ++k) {
+      vertex_polys_[fill[poly_verts_[k]]++] = p;
+    }
+  }
+  BuildComponents();
+  BuildIndex();
+}
+
+size_t Navmesh::num_links() const {
+  return static_cast<size_t>(std::count_if(poly_neighbours_.begin(), poly_neighbours_.end(),
+                                           [](uint32_t q) { return q != kNone; }));
+}
+
 void Navmesh::BuildComponents() {
-  components_.assign(triangles_.size(), kNone);
+  const uint32_t n = static_cast<uint32_t>(num_polygons());
+  components_.assign(n, kNone);
   num_components_ = 0;
   std::vector<uint32_t> stack;
-  for (uint32_t s = 0; s < triangles_.size(); ++s) {
+  for (uint32_t s = 0; s < n; ++s) {
     if (components_[s] != kNone) continue;
     const uint32_t id = static_cast<uint32_t>(num_components_++);
     components_[s] = id;
@@ -444,7 +688,7 @@ void Navmesh::BuildComponents() {
     while (!stack.empty()) {
       const uint32_t u = stack.back();
       stack.pop_back();
-      for (uint32_t v : triangles_[u].neighbour) {
+      for (uint32_t v : neighbours(u)) {
         if (v != kNone && components_[v] == kNone) {
           components_[v] = id;
           stack.push_back(v);
@@ -457,7 +701,8 @@ void Navmesh::BuildComponents() {
 void Navmesh::BuildIndex() {
   bucket_start_.clear();
   bucket_items_.clear();
-  if (triangles_.empty()) {
+  const size_t polygons = num_polygons();
+  if (polygons == 0) {
     buckets_x_ = buckets_y_ = 0;
     return;
   }
@@ -469,9 +714,9 @@ void Navmesh::BuildIndex() {
     max_x = std::max(max_x, p.x);
     max_y = std::max(max_y, p.y);
   }
-  // About one triangle per bucket on average.
+  // About one polygon per bucket on average.
   const double span_x = std::max(max_x - min_x_, 1e-9), span_y = std::max(max_y - min_y_, 1e-9);
-  bucket_size_ = std::max(std::sqrt(span_x * span_y / triangles_.size()), 1e-6);
+  bucket_size_ = std::max(std::sqrt(span_x * span_y / polygons), 1e-6);
   buckets_x_ = static_cast<uint32_t>(std::min(4096.0, std::floor(span_x / bucket_size_) + 1));
   buckets_y_ = static_cast<uint32_t>(std::min(4096.0, std::floor(span_y / bucket_size_) + 1));
   bucket_size_ = std::max(span_x / (buckets_x_ - 0.5), span_y / (buckets_y_ - 0.5));
@@ -479,7 +724,7 @@ void Navmesh::BuildIndex() {
   std::vector<uint32_t> counts(n + 1, 0);
   auto range = [&](uint32_t t, uint32_t* i0, uint32_t* i1, uint32_t* j0, uint32_t* j1) {
     double lx = std::numeric_limits<double>::infinity(), ly = lx, hx = -lx, hy = -lx;
-    for (uint32_t v : triangles_[t].v) {
+    for (uint32_t v : polygon(t)) {
       lx = std::min(lx, vertices_[v].x);
       ly = std::min(ly, vertices_[v].y);
       hx = std::max(hx, vertices_[v].x);
@@ -495,7 +740,7 @@ void Navmesh::BuildIndex() {
     *j1 = cell(hy, min_y_, buckets_y_);
   };
   for (int pass = 0; pass < 2; ++pass) {
-    for (uint32_t t = 0; t < triangles_.size(); ++t) {
+    for (uint32_t t = 0; t < polygons; ++t) {
       uint32_t i0, i1, j0, j1;
       range(t, &i0, &i1, &j0, &j1);
       for (uint32_t j = j0; j <= j1; ++j) {
@@ -519,9 +764,9 @@ void Navmesh::BuildIndex() {
 }
 
 bool Navmesh::Contains(uint32_t t, const Point& p) const {
-  const Triangle& tr = triangles_[t];
-  for (int k = 0; k < 3; ++k) {
-    if (Cross(vertices_[tr.v[k]], vertices_[tr.v[(k + 1) % 3]], p) < 0) return false;
+  const auto v = polygon(t);
+  for (size_t k = 0; k < v.size(); ++k) {
+    if (Cross(vertices_[v[k]], vertices_[v[(k + 1) % v.size()]], p) < 0) return false;
   }
   return true;
 }
@@ -558,9 +803,10 @@ uint32_t Navmesh::Nearest(const Point& p, double max_distance, Point* nearest) c
     for (uint32_t i = i0; i <= i1; ++i) {
       const size_t b = size_t{j} * buckets_x_ + i;
       for (uint32_t k = bucket_start_[b]; k < bucket_start_[b + 1]; ++k) {
-        const Triangle& tr = triangles_[bucket_items_[k]];
-        for (int e = 0; e < 3; ++e) {
-          const Point q = ClosestOnSegment(p, vertices_[tr.v[e]], vertices_[tr.v[(e + 1) % 3]]);
+        const auto v = polygon(bucket_items_[k]);
+        for (size_t e = 0; e < v.size(); ++e) {
+          const Point q =
+              ClosestOnSegment(p, vertices_[v[e]], vertices_[v[(e + 1) % v.size()]]);
           const double d = Distance(p, q);
           if (d <= best_d) {
             best_d = d;
@@ -574,23 +820,222 @@ uint32_t Navmesh::Nearest(const Point& p, double max_distance, Point* nearest) c
   return best;
 }
 
+bool Navmesh::AroundVertex(uint32_t x, uint32_t from, uint32_t to) const {
+  const size_t fan = VertexPolygons(x).size();
+  for (int dir = 0; dir < 2; ++dir) {
+    uint32_t p = from;
+    for (size_t step = 0; step <= fan && p != kNone; ++step) {
+      if (p == to) return true;
+      const auto v = polygon(p);
+      const auto nb = neighbours(p);
+      const size_t i = std::find(v.begin(), v.end(), x) - v.begin();
+      if (i == v.size()) return false;
+      // Across (x, next) one way round, across (prev, x) the other.
+      p = dir == 0 ? nb[i] : nb[(i + v.size() - 1) % v.size()];
+    }
+  }
+  return false;
+}
+
+bool Navmesh::SegmentOnMesh(const Point& a, uint32_t from, const Point& b) const {
+  uint32_t p = from;
+  double t_now = 0;
+  const double len = Distance(a, b);
+  for (size_t steps = 0; steps <= num_polygons(); ++steps) {
+    if (Contains(p, b)) return true;
+    // Leave p through the side the segment crosses first going outward.
+    const auto v = polygon(p);
+    const auto nb = neighbours(p);
+    double best_t = std::numeric_limits<double>::infinity();
+    int best_k = -1, tied_k = -1;
+    for (size_t k = 0; k < v.size(); ++k) {
+      const Point& u = vertices_[v[k]];
+      const Point& w = vertices_[v[(k + 1) % v.size()]];
+      const double s0 = Cross(u, w, a), s1 = Cross(u, w, b);
+      if (!(s1 < 0) || s0 <= s1) continue;  // not heading out through this side
+      const double t = s0 / (s0 - s1);
+      if (t < best_t - 1e-12) {
+        best_t = t;
+        best_k = static_cast<int>(k);
+        tied_k = -1;
+      } else if (t <= best_t + 1e-12) {
+        tied_k = static_cast<int>(k);
+      }
+    }
+    if (best_k < 0 || best_t < t_now - 1e-12) return false;
+    if (tied_k < 0) {
+      if (nb[best_k] == kNone) return false;
+      p = nb[best_k];
+    } else {
+      // Out through a vertex: continue in the polygon round it that holds
+      // the segment just beyond, if the two are joined round the vertex (not
+      // a pinch where free space has zero width).
+      const size_t n = v.size();
+      const uint32_t x = (size_t(best_k) + 1) % n == size_t(tied_k) ? v[tied_k]
+                         : (size_t(tied_k) + 1) % n == size_t(best_k) ? v[best_k]
+                                                                      : kNone;
+      if (x == kNone || len == 0) return false;
+      const double step = std::min(1.0, best_t + 1e-7 / len);
+      const Point probe{a.x + step * (b.x - a.x), a.y + step * (b.y - a.y)};
+      uint32_t next = kNone;
+      for (uint32_t q : VertexPolygons(x)) {
+        if (q != p && Contains(q, probe) && AroundVertex(x, p, q)) {
+          next = q;
+          break;
+        }
+      }
+      if (next == kNone) return false;
+      p = next;
+    }
+    t_now = best_t;
+  }
+  return false;
+}
+
 Point Navmesh::Centroid(uint32_t t) const {
-  const Triangle& tr = triangles_[t];
-  const Point& a = vertices_[tr.v[0]];
-  const Point& b = vertices_[tr.v[1]];
-  const Point& c = vertices_[tr.v[2]];
-  return {(a.x + b.x + c.x) / 3, (a.y + b.y + c.y) / 3};
+  const auto v = polygon(t);
+  Point c{0, 0};
+  for (uint32_t i : v) {
+    c.x += vertices_[i].x;
+    c.y += vertices_[i].y;
+  }
+  return {c.x / v.size(), c.y / v.size()};
 }
 
 size_t Navmesh::MemoryBytes() const {
   return sizeof(*this) + vertices_.capacity() * sizeof(Point) +
-         triangles_.capacity() * sizeof(Triangle) + components_.capacity() * sizeof(uint32_t) +
-         (bucket_start_.capacity() + bucket_items_.capacity()) * sizeof(uint32_t);
+         (poly_start_.capacity() + poly_verts_.capacity() + poly_neighbours_.capacity() +
+          components_.capacity() + vertex_poly_start_.capacity() + vertex_polys_.capacity() +
+          bucket_start_.capacity() + bucket_items_.capacity()) *
+             sizeof(uint32_t) +
+         boundary_vertex_.capacity() / 8;
 }
 
 // ---------------------------------------------------------------------------
 // Search
 // ---------------------------------------------------------------------------
+
+namespace {
+
+// Seed 004: A* over the mesh's vertices, where any two vertices of one
+// convex polygon are joined by a straight step; the start joins the
+// vertices of its polygon and the goal those of its own.
+absl::StatusOr<PathResult> VertexAStar(const Navmesh& mesh, uint32_t start_poly,
+                                       uint32_t goal_poly, const Point& start, const Point& goal,
+                                       const PathRequest& request, const SearchBudget& budget,
+                                       NavmeshSearchScratch& s) {
+  using Node = NavmeshSearchScratch::VertexNode;
+  const uint32_t nv = static_cast<uint32_t>(mesh.vertices().size());
+  const uint32_t start_id = nv, goal_id = nv + 1;
+  if (s.vertices.size() < nv + 2) s.vertices.resize(nv + 2);
+  if (++s.generation == 0) {
+    for (Node& n : s.vertices) n.generation = 0;
+    s.generation = 1;
+  }
+  s.open.clear();
+  auto touch = [&](uint32_t v) -> Node& {
+    Node& n = s.vertices[v];
+    if (n.generation != s.generation) {
+      n.g = std::numeric_limits<double>::infinity();
+      n.parent = Navmesh::kNone;
+      n.generation = s.generation;
+      n.closed = false;
+    }
+    return n;
+  };
+  auto point = [&](uint32_t v) {
+    return v == start_id ? start : v == goal_id ? goal : mesh.vertices()[v];
+  };
+  auto path_to = [&](uint32_t last, PathStatus status) {
+    PathResult r;
+    r.status = status;
+    for (uint32_t v = last; v != Navmesh::kNone; v = s.vertices[v].parent) {
+      r.waypoints.push_back(point(v));
+    }
+    std::reverse(r.waypoints.begin(), r.waypoints.end());
+    return r;
+  };
+  std::greater<CorridorSearchScratch::OpenEntry> later;
+  auto relax = [&](uint32_t from, uint32_t to) {
+    Node& v = touch(to);
+    const double ng = s.vertices[from].g + Distance(point(from), point(to));
+    if (ng >= v.g) return;
+    v.g = ng;
+    v.parent = from;
+    v.closed = false;
+    s.open.push_back({ng + Distance(point(to), goal), ng, to});
+    std::push_heap(s.open.begin(), s.open.end(), later);
+  };
+  auto relax_polygon = [&](uint32_t from, uint32_t poly) {
+    for (uint32_t w : mesh.polygon(poly)) {
+      if (w != from) relax(from, w);
+    }
+    if (poly == goal_poly) relax(from, goal_id);
+  };
+  touch(start_id).g = 0;
+  relax_polygon(start_id, start_poly);
+  uint64_t expansions = 0;
+  uint32_t best = start_id;
+  double best_h = Distance(start, goal);
+  while (!s.open.empty()) {
+    std::pop_heap(s.open.begin(), s.open.end(), later);
+    const CorridorSearchScratch::OpenEntry top = s.open.back();
+    s.open.pop_back();
+    Node& u = s.vertices[top.cell];
+    if (u.closed || top.g > u.g) continue;
+    if (top.cell == goal_id) {
+      PathResult r = path_to(goal_id, PathStatus::kFound);
+      r.expansions = expansions;
+      return r;
+    }
+    if (absl::Status st = budget.BeforeExpansion(expansions); !st.ok()) {
+      if (!absl::IsResourceExhausted(st) || !request.allow_partial) return st;
+      PathResult r = path_to(best, PathStatus::kPartial);
+      r.expansions = expansions;
+      return r;
+    }
+    ++expansions;
+    u.closed = true;
+    const double h = Distance(point(top.cell), goal);
+    if (h < best_h) {
+      best = top.cell;
+      best_h = h;
+    }
+    for (uint32_t poly : mesh.VertexPolygons(top.cell)) relax_polygon(top.cell, poly);
+  }
+  PathResult r;
+  r.status = PathStatus::kUnreachable;
+  r.expansions = expansions;
+  return r;
+}
+
+// A polygon that holds the first stretch of the segment from `a` to `b`.
+uint32_t PolygonToward(const Navmesh& mesh, const Point& a, uint32_t hint, const Point& b) {
+  const double len = Distance(a, b);
+  if (len == 0) return hint;
+  const double t = std::min(1.0, 1e-7 / len);
+  const Point probe{a.x + t * (b.x - a.x), a.y + t * (b.y - a.y)};
+  if (mesh.Contains(hint, probe)) return hint;
+  return mesh.Locate(probe);
+}
+
+// Seed 004's smoothing: drop each waypoint the last kept one can see past.
+void PruneByLineOfSight(const Navmesh& mesh, uint32_t start_poly, std::vector<Point>& path) {
+  if (path.size() < 3) return;
+  std::vector<Point> out = {path[0]};
+  uint32_t kept_poly = start_poly;
+  for (size_t i = 1; i + 1 < path.size(); ++i) {
+    const uint32_t from = PolygonToward(mesh, out.back(), kept_poly, path[i + 1]);
+    if (from != Navmesh::kNone && mesh.SegmentOnMesh(out.back(), from, path[i + 1])) continue;
+    out.push_back(path[i]);
+    kept_poly = mesh.Locate(path[i]);
+    if (kept_poly == Navmesh::kNone) kept_poly = start_poly;  // cannot happen for mesh vertices
+  }
+  out.push_back(path.back());
+  path = std::move(out);
+}
+
+}  // namespace
 
 absl::StatusOr<PathResult> FindNavmeshPath(const Navmesh& mesh, const PathRequest& request,
                                            const NavmeshPathOptions& options,
@@ -601,24 +1046,29 @@ absl::StatusOr<PathResult> FindNavmeshPath(const Navmesh& mesh, const PathReques
         "options.smoothing: CHECKPOINTS is not available on the NAVMESH graph (use FUNNEL, "
         "CENTERS or NONE)");
   }
+  if (options.method == NavmeshMethod::kVertices && request.smoothing == Smoothing::kCenters) {
+    return absl::InvalidArgumentError(
+        "options.smoothing: CENTERS needs the polygon corridor; the VERTICES navmesh method "
+        "takes FUNNEL (line-of-sight pruning) or NONE");
+  }
   if (!std::isfinite(options.snap_distance) || options.snap_distance < 0) {
     return absl::InvalidArgumentError("options.snap_distance: must be finite and >= 0");
   }
   Point ends[2] = {request.start, request.goal};
-  uint32_t tris[2];
+  uint32_t polys[2];
   const char* names[2] = {"start", "goal"};
   for (int i = 0; i < 2; ++i) {
     if (!IsFinite(ends[i])) {
       return absl::InvalidArgumentError(
           absl::StrCat(names[i], ": coordinates must be finite, got ", FormatPoint(ends[i])));
     }
-    tris[i] = mesh.Locate(ends[i]);
-    if (tris[i] == Navmesh::kNone && options.snap_distance > 0) {
+    polys[i] = mesh.Locate(ends[i]);
+    if (polys[i] == Navmesh::kNone && options.snap_distance > 0) {
       Point snapped;
-      tris[i] = mesh.Nearest(ends[i], options.snap_distance, &snapped);
-      if (tris[i] != Navmesh::kNone) ends[i] = snapped;
+      polys[i] = mesh.Nearest(ends[i], options.snap_distance, &snapped);
+      if (polys[i] != Navmesh::kNone) ends[i] = snapped;
     }
-    if (tris[i] == Navmesh::kNone) {
+    if (polys[i] == Navmesh::kNone) {
       return absl::FailedPreconditionError(absl::StrCat(
           names[i], ": ", FormatPoint(ends[i]), " is off the navmesh for agent radius ",
           mesh.agent_radius(),
@@ -628,7 +1078,7 @@ absl::StatusOr<PathResult> FindNavmeshPath(const Navmesh& mesh, const PathReques
               : std::string(" (set options.snap_distance to move it onto the mesh)")));
     }
   }
-  if (tris[0] == tris[1]) {
+  if (polys[0] == polys[1]) {
     PathResult r;
     r.status = PathStatus::kFound;
     r.waypoints = {ends[0]};
@@ -636,12 +1086,23 @@ absl::StatusOr<PathResult> FindNavmeshPath(const Navmesh& mesh, const PathReques
     r.length = Distance(ends[0], ends[1]);
     return r;
   }
-  if (mesh.component(tris[0]) != mesh.component(tris[1])) {
+  if (mesh.component(polys[0]) != mesh.component(polys[1])) {
     PathResult r;
     r.status = PathStatus::kUnreachable;
     return r;
   }
-  return CorridorAStar(mesh, tris[0], tris[1], ends[0], ends[1], request, budget, scratch);
+  if (options.method == NavmeshMethod::kCorridor) {
+    return CorridorAStar(mesh, polys[0], polys[1], ends[0], ends[1], request, budget,
+                         scratch.corridor);
+  }
+  WF_ASSIGN_OR_RETURN(PathResult r, VertexAStar(mesh, polys[0], polys[1], ends[0], ends[1],
+                                                request, budget, scratch));
+  if (request.smoothing != Smoothing::kNone) PruneByLineOfSight(mesh, polys[0], r.waypoints);
+  r.length = 0;
+  for (size_t i = 1; i < r.waypoints.size(); ++i) {
+    r.length += Distance(r.waypoints[i - 1], r.waypoints[i]);
+  }
+  return r;
 }
 
 }  // namespace wayfinder

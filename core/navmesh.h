@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "core/corridor_search.h"
 #include "core/geometry.h"
 #include "core/grid_map.h"
@@ -58,120 +59,199 @@ struct NavmeshBuildOptions {
   // world units, >= 0.
   double agent_radius = 0;
   // Replace each obstacle by its convex hull before inflating (as seed 002
-  // does for entity bounds).
+  // does for entity bounds). Polygon sources only.
   bool obstacle_hulls = false;
   // Subdivide boundary edges longer than this, world units; 0 = never.
+  // Polygon sources only.
   double max_edge_length = 0;
   // Insert interior points on a grid of this spacing, world units; 0 = none.
+  // Polygon sources only.
   double steiner_spacing = 0;
+  // Merge triangles into convex polygons (Hertel-Mehlhorn: drop a shared
+  // edge when the union stays convex): fewer, larger nodes. Polygon sources
+  // only; grid meshes are made of rectangles already.
+  bool merge_triangles = false;
 };
 
 // Per-stage build times, milliseconds.
 struct NavmeshBuildStats {
   double clip_ms = 0;         // union, hulls, offsets, difference, clean-up
-  double triangulate_ms = 0;  // constrained Delaunay triangulation
-  double link_ms = 0;         // adjacency and spatial index
+  double triangulate_ms = 0;  // triangulation (polygons) or rectangle cover (grids)
+  double link_ms = 0;         // merging, adjacency, components, spatial index
 };
 
-// A triangle navigation mesh for one agent radius (seeds 002 and 004).
+// A navigation mesh of convex polygons for one agent radius (seeds 002 and
+// 004).
 //
-// Generation: union of walkable polygons (Clipper, NonZero), obstacles
-// optionally replaced by convex hulls, walkable area shrunk and obstacles
-// inflated by the agent radius (square joins: the chamfer is tangent to the
-// radius circle, so clearance is never less than the radius), difference,
-// removal of near-duplicate and collinear points, optional edge subdivision
-// and Steiner points, constrained Delaunay triangulation of each polygon
-// with its holes (GEOS), adjacency through shared edges, and a bucket grid
-// for locating a point's triangle.
+// From polygons (Build): union of walkable polygons (Clipper, NonZero),
+// obstacles optionally replaced by convex hulls, walkable area shrunk and
+// obstacles inflated by the agent radius (square joins: the chamfer is
+// tangent to the radius circle, so clearance is never less than the
+// radius), difference, removal of near-duplicate and collinear points,
+// optional edge subdivision and Steiner points, constrained Delaunay
+// triangulation of each polygon with its holes (GEOS), optional merging of
+// triangles into convex polygons.
+//
+// From grids (BuildFromGrid): blocked cells and the map's outside are
+// inflated by the radius as squares (so every point of the mesh is at least
+// the radius from them, in any norm), the free space is cut on the grid of
+// all resulting edge coordinates and covered by maximal rectangles; vertices
+// are added where a neighbour's corner touches an edge (T-junctions), so
+// neighbours always share whole edges. Exact for radius 0: the mesh is the
+// union of the free cells, and two cells that touch only at a corner are
+// not joined. Linear in the map's cells, no clipping or triangulation.
+//
+// Both: adjacency through shared edges, connected components, and a bucket
+// grid for locating a point's polygon.
 //
 // Thread-safe: immutable after Build.
 class Navmesh {
  public:
   static constexpr uint32_t kNone = 0xFFFFFFFFu;
 
-  struct Triangle {
-    std::array<uint32_t, 3> v;  // vertex indices, counter-clockwise on screen
-    // neighbour[i]: the triangle across the edge (v[i], v[(i+1)%3]), or kNone.
-    std::array<uint32_t, 3> neighbour;
-  };
-
   static absl::StatusOr<Navmesh> Build(const PolygonMap& map, const NavmeshBuildOptions& options,
                                        const PolygonLimits& limits = {});
+  static absl::StatusOr<Navmesh> BuildFromGrid(const GridMap& grid,
+                                               const NavmeshBuildOptions& options);
 
   const std::vector<Point>& vertices() const { return vertices_; }
-  const std::vector<Triangle>& triangles() const { return triangles_; }
+  size_t num_polygons() const { return poly_start_.empty() ? 0 : poly_start_.size() - 1; }
+  // Vertex indices of polygon p, convex, in the order with positive
+  // Cross(v[0], v[1], v[2]) (clockwise on screen, x right and y down).
+  absl::Span<const uint32_t> polygon(uint32_t p) const {
+    return {poly_verts_.data() + poly_start_[p], poly_start_[p + 1] - poly_start_[p]};
+  }
+  // neighbours(p)[i]: the polygon across the edge (v[i], v[i+1]), or kNone.
+  absl::Span<const uint32_t> neighbours(uint32_t p) const {
+    return {poly_neighbours_.data() + poly_start_[p], poly_start_[p + 1] - poly_start_[p]};
+  }
+  // Triangles the polygons would make (sum of vertices - 2).
+  size_t num_triangles() const { return poly_verts_.size() - 2 * num_polygons(); }
+  // Polygon sides shared with a neighbour, counted from both sides.
+  size_t num_links() const;
   double agent_radius() const { return agent_radius_; }
   const NavmeshBuildStats& stats() const { return stats_; }
-  uint32_t component(uint32_t triangle) const { return components_[triangle]; }
+  uint32_t component(uint32_t polygon) const { return components_[polygon]; }
   uint64_t num_components() const { return num_components_; }
   // Walkable area after clearance, world units squared.
   double area() const { return area_; }
+  // Whether vertex v lies on the mesh's boundary (a wall corner).
+  bool IsBoundaryVertex(uint32_t v) const { return boundary_vertex_[v]; }
+  // Polygons around vertex v.
+  absl::Span<const uint32_t> VertexPolygons(uint32_t v) const {
+    return {vertex_polys_.data() + vertex_poly_start_[v],
+            vertex_poly_start_[v + 1] - vertex_poly_start_[v]};
+  }
 
-  // The triangle containing `p` (edges included), or kNone. Expected O(1):
+  // The polygon containing `p` (edges included), or kNone. Expected O(1):
   // a bucket grid over the mesh's bounds.
   uint32_t Locate(const Point& p) const;
-  // The point of the mesh nearest to `p` and its triangle, searching the
+  // The point of the mesh nearest to `p` and its polygon, searching the
   // buckets within `max_distance`; kNone when there is none.
   uint32_t Nearest(const Point& p, double max_distance, Point* nearest) const;
+  // Whether the segment from `a` (in polygon `from`) to `b` stays on the
+  // mesh: walks the polygons it crosses. Through a vertex it continues into
+  // the polygon beyond only when the two are joined round that vertex, so
+  // it never slips through a pinch (two polygons touching at a point).
+  bool SegmentOnMesh(const Point& a, uint32_t from, const Point& b) const;
+  bool Contains(uint32_t polygon, const Point& p) const;
 
-  Point Centroid(uint32_t t) const;
+  Point Centroid(uint32_t p) const;
 
-  // The cell-graph view CorridorAStar searches: triangles and the edges
+  // The cell-graph view CorridorAStar searches: polygons and the edges
   // they share.
-  size_t NumCells() const { return triangles_.size(); }
+  size_t NumCells() const { return num_polygons(); }
   double CellCost(uint32_t) const { return 1; }
-  Point CellCentre(uint32_t t) const { return Centroid(t); }
+  Point CellCentre(uint32_t p) const { return Centroid(p); }
   template <typename F>
-  void ForEachNeighbour(uint32_t t, F&& f) const {
-    const Triangle& tr = triangles_[t];
-    for (int k = 0; k < 3; ++k) {
-      if (tr.neighbour[k] != kNone) {
-        f(tr.neighbour[k], vertices_[tr.v[k]], vertices_[tr.v[(k + 1) % 3]]);
+  void ForEachNeighbour(uint32_t p, F&& f) const {
+    const uint32_t begin = poly_start_[p], end = poly_start_[p + 1];
+    for (uint32_t k = begin; k < end; ++k) {
+      if (poly_neighbours_[k] != kNone) {
+        f(poly_neighbours_[k], vertices_[poly_verts_[k]],
+          vertices_[poly_verts_[k + 1 == end ? begin : k + 1]]);
       }
     }
   }
   size_t MemoryBytes() const;
 
  private:
+  // Fills poly_start_/poly_verts_ from `polys`, then adjacency, components,
+  // boundary flags, vertex incidence and the index.
+  void Finish(std::vector<std::vector<uint32_t>> polys);
   void BuildIndex();
   void BuildComponents();
-  bool Contains(uint32_t t, const Point& p) const;
+  // Whether polygons `from` and `to`, both round vertex x, are joined by a
+  // chain of polygons round x sharing sides.
+  bool AroundVertex(uint32_t x, uint32_t from, uint32_t to) const;
 
   double agent_radius_ = 0;
   std::vector<Point> vertices_;
-  std::vector<Triangle> triangles_;
+  std::vector<uint32_t> poly_start_;
+  std::vector<uint32_t> poly_verts_;
+  std::vector<uint32_t> poly_neighbours_;
   std::vector<uint32_t> components_;
+  std::vector<bool> boundary_vertex_;
+  std::vector<uint32_t> vertex_poly_start_;
+  std::vector<uint32_t> vertex_polys_;
   uint64_t num_components_ = 0;
   double area_ = 0;
   NavmeshBuildStats stats_;
   // Bucket grid: cell (i, j) of size bucket_size_ from (min_x_, min_y_)
-  // lists the triangles whose bounding box meets it.
+  // lists the polygons whose bounding box meets it.
   double min_x_ = 0, min_y_ = 0, bucket_size_ = 1;
   uint32_t buckets_x_ = 0, buckets_y_ = 0;
   std::vector<uint32_t> bucket_start_;
   std::vector<uint32_t> bucket_items_;
 };
 
-// Per-thread search memory for FindNavmeshPath.
-using NavmeshSearchScratch = CorridorSearchScratch;
+// Per-thread search memory for FindNavmeshPath. Not thread-safe.
+struct NavmeshSearchScratch {
+  CorridorSearchScratch corridor;
+  // Vertex A* (NavmeshMethod::kVertices).
+  struct VertexNode {
+    double g = 0;
+    uint32_t parent = 0;
+    uint32_t generation = 0;
+    bool closed = false;
+  };
+  std::vector<VertexNode> vertices;
+  std::vector<CorridorSearchScratch::OpenEntry> open;
+  uint32_t generation = 0;
+};
+
+enum class NavmeshMethod {
+  // A* over polygons with portal-point costs (the default).
+  kCorridor,
+  // Seed 004: A* over polygon vertices (any two vertices of one convex
+  // polygon see each other), then waypoints that have line of sight are
+  // removed.
+  kVertices,
+};
 
 struct NavmeshPathOptions {
   // A start or goal off the mesh is moved to the nearest point of the mesh
   // when it is within this distance (world units); 0 = never (then it is
   // FAILED_PRECONDITION).
   double snap_distance = 0;
+  NavmeshMethod method = NavmeshMethod::kCorridor;
 };
 
-// A* over triangles (seed 004: locate start and goal triangles; same
-// triangle -> straight line; off the mesh -> FAILED_PRECONDITION), with
-// step costs between points on the shared edges (each chosen where the line
-// toward the goal crosses the edge), then:
-//   kFunnel / kDefault: string pulling through the triangle corridor, the
-//     shortest path in it;
+// Seed 004's frame: locate the start and goal polygons; same polygon ->
+// straight line; off the mesh -> FAILED_PRECONDITION (or snap); different
+// components -> UNREACHABLE at once. Then, by options.method:
+//
+// kCorridor: A* over polygons, each step to the point where the line toward
+// the goal crosses the shared edge and costed by that distance; then
+//   kFunnel / kDefault: string pulling through the corridor, the shortest
+//     path in it;
 //   kCenters: the midpoints of the shared edges;
-//   kNone: the triangle centroids joined through the edge midpoints.
+//   kNone: the polygon centroids joined through the edge midpoints.
+// kVertices: A* over vertices; kFunnel / kDefault drop every waypoint the
+//   previous kept one can see past (line of sight on the mesh); kNone keeps
+//   the vertex path; kCenters is INVALID_ARGUMENT.
 // kCheckpoints is INVALID_ARGUMENT on a navmesh. length is the Euclidean
-// length of the polyline.
+// length of the polyline; expansions counts polygons or vertices expanded.
 absl::StatusOr<PathResult> FindNavmeshPath(const Navmesh& mesh, const PathRequest& request,
                                            const NavmeshPathOptions& options,
                                            const SearchBudget& budget,

@@ -85,9 +85,6 @@ PolygonMap PolygonsFromSource(const v1::PolygonSource& source) {
 }
 
 constexpr int kMaxAgentRadii = 8;
-// Above this, Clipper's hole handling in the navmesh pipeline grows
-// quadratically (a 1-wide 512x512 maze takes most of a minute).
-constexpr size_t kMaxGridNavmeshVertices = 40000;
 
 // The distinct radii to build meshes for, ascending; {0} when none given.
 absl::StatusOr<std::vector<double>> AgentRadii(const v1::NavmeshOptions& options) {
@@ -284,46 +281,36 @@ absl::StatusOr<std::unique_ptr<MapSnapshot>> BuildMap(const v1::Map& map,
       snapshot->quadtree = std::move(graph);
     } else if (kind == v1::NAVMESH) {
       WF_ASSIGN_OR_RETURN(const std::vector<double> radii, AgentRadii(map.build().navmesh()));
-      if (snapshot->grid) {
-        polygons = PolygonsFromGrid(*snapshot->grid);
-        size_t vertices = 0;
-        for (const Polygon& p : polygons.obstacles) vertices += p.points.size();
-        if (vertices > kMaxGridNavmeshVertices) {
-          return absl::FailedPreconditionError(absl::StrCat(
-              "map.build.graphs: NAVMESH from this grid needs ", vertices,
-              " obstacle vertices; this server version builds grid navmeshes up to ",
-              kMaxGridNavmeshVertices, " (use QUADTREE, or upload polygons)"));
-        }
-      } else if (map.has_rects()) {
-        polygons = PolygonsFromRects(field);
-      }
-      uint64_t triangles = 0, links = 0, bytes = 0;
+      if (map.has_rects()) polygons = PolygonsFromRects(field);
+      uint64_t polygons_total = 0, links = 0, bytes = 0;
       for (double radius : radii) {
         NavmeshBuildOptions options;
         options.agent_radius = radius;
         options.max_edge_length = map.build().navmesh().max_edge_length();
         options.steiner_spacing = map.build().navmesh().steiner_spacing();
         options.obstacle_hulls = map.build().navmesh().obstacle_hulls();
-        absl::StatusOr<Navmesh> mesh = Navmesh::Build(polygons, options);
+        options.merge_triangles = map.build().navmesh().merge_triangles();
+        absl::StatusOr<Navmesh> mesh = snapshot->grid
+                                           ? Navmesh::BuildFromGrid(*snapshot->grid, options)
+                                           : Navmesh::Build(polygons, options);
         if (!mesh.ok()) return InField(mesh.status(), "map.");
         v1::NavmeshInfo* ni = gi->add_navmeshes();
         ni->set_agent_radius(radius);
-        ni->set_triangles(mesh->triangles().size());
+        ni->set_triangles(mesh->num_triangles());
+        ni->set_polygons(mesh->num_polygons());
         ni->set_vertices(mesh->vertices().size());
         ni->set_area(mesh->area());
         ni->set_clip_ms(mesh->stats().clip_ms);
         ni->set_triangulate_ms(mesh->stats().triangulate_ms);
         ni->set_link_ms(mesh->stats().link_ms);
         ni->set_memory_bytes(mesh->MemoryBytes());
-        triangles += mesh->triangles().size();
-        for (const auto& t : mesh->triangles()) {
-          for (uint32_t n : t.neighbour) links += n != Navmesh::kNone;
-        }
+        polygons_total += mesh->num_polygons();
+        links += mesh->num_links();
         bytes += mesh->MemoryBytes();
         gi->set_components(gi->components() + mesh->num_components());
         snapshot->navmeshes.push_back(std::make_unique<const Navmesh>(*std::move(mesh)));
       }
-      gi->set_nodes(triangles);
+      gi->set_nodes(polygons_total);
       gi->set_edges(links);
       gi->set_memory_bytes(bytes);
     }

@@ -137,6 +137,19 @@ absl::StatusOr<v1::FindPathResponse> RunFindPath(const MapSnapshot& map,
       WF_ASSIGN_OR_RETURN(const Navmesh* mesh, MeshFor(map, options.agent_radius()));
       NavmeshPathOptions navmesh_options;
       navmesh_options.snap_distance = options.snap_distance();
+      switch (options.navmesh_method()) {
+        case v1::NAVMESH_METHOD_UNSPECIFIED:
+        case v1::CORRIDOR:
+          navmesh_options.method = NavmeshMethod::kCorridor;
+          break;
+        case v1::VERTICES:
+          navmesh_options.method = NavmeshMethod::kVertices;
+          break;
+        default:
+          return absl::InvalidArgumentError(absl::StrCat(
+              "options.navmesh_method: ", options.navmesh_method(),
+              " is not a navmesh method (CORRIDOR, VERTICES)"));
+      }
       result = FindNavmeshPath(*mesh, core_request, navmesh_options, budget,
                                tls_navmesh_scratch);
       break;

@@ -1,6 +1,5 @@
 #include "core/navmesh.h"
 
-#include <geos_c.h>
 #include <polyclipping/clipper.hpp>
 
 #include <algorithm>
@@ -16,6 +15,7 @@
 #include "absl/time/clock.h"
 #include "core/funnel.h"
 #include "core/status_macros.h"
+#include "core/triangulate.h"
 
 namespace wayfinder {
 namespace {
@@ -93,40 +93,6 @@ std::vector<Point> Subdivide(const std::vector<Point>& ring, double max_len) {
   return out;
 }
 
-// A GEOS context for one build, freed on scope exit; collects the last
-// error message for the status.
-class GeosContext {
- public:
-  GeosContext() : ctx_(GEOS_init_r()) {
-    GEOSContext_setErrorMessageHandler_r(ctx_, &GeosContext::OnError, this);
-  }
-  ~GeosContext() { GEOS_finish_r(ctx_); }
-  GEOSContextHandle_t get() const { return ctx_; }
-  const std::string& error() const { return error_; }
-
- private:
-  static void OnError(const char* message, void* self) {
-    static_cast<GeosContext*>(self)->error_ = message;
-  }
-  GEOSContextHandle_t ctx_;
-  std::string error_;
-};
-
-struct GeosDeleter {
-  GEOSContextHandle_t ctx;
-  void operator()(GEOSGeometry* g) const { GEOSGeom_destroy_r(ctx, g); }
-};
-using GeosPtr = std::unique_ptr<GEOSGeometry, GeosDeleter>;
-
-GEOSGeometry* MakeRing(GEOSContextHandle_t ctx, const std::vector<Point>& ring) {
-  GEOSCoordSequence* seq = GEOSCoordSeq_create_r(ctx, static_cast<unsigned>(ring.size() + 1), 2);
-  for (size_t i = 0; i <= ring.size(); ++i) {
-    const Point& p = ring[i % ring.size()];
-    GEOSCoordSeq_setXY_r(ctx, seq, static_cast<unsigned>(i), p.x, p.y);
-  }
-  return GEOSGeom_createLinearRing_r(ctx, seq);
-}
-
 Point ClosestOnSegment(const Point& p, const Point& a, const Point& b) {
   const double len2 = (b.x - a.x) * (b.x - a.x) + (b.y - a.y) * (b.y - a.y);
   if (len2 == 0) return a;
@@ -135,10 +101,9 @@ Point ClosestOnSegment(const Point& p, const Point& a, const Point& b) {
   return {a.x + t * (b.x - a.x), a.y + t * (b.y - a.y)};
 }
 
-
 // Hertel-Mehlhorn: removes shared edges while both of their ends stay
 // strictly convex; at most four times the fewest convex pieces. Hand-written:
-// neither Clipper nor GEOS merges triangles, and Recast's merging works on
+// neither Clipper nor CGAL merges triangles, and Recast's merging works on
 // its own voxel contours.
 std::vector<std::vector<uint32_t>> MergeConvex(const std::vector<Point>& vs,
                                                std::vector<std::vector<uint32_t>> polys) {
@@ -352,40 +317,28 @@ absl::StatusOr<Navmesh> Navmesh::Build(const PolygonMap& input, const NavmeshBui
     c.AddPaths(obstacles, cl::ptClip, true);
     c.Execute(cl::ctDifference, tree, cl::pftNonZero, cl::pftNonZero);
   }
-  // 4. Clean-up (near-duplicate and collinear points) and subdivision, then
-  //    one GEOS polygon per outer boundary with its holes.
-  GeosContext geos;
-  GEOSContextHandle_t ctx = geos.get();
-  std::vector<GeosPtr> polygons;
-  auto ring_of = [&](const cl::Path& path) {
-    cl::Path clean;
-    cl::CleanPolygon(path, clean, 1.415);
-    std::vector<Point> ring;
-    for (const cl::IntPoint& p : clean) ring.push_back(ToWorld(p));
-    return Subdivide(ring, options.max_edge_length);
-  };
+  // 4. Clean-up (near-duplicate and collinear points) and subdivision of
+  //    every ring: outer boundaries, holes, islands in holes.
+  std::vector<std::vector<Point>> rings;
   std::function<void(const cl::PolyNode*)> visit = [&](const cl::PolyNode* node) {
-    for (const cl::PolyNode* outer : node->Childs) {
-      // Children of the root and of holes are outer boundaries.
-      std::vector<Point> shell = ring_of(outer->Contour);
-      if (shell.size() >= 3 && std::abs(cl::Area(outer->Contour)) > 0) {
-        std::vector<GEOSGeometry*> holes;
-        for (const cl::PolyNode* hole : outer->Childs) {
-          std::vector<Point> h = ring_of(hole->Contour);
-          if (h.size() >= 3) holes.push_back(MakeRing(ctx, h));
-        }
-        GEOSGeometry* poly = GEOSGeom_createPolygon_r(ctx, MakeRing(ctx, shell), holes.data(),
-                                                      static_cast<unsigned>(holes.size()));
-        if (poly != nullptr) polygons.emplace_back(poly, GeosDeleter{ctx});
+    for (const cl::PolyNode* child : node->Childs) {
+      cl::Path clean;
+      cl::CleanPolygon(child->Contour, clean, 1.415);
+      if (clean.size() >= 3 && std::abs(cl::Area(clean)) > 0) {
+        std::vector<Point> ring;
+        for (const cl::IntPoint& p : clean) ring.push_back(ToWorld(p));
+        rings.push_back(Subdivide(ring, options.max_edge_length));
       }
-      for (const cl::PolyNode* hole : outer->Childs) visit(hole);
+      visit(child);
     }
   };
   visit(&tree);
   mesh.stats_.clip_ms = absl::ToDoubleMilliseconds(absl::Now() - t0);
   t0 = absl::Now();
 
-  // 5. Constrained Delaunay triangulation of each polygon with its holes.
+  // 5. Constrained Delaunay triangulation of the region the rings bound.
+  using Triangles = std::vector<std::array<Point, 3>>;
+  WF_ASSIGN_OR_RETURN(const Triangles triangles, TriangulateRings(rings));
   absl::flat_hash_map<std::pair<double, double>, uint32_t> vertex_ids;
   auto vertex = [&](double x, double y) {
     auto [it, inserted] =
@@ -394,26 +347,9 @@ absl::StatusOr<Navmesh> Navmesh::Build(const PolygonMap& input, const NavmeshBui
     return it->second;
   };
   std::vector<std::vector<uint32_t>> polys;
-  for (const GeosPtr& poly : polygons) {
-    GeosPtr tris(GEOSConstrainedDelaunayTriangulation_r(ctx, poly.get()), GeosDeleter{ctx});
-    if (tris == nullptr) {
-      return absl::InternalError(absl::StrCat("navmesh: triangulation failed: ", geos.error()));
-    }
-    const int n = GEOSGetNumGeometries_r(ctx, tris.get());
-    for (int i = 0; i < n; ++i) {
-      const GEOSGeometry* tri = GEOSGetGeometryN_r(ctx, tris.get(), i);
-      const GEOSCoordSequence* seq = GEOSGeom_getCoordSeq_r(ctx, GEOSGetExteriorRing_r(ctx, tri));
-      double xy[6];
-      for (unsigned k = 0; k < 3; ++k) {
-        GEOSCoordSeq_getXY_r(ctx, seq, k, &xy[2 * k], &xy[2 * k + 1]);
-      }
-      std::vector<uint32_t> t = {vertex(xy[0], xy[1]), vertex(xy[2], xy[3]), vertex(xy[4], xy[5])};
-      const double area2 =
-          Cross(mesh.vertices_[t[0]], mesh.vertices_[t[1]], mesh.vertices_[t[2]]);
-      if (area2 == 0) continue;
-      if (area2 < 0) std::swap(t[1], t[2]);
-      polys.push_back(std::move(t));
-    }
+  polys.reserve(triangles.size());
+  for (const std::array<Point, 3>& t : triangles) {
+    polys.push_back({vertex(t[0].x, t[0].y), vertex(t[1].x, t[1].y), vertex(t[2].x, t[2].y)});
   }
   mesh.stats_.triangulate_ms = absl::ToDoubleMilliseconds(absl::Now() - t0);
   t0 = absl::Now();

@@ -89,7 +89,7 @@ struct NavmeshBuildStats {
 // tangent to the radius circle, so clearance is never less than the
 // radius), difference, removal of near-duplicate and collinear points,
 // optional edge subdivision and Steiner points, constrained Delaunay
-// triangulation of each polygon with its holes (GEOS), optional merging of
+// triangulation of the rings (CGAL, exact predicates), optional merging of
 // triangles into convex polygons.
 //
 // From grids (BuildFromGrid): blocked cells and the map's outside are

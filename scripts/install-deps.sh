@@ -14,7 +14,9 @@ PACKAGES=(
   # engine and service libraries
   libabsl-dev libspdlog-dev libfmt-dev
   # navmesh generation: polygon clipping and offsetting, constrained Delaunay
-  libpolyclipping-dev libgeos-dev
+  libpolyclipping-dev libcgal-dev
+  # benchmark baseline: Recast/Detour navmeshes (bench only)
+  librecast-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
 )

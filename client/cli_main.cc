@@ -25,6 +25,14 @@ ABSL_FLAG(std::string, graph, "", "find-path: grid, quadtree, navmesh or hex (de
 ABSL_FLAG(std::string, smoothing, "", "find-path: none, centers, checkpoints or funnel (default: the graph's best)");
 ABSL_FLAG(uint64_t, max_expansions, 0, "find-path: node-expansion budget (0 = the server's default)");
 ABSL_FLAG(bool, allow_partial, false, "find-path: return the best partial path when the budget runs out");
+ABSL_FLAG(std::vector<std::string>, graphs, {},
+          "put-map: graphs to build, e.g. grid,quadtree,navmesh (default: the source's defaults)");
+ABSL_FLAG(std::vector<std::string>, agent_radii, {},
+          "put-map: agent radii to build navmeshes for, e.g. 0,0.5,1 (default: 0)");
+ABSL_FLAG(double, agent_radius, 0, "find-path: the agent's radius (NAVMESH)");
+ABSL_FLAG(double, snap_distance, 0,
+          "find-path: move an off-mesh start or goal this far onto the mesh (NAVMESH)");
+ABSL_FLAG(std::string, navmesh_method, "", "find-path: corridor or vertices (NAVMESH)");
 
 namespace {
 
@@ -36,7 +44,11 @@ constexpr char kUsage[] = R"(wayfinder: talk to a Wayfinder pathfinding server.
 Usage: wayfinder [--server=HOST:PORT] [--json] COMMAND [ARGS]
 
 Commands:
-  put-map FILE [--name=N]     upload a Moving AI .map file (creates or replaces)
+  put-map FILE [--name=N]     upload a map (creates or replaces): a Moving AI
+                              .map file, or a .json file holding a
+                              wayfinder.v1.Map (any source: grid, rects,
+                              polygons)
+      [--graphs=grid,quadtree,navmesh] [--agent_radii=0,0.5]
   list                        list the maps
   get NAME                    describe one map
   delete NAME                 delete a map
@@ -44,6 +56,7 @@ Commands:
                               (x, y) spans [x, x+1] x [y, y+1], its centre is
                               (x + 0.5, y + 0.5)
       [--graph=grid] [--smoothing=centers] [--max_expansions=N] [--allow_partial]
+      [--agent_radius=R] [--snap_distance=D] [--navmesh_method=vertices]
 
 Exit status: 0 success, 1 the server answered an error, 2 usage error.)";
 
@@ -89,6 +102,12 @@ void PrintInfo(const v1::MapInfo& info) {
     absl::PrintF("graph:    %-8s %d nodes, %d edges, %d components, built in %.2f ms, %s\n",
                  v1::GraphKind_Name(g.kind()), g.nodes(), g.edges(), g.components(),
                  g.build_ms(), Bytes(g.memory_bytes()));
+    for (const auto& n : g.navmeshes()) {
+      absl::PrintF("  radius %g: %d polygons (%d triangles), %d vertices, area %g, "
+                   "clip %.2f + mesh %.2f + link %.2f ms, %s\n",
+                   n.agent_radius(), n.polygons(), n.triangles(), n.vertices(), n.area(),
+                   n.clip_ms(), n.triangulate_ms(), n.link_ms(), Bytes(n.memory_bytes()));
+    }
   }
 }
 
@@ -105,8 +124,21 @@ bool ParseEnum(const std::string& flag, const std::string& text,
 
 int PutMap(Client& client, const std::vector<std::string>& args) {
   if (args.size() != 1) return Usage("put-map takes one FILE");
-  auto map = wayfinder::client::MapFromMovingAiFile(args[0], absl::GetFlag(FLAGS_name));
+  auto map = wayfinder::client::MapFromFile(args[0], absl::GetFlag(FLAGS_name));
   if (!map.ok()) return Fail(map.status());
+  for (const std::string& g : absl::GetFlag(FLAGS_graphs)) {
+    v1::GraphKind kind;
+    std::string problem;
+    if (!ParseEnum("graphs", g, &v1::GraphKind_Parse, &kind, &problem)) return Usage(problem);
+    map->mutable_build()->add_graphs(kind);
+  }
+  for (const std::string& r : absl::GetFlag(FLAGS_agent_radii)) {
+    double radius;
+    if (!absl::SimpleAtod(r, &radius)) {
+      return Usage(absl::StrCat("--agent_radii: \"", r, "\" is not a number"));
+    }
+    map->mutable_build()->mutable_navmesh()->add_agent_radii(radius);
+  }
   auto info = client.PutMap(*map);
   if (!info.ok()) return Fail(info.status());
   if (absl::GetFlag(FLAGS_json)) {
@@ -174,11 +206,17 @@ int FindPath(Client& client, const std::vector<std::string>& args) {
   std::string problem;
   v1::GraphKind graph = v1::GRAPH_KIND_UNSPECIFIED;
   v1::Smoothing smoothing = v1::SMOOTHING_UNSPECIFIED;
+  v1::NavmeshMethod method = v1::NAVMESH_METHOD_UNSPECIFIED;
   if (!ParseEnum("graph", absl::GetFlag(FLAGS_graph), &v1::GraphKind_Parse, &graph, &problem) ||
       !ParseEnum("smoothing", absl::GetFlag(FLAGS_smoothing), &v1::Smoothing_Parse, &smoothing,
-                 &problem)) {
+                 &problem) ||
+      !ParseEnum("navmesh_method", absl::GetFlag(FLAGS_navmesh_method),
+                 &v1::NavmeshMethod_Parse, &method, &problem)) {
     return Usage(problem);
   }
+  request.mutable_options()->set_navmesh_method(method);
+  request.mutable_options()->set_agent_radius(absl::GetFlag(FLAGS_agent_radius));
+  request.mutable_options()->set_snap_distance(absl::GetFlag(FLAGS_snap_distance));
   request.set_graph(graph);
   request.mutable_options()->set_smoothing(smoothing);
   request.mutable_options()->set_max_expansions(absl::GetFlag(FLAGS_max_expansions));

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/util/json_util.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/wire_format_lite.h"
 
@@ -201,24 +202,61 @@ absl::StatusOr<Health> Client::CheckHealth(absl::string_view service, Deadline d
   return DecodeHealthResponse(bytes);
 }
 
-absl::StatusOr<v1::Map> MapFromMovingAiFile(const std::string& path, std::string name) {
+namespace {
+
+absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return absl::NotFoundError(absl::StrCat("cannot open ", path));
   std::stringstream buffer;
   buffer << in.rdbuf();
-  if (name.empty()) {
-    name = std::filesystem::path(path).stem().string();
-    for (char& c : name) {
-      const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                      (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
-      if (!ok) c = '_';
-    }
-    if (!name.empty() && name.front() == '.') name.front() = '_';
+  return buffer.str();
+}
+
+// The file's base name, made a valid map name.
+std::string NameFromPath(const std::string& path) {
+  std::string name = std::filesystem::path(path).stem().string();
+  for (char& c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '.' || c == '_' || c == '-';
+    if (!ok) c = '_';
   }
+  if (!name.empty() && name.front() == '.') name.front() = '_';
+  return name;
+}
+
+}  // namespace
+
+absl::StatusOr<v1::Map> MapFromMovingAiFile(const std::string& path, std::string name) {
+  absl::StatusOr<std::string> text = ReadWholeFile(path);
+  if (!text.ok()) return text.status();
   v1::Map map;
-  map.set_name(name);
-  map.set_movingai(buffer.str());
+  map.set_name(name.empty() ? NameFromPath(path) : name);
+  map.set_movingai(*std::move(text));
   return map;
+}
+
+absl::StatusOr<v1::Map> MapFromJsonFile(const std::string& path, std::string name) {
+  absl::StatusOr<std::string> text = ReadWholeFile(path);
+  if (!text.ok()) return text.status();
+  v1::Map map;
+  google::protobuf::util::JsonParseOptions options;
+  options.ignore_unknown_fields = false;
+  const auto status = google::protobuf::util::JsonStringToMessage(*text, &map, options);
+  if (!status.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": not a wayfinder.v1.Map in JSON: ", std::string(status.message())));
+  }
+  if (!name.empty()) {
+    map.set_name(name);
+  } else if (map.name().empty()) {
+    map.set_name(NameFromPath(path));
+  }
+  return map;
+}
+
+absl::StatusOr<v1::Map> MapFromFile(const std::string& path, std::string name) {
+  if (std::filesystem::path(path).extension() == ".json") return MapFromJsonFile(path, name);
+  return MapFromMovingAiFile(path, name);
 }
 
 }  // namespace wayfinder::client

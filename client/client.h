@@ -88,6 +88,15 @@ class Client {
 // outside [A-Za-z0-9._-] replaced by '_'.
 absl::StatusOr<v1::Map> MapFromMovingAiFile(const std::string& path, std::string name = "");
 
+// A map from a JSON file holding a wayfinder.v1.Map in the proto3 JSON
+// mapping (any source: grid, rects, polygons, ...). `name` overrides the
+// file's "name"; when both are empty the file's base name is used.
+// INVALID_ARGUMENT naming the file when it is not such JSON.
+absl::StatusOr<v1::Map> MapFromJsonFile(const std::string& path, std::string name = "");
+
+// MapFromJsonFile for *.json, else MapFromMovingAiFile.
+absl::StatusOr<v1::Map> MapFromFile(const std::string& path, std::string name = "");
+
 }  // namespace wayfinder::client
 
 #endif  // WAYFINDER_CLIENT_CLIENT_H_

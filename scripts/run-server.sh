@@ -25,8 +25,8 @@ for _ in $(seq 1 100); do
   sleep 0.1
 done
 
-for file in "$here"/examples/maps/*.map; do
-  name=$(basename "$file" .map)
+for file in "$here"/examples/maps/*.map "$here"/examples/maps/*.json; do
+  name=$(basename "$file"); name=${name%.*}
   if ! "$cli" --server="$listen" get "$name" >/dev/null 2>&1; then
     "$cli" --server="$listen" put-map "$file" --name="$name"
   fi
@@ -38,6 +38,7 @@ Wayfinder is serving on $listen, maps stored in $data.
 Try, in another terminal:
   $cli --server=$listen list
   $cli --server=$listen find-path rooms 2.5 2.5 60.5 44.5
+  $cli --server=$listen find-path warehouse 2 2 78 20 --agent_radius=0.5
 Ctrl-C stops the server.
 EOT
 wait "$pid"

@@ -15,21 +15,19 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
-#include "absl/strings/match.h"
 #include "core/grid_graph.h"
 #include "core/grid_search.h"
 #include "core/line_of_sight.h"
 #include "core/movingai.h"
 #include "core/quadtree.h"
+#include "tests/reference/benchmark_data.h"
 
 ABSL_FLAG(std::string, data_dir, WAYFINDER_DATA_DIR,
           "directory holding movingai/<set>/<map>.map and .map.scen");
@@ -39,16 +37,6 @@ ABSL_FLAG(int, quadtree_sample, 5, "QUADTREE: every Nth scenario (0 = skip the q
 ABSL_FLAG(bool, merge, true, "QUADTREE: merge leaves (aspect limit 2)");
 ABSL_FLAG(bool, grid, true, "run the GRID table");
 
-namespace {
-
-std::string ReadFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
@@ -56,40 +44,12 @@ int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
   const std::filesystem::path root =
       std::filesystem::path(absl::GetFlag(FLAGS_data_dir)) / "movingai";
-  if (!std::filesystem::exists(root)) {
-    std::fprintf(stderr, "wayfinder-scen: %s does not exist (--data_dir)\n",
-                 root.string().c_str());
+  auto loaded = wayfinder::reference::LoadMovingAi(root, absl::GetFlag(FLAGS_filter));
+  if (!loaded.ok()) {
+    std::fprintf(stderr, "wayfinder-scen: %s (--data_dir)\n", loaded.status().ToString().c_str());
     return 2;
   }
-  std::vector<std::filesystem::path> scens;
-  for (const auto& e : std::filesystem::recursive_directory_iterator(root)) {
-    const std::string p = e.path().string();
-    if (absl::EndsWith(p, ".map.scen") &&
-        absl::StrContains(e.path().filename().string(), absl::GetFlag(FLAGS_filter))) {
-      scens.push_back(e.path());
-    }
-  }
-  std::sort(scens.begin(), scens.end());
-
-  struct Loaded {
-    std::string name;
-    std::shared_ptr<const wayfinder::GridMap> map;
-    std::vector<wayfinder::ScenarioProblem> problems;
-  };
-  std::vector<Loaded> maps;
-  for (const auto& scen_path : scens) {
-    const std::filesystem::path map_path = scen_path.parent_path() / scen_path.stem();
-    auto grid = wayfinder::ParseMovingAiMap(ReadFile(map_path));
-    auto problems = wayfinder::ParseMovingAiScenario(ReadFile(scen_path));
-    if (!grid.ok() || !problems.ok()) {
-      std::fprintf(stderr, "%s: %s %s\n", scen_path.string().c_str(),
-                   grid.status().ToString().c_str(), problems.status().ToString().c_str());
-      return 2;
-    }
-    maps.push_back({map_path.stem().string(),
-                    std::make_shared<const wayfinder::GridMap>(*std::move(grid)),
-                    *std::move(problems)});
-  }
+  const std::vector<wayfinder::reference::MovingAiMap>& maps = *loaded;
   auto request_of = [](const wayfinder::ScenarioProblem& p) {
     wayfinder::PathRequest req;
     req.start = {p.start_x + 0.5, p.start_y + 0.5};
@@ -109,8 +69,8 @@ int main(int argc, char** argv) {
     std::printf("| map | size | problems | mismatches | µs/query | expansions/query |\n");
     std::printf("|---|---|---:|---:|---:|---:|\n");
     wayfinder::GridSearchScratch scratch;
-    for (const Loaded& m : maps) {
-      const wayfinder::GridGraph graph(m.map);
+    for (const wayfinder::reference::MovingAiMap& m : maps) {
+      const wayfinder::GridGraph graph(m.grid);
       uint64_t bad = 0, expansions = 0;
       double us = 0;
       for (const auto& p : m.problems) {
@@ -134,7 +94,7 @@ int main(int argc, char** argv) {
       }
       const size_t n = m.problems.size();
       std::printf("| %s | %ux%u | %zu | %llu | %.1f | %.0f |\n", m.name.c_str(),
-                  m.map->width(), m.map->height(), n, static_cast<unsigned long long>(bad),
+                  m.grid->width(), m.grid->height(), n, static_cast<unsigned long long>(bad),
                   us / n, static_cast<double>(expansions) / n);
       std::fflush(stdout);
       total += n;
@@ -169,9 +129,9 @@ int main(int argc, char** argv) {
                 "FUNNEL mean ratio | FUNNEL max ratio | µs/query | expansions/query |\n");
     std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     wayfinder::QuadtreeSearchScratch scratch;
-    for (const Loaded& m : maps) {
+    for (const wayfinder::reference::MovingAiMap& m : maps) {
       const auto t0 = Clock::now();
-      auto tree = wayfinder::QuadtreeGraph::Build(*m.map, options);
+      auto tree = wayfinder::QuadtreeGraph::Build(*m.grid, options);
       const double build_ms = micros_since(t0) / 1000;
       if (!tree.ok()) {
         std::fprintf(stderr, "%s: %s\n", m.name.c_str(), tree.status().ToString().c_str());
@@ -194,7 +154,7 @@ int main(int argc, char** argv) {
             continue;
           }
           ms.expansions += r->expansions;
-          if (wayfinder::PathInFreeSpace(*m.map, r->waypoints)) {
+          if (wayfinder::PathInFreeSpace(*m.grid, r->waypoints)) {
             ++ms.valid;
           } else {
             std::fprintf(stderr, "INVALID %s %s (%u,%u)->(%u,%u)\n", ms.name, m.name.c_str(),
@@ -207,7 +167,7 @@ int main(int argc, char** argv) {
       }
       const ModeStats& f = local[0];
       std::printf("| %s | %llu | %zu (%llu) | %.1f | %.1f%% | %.4f | %.3f | %.1f | %.0f |\n",
-                  m.name.c_str(), static_cast<unsigned long long>(m.map->free_cells()),
+                  m.name.c_str(), static_cast<unsigned long long>(m.grid->free_cells()),
                   tree->leaves().size(), static_cast<unsigned long long>(tree->leaves_before_merge()),
                   build_ms, f.n ? 100.0 * f.valid / f.n : 0.0, f.n ? f.ratio_sum / f.n : 0.0,
                   f.ratio_max, f.n ? f.us / f.n : 0.0,

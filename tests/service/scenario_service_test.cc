@@ -4,27 +4,21 @@
 
 #include <cmath>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "core/movingai.h"
+#include "tests/reference/benchmark_data.h"
 #include "service_test_util.h"
 
 namespace wayfinder::testing {
 namespace {
 
-constexpr int kProblemsPerFile = 20;
+using reference::ReadFile;
 
-std::string ReadFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
+constexpr int kProblemsPerFile = 20;
 
 TEST(ScenarioServiceTest, SampleOfEveryScenarioFileIsOptimal) {
   const std::filesystem::path root = std::filesystem::path(WAYFINDER_DATA_DIR) / "movingai";

@@ -7,9 +7,7 @@
 
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -17,9 +15,12 @@
 
 #include "core/line_of_sight.h"
 #include "core/movingai.h"
+#include "tests/reference/benchmark_data.h"
 
 namespace wayfinder {
 namespace {
+
+using reference::ReadFile;
 
 Polygon Box(double x0, double y0, double x1, double y1) {
   return {{{x0, y0}, {x1, y0}, {x1, y1}, {x0, y1}}};
@@ -290,13 +291,6 @@ TEST(NavmeshBuildTest, RejectsBadInput) {
   NavmeshBuildOptions options;
   options.agent_radius = -1;
   EXPECT_EQ(Navmesh::Build(map, options).status().code(), absl::StatusCode::kInvalidArgument);
-}
-
-std::string ReadFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
 }
 
 // A real map, meshed both ways (rectangles straight from the grid, and the

@@ -1,0 +1,140 @@
+#include "tests/bench/detour_baseline.h"
+
+#include <recastnavigation/DetourNavMesh.h>
+#include <recastnavigation/DetourNavMeshBuilder.h>
+#include <recastnavigation/DetourNavMeshQuery.h>
+#include <recastnavigation/Recast.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+namespace wayfinder::bench {
+namespace {
+
+constexpr int kTileSize = 256;  // voxels = cells
+constexpr int kBorder = 3;
+constexpr float kCellHeight = 0.1f;
+constexpr int kMaxPath = 65536;
+
+// Owns Recast's intermediate structures for one tile.
+struct TileBuild {
+  rcHeightfield* hf = rcAllocHeightfield();
+  rcCompactHeightfield* chf = rcAllocCompactHeightfield();
+  rcContourSet* cset = rcAllocContourSet();
+  rcPolyMesh* pmesh = rcAllocPolyMesh();
+  ~TileBuild() {
+    rcFreeHeightField(hf);
+    rcFreeCompactHeightfield(chf);
+    rcFreeContourSet(cset);
+    rcFreePolyMesh(pmesh);
+  }
+};
+
+}  // namespace
+
+DetourBaseline::~DetourBaseline() {
+  dtFreeNavMeshQuery(query_);
+  dtFreeNavMesh(mesh_);
+}
+
+std::unique_ptr<DetourBaseline> DetourBaseline::Build(const GridMap& grid) {
+  std::unique_ptr<DetourBaseline> out(new DetourBaseline());
+  rcContext ctx(false);
+  const int tiles_x = (static_cast<int>(grid.width()) + kTileSize - 1) / kTileSize;
+  const int tiles_y = (static_cast<int>(grid.height()) + kTileSize - 1) / kTileSize;
+  out->mesh_ = dtAllocNavMesh();
+  dtNavMeshParams params = {};
+  params.tileWidth = params.tileHeight = kTileSize;
+  params.maxTiles = tiles_x * tiles_y;
+  params.maxPolys = 1 << 15;
+  if (dtStatusFailed(out->mesh_->init(&params))) return nullptr;
+  for (int ty = 0; ty < tiles_y; ++ty) {
+    for (int tx = 0; tx < tiles_x; ++tx) {
+      TileBuild b;
+      const int size = kTileSize + 2 * kBorder;
+      const float bmin[3] = {float(tx * kTileSize - kBorder), 0.f, float(ty * kTileSize - kBorder)};
+      const float bmax[3] = {bmin[0] + size, 2.f, bmin[2] + size};
+      if (!rcCreateHeightfield(&ctx, *b.hf, size, size, bmin, bmax, 1.f, kCellHeight)) {
+        return nullptr;
+      }
+      for (int j = 0; j < size; ++j) {
+        for (int i = 0; i < size; ++i) {
+          const int64_t x = tx * kTileSize - kBorder + i, y = ty * kTileSize - kBorder + j;
+          if (!grid.InBounds(x, y) || !grid.IsFree(uint32_t(x), uint32_t(y))) continue;
+          rcAddSpan(&ctx, *b.hf, i, j, 0, 1, RC_WALKABLE_AREA, 1);
+        }
+      }
+      if (!rcBuildCompactHeightfield(&ctx, 2, 1, *b.hf, *b.chf) ||
+          !rcBuildDistanceField(&ctx, *b.chf) ||
+          !rcBuildRegions(&ctx, *b.chf, kBorder, /*minRegionArea=*/0, /*mergeRegionArea=*/400) ||
+          !rcBuildContours(&ctx, *b.chf, /*maxError=*/0.f, /*maxEdgeLen=*/0, *b.cset) ||
+          !rcBuildPolyMesh(&ctx, *b.cset, DT_VERTS_PER_POLYGON, *b.pmesh)) {
+        std::fprintf(stderr, "recast failed on tile %d,%d\n", tx, ty);
+        return nullptr;
+      }
+      if (b.pmesh->npolys == 0) continue;
+      for (int p = 0; p < b.pmesh->npolys; ++p) b.pmesh->flags[p] = 1;
+      dtNavMeshCreateParams cp = {};
+      cp.verts = b.pmesh->verts;
+      cp.vertCount = b.pmesh->nverts;
+      cp.polys = b.pmesh->polys;
+      cp.polyAreas = b.pmesh->areas;
+      cp.polyFlags = b.pmesh->flags;
+      cp.polyCount = b.pmesh->npolys;
+      cp.nvp = b.pmesh->nvp;
+      cp.walkableHeight = 0.2f;
+      cp.walkableRadius = 0;
+      cp.walkableClimb = 0.1f;
+      cp.tileX = tx;
+      cp.tileY = ty;
+      rcVcopy(cp.bmin, b.pmesh->bmin);
+      rcVcopy(cp.bmax, b.pmesh->bmax);
+      cp.cs = 1.f;
+      cp.ch = kCellHeight;
+      cp.buildBvTree = true;
+      unsigned char* data = nullptr;
+      int data_size = 0;
+      if (!dtCreateNavMeshData(&cp, &data, &data_size)) return nullptr;
+      if (dtStatusFailed(out->mesh_->addTile(data, data_size, DT_TILE_FREE_DATA, 0, nullptr))) {
+        dtFree(data);
+        return nullptr;
+      }
+      out->polygons_ += b.pmesh->npolys;
+    }
+  }
+  out->query_ = dtAllocNavMeshQuery();
+  if (dtStatusFailed(out->query_->init(out->mesh_, 65535))) return nullptr;
+  out->corridor_.resize(kMaxPath);
+  out->straight_.resize(3 * 4096);
+  return out;
+}
+
+DetourBaseline::Result DetourBaseline::FindPath(const Point& start, const Point& goal) {
+  Result r;
+  dtQueryFilter filter;
+  const float half[3] = {0.5f, 1.f, 0.5f};
+  const float s[3] = {float(start.x), kCellHeight, float(start.y)};
+  const float g[3] = {float(goal.x), kCellHeight, float(goal.y)};
+  dtPolyRef sref = 0, gref = 0;
+  float sp[3], gp[3];
+  query_->findNearestPoly(s, half, &filter, &sref, sp);
+  query_->findNearestPoly(g, half, &filter, &gref, gp);
+  if (sref == 0 || gref == 0) return r;
+  int count = 0;
+  const dtStatus st =
+      query_->findPath(sref, gref, sp, gp, &filter, corridor_.data(), &count, kMaxPath);
+  if (dtStatusFailed(st) || count == 0) return r;
+  int points = 0;
+  query_->findStraightPath(sp, gp, corridor_.data(), count, straight_.data(), nullptr, nullptr,
+                           &points, static_cast<int>(straight_.size() / 3));
+  r.found = !dtStatusDetail(st, DT_PARTIAL_RESULT);
+  for (int i = 0; i < points; ++i) {
+    r.waypoints.push_back({straight_[3 * i], straight_[3 * i + 2]});
+    if (i > 0) r.length += Distance(r.waypoints[i - 1], r.waypoints[i]);
+  }
+  return r;
+}
+
+}  // namespace wayfinder::bench

@@ -1,0 +1,50 @@
+#ifndef WAYFINDER_TESTS_BENCH_DETOUR_BASELINE_H_
+#define WAYFINDER_TESTS_BENCH_DETOUR_BASELINE_H_
+
+// Recast/Detour (Debian librecast-dev), the industry-standard navmesh, built
+// from the same grid maps so the benchmark can run the same queries through
+// both. Bench only: the product does not use it.
+
+#include <memory>
+#include <vector>
+
+#include "core/geometry.h"
+#include "core/grid_map.h"
+
+class dtNavMesh;
+class dtNavMeshQuery;
+
+namespace wayfinder::bench {
+
+class DetourBaseline {
+ public:
+  // Voxelizes the grid exactly (one voxel per cell, a floor span on every
+  // free cell), then Recast's standard pipeline in 256x256 tiles: compact
+  // heightfield, distance field, watershed regions, contours (simplification
+  // error 0, so walls stay on cell edges), polygons of up to 6 vertices,
+  // Detour tiles with a BV tree. nullptr if Recast fails.
+  static std::unique_ptr<DetourBaseline> Build(const GridMap& grid);
+  ~DetourBaseline();
+
+  struct Result {
+    bool found = false;    // a complete path (not partial, not failed)
+    std::vector<Point> waypoints;
+    double length = 0;
+  };
+  // findNearestPoly for both ends, findPath, findStraightPath.
+  Result FindPath(const Point& start, const Point& goal);
+
+  int polygons() const { return polygons_; }
+
+ private:
+  DetourBaseline() = default;
+  dtNavMesh* mesh_ = nullptr;
+  dtNavMeshQuery* query_ = nullptr;
+  int polygons_ = 0;
+  std::vector<unsigned int> corridor_;  // dtPolyRef
+  std::vector<float> straight_;
+};
+
+}  // namespace wayfinder::bench
+
+#endif  // WAYFINDER_TESTS_BENCH_DETOUR_BASELINE_H_

@@ -1,0 +1,268 @@
+// wayfinder-navbench: the NAVMESH graph measured (bench, not tests).
+//
+// 1. Moving AI maps: every Nth scenario through Wayfinder's grid navmesh
+//    (CORRIDOR + FUNNEL, the default; and seed 004's VERTICES method) and
+//    through Recast/Detour built from the same grid (findNearestPoly +
+//    findPath + findStraightPath), in one run: build time, polygons,
+//    µs/query, share of paths inside the map's free space (exact check),
+//    mean length / published octile optimum, and how often Wayfinder's path
+//    is no longer than Detour's.
+// 2. Seeded polygon worlds: build time and quality against the exact
+//    Euclidean shortest path (visibility graph), for triangles, merged
+//    triangles and the vertex method.
+//
+// Exit status 1 if any Wayfinder path is invalid.
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "core/line_of_sight.h"
+#include "core/navmesh.h"
+#include "tests/bench/detour_baseline.h"
+#include "tests/reference/benchmark_data.h"
+#include "tests/reference/polygon_world.h"
+
+ABSL_FLAG(std::string, data_dir, WAYFINDER_DATA_DIR,
+          "directory holding movingai/<set>/<map>.map and .map.scen");
+ABSL_FLAG(std::string, filter, "", "only maps whose name contains this");
+ABSL_FLAG(int, sample, 5, "every Nth scenario (0 = skip the Moving AI part)");
+ABSL_FLAG(int, worlds, 12, "seeded polygon worlds (0 = skip)");
+ABSL_FLAG(int, world_queries, 50, "queries per polygon world");
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double MicrosSince(Clock::time_point t0) {
+  return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+}
+
+struct Stats {
+  uint64_t n = 0, ok = 0, valid = 0;
+  double ratio_sum = 0, ratio_max = 0, us = 0;
+  void Add(bool found, bool is_valid, double ratio, double micros) {
+    ++n;
+    us += micros;
+    if (!found) return;
+    ++ok;
+    valid += is_valid;
+    ratio_sum += ratio;
+    ratio_max = std::max(ratio_max, ratio);
+  }
+  void Merge(const Stats& o) {
+    n += o.n;
+    ok += o.ok;
+    valid += o.valid;
+    ratio_sum += o.ratio_sum;
+    ratio_max = std::max(ratio_max, o.ratio_max);
+    us += o.us;
+  }
+  double mean() const { return ok ? ratio_sum / ok : 0; }
+  double micros() const { return n ? us / n : 0; }
+  double valid_pct() const { return ok ? 100.0 * valid / ok : 0; }
+};
+
+int RunMovingAi(int sample, uint64_t* invalid) {
+  auto maps = wayfinder::reference::LoadMovingAi(
+      std::filesystem::path(absl::GetFlag(FLAGS_data_dir)) / "movingai", absl::GetFlag(FLAGS_filter));
+  if (!maps.ok()) {
+    std::fprintf(stderr, "wayfinder-navbench: %s (--data_dir)\n", maps.status().ToString().c_str());
+    return 2;
+  }
+  std::printf("NAVMESH on Moving AI maps, every %d%s scenario, start/goal at cell centres; "
+              "ratio = length / published octile optimum (any-angle paths are shorter); "
+              "valid = every segment inside the map's free space.\n\n",
+              sample, sample == 1 ? "" : "th");
+  std::printf("| map | free cells | Wayfinder polygons | build ms | Detour polygons | build ms |"
+              " Wayfinder µs/query | Detour µs/query | Wayfinder ratio | Detour ratio |"
+              " Wayfinder ≤ Detour | Wayfinder valid | Detour valid | Detour complete |"
+              " VERTICES µs | VERTICES ratio |\n");
+  std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  Stats all_wf, all_dt, all_vx;
+  uint64_t all_not_longer = 0, all_both = 0;
+  double all_wf_build = 0, all_dt_build = 0;
+  wayfinder::NavmeshSearchScratch scratch;
+  for (const auto& m : *maps) {
+    auto t0 = Clock::now();
+    auto mesh = wayfinder::Navmesh::BuildFromGrid(*m.grid, {});
+    const double wf_build = MicrosSince(t0) / 1000;
+    if (!mesh.ok()) {
+      std::fprintf(stderr, "%s: %s\n", m.name.c_str(), mesh.status().ToString().c_str());
+      return 2;
+    }
+    t0 = Clock::now();
+    auto detour = wayfinder::bench::DetourBaseline::Build(*m.grid);
+    const double dt_build = MicrosSince(t0) / 1000;
+    if (detour == nullptr) {
+      std::fprintf(stderr, "%s: Detour build failed\n", m.name.c_str());
+      return 2;
+    }
+    Stats wf, dt, vx;
+    uint64_t not_longer = 0, both = 0;
+    for (size_t k = 0; k < m.problems.size(); k += sample) {
+      const auto& p = m.problems[k];
+      wayfinder::PathRequest req;
+      req.start = {p.start_x + 0.5, p.start_y + 0.5};
+      req.goal = {p.goal_x + 0.5, p.goal_y + 0.5};
+      const double opt = std::max(p.optimal_length, 1e-9);
+
+      auto q0 = Clock::now();
+      auto r = wayfinder::FindNavmeshPath(*mesh, req, {}, wayfinder::SearchBudget(), scratch);
+      const double wf_us = MicrosSince(q0);
+      const bool wf_found = r.ok() && r->status == wayfinder::PathStatus::kFound;
+      const bool wf_valid = wf_found && wayfinder::PathInFreeSpace(*m.grid, r->waypoints);
+      if (wf_found && !wf_valid) {
+        std::fprintf(stderr, "INVALID %s (%u,%u)->(%u,%u)\n", m.name.c_str(), p.start_x,
+                     p.start_y, p.goal_x, p.goal_y);
+      }
+      wf.Add(wf_found, wf_valid, wf_found ? r->length / opt : 0, wf_us);
+
+      wayfinder::NavmeshPathOptions vertices;
+      vertices.method = wayfinder::NavmeshMethod::kVertices;
+      q0 = Clock::now();
+      auto v = wayfinder::FindNavmeshPath(*mesh, req, vertices, wayfinder::SearchBudget(), scratch);
+      const double vx_us = MicrosSince(q0);
+      const bool vx_found = v.ok() && v->status == wayfinder::PathStatus::kFound;
+      vx.Add(vx_found, vx_found && wayfinder::PathInFreeSpace(*m.grid, v->waypoints),
+             vx_found ? v->length / opt : 0, vx_us);
+
+      q0 = Clock::now();
+      const auto d = detour->FindPath(req.start, req.goal);
+      const double dt_us = MicrosSince(q0);
+      dt.Add(d.found, d.found && wayfinder::PathInFreeSpace(*m.grid, d.waypoints),
+             d.found ? d.length / opt : 0, dt_us);
+      if (wf_found && d.found) {
+        ++both;
+        // Detour works in float: allow its rounding.
+        not_longer += r->length <= d.length + 1e-3;
+      }
+    }
+    std::printf("| %s | %llu | %zu | %.1f | %d | %.1f | %.1f | %.1f | %.4f | %.4f | %.1f%% | "
+                "%.1f%% | %.1f%% | %.1f%% | %.1f | %.4f |\n",
+                m.name.c_str(), static_cast<unsigned long long>(m.grid->free_cells()),
+                mesh->num_polygons(), wf_build, detour->polygons(), dt_build, wf.micros(),
+                dt.micros(), wf.mean(), dt.mean(), both ? 100.0 * not_longer / both : 0.0,
+                wf.valid_pct(), dt.valid_pct(), dt.n ? 100.0 * dt.ok / dt.n : 0.0, vx.micros(),
+                vx.mean());
+    std::fflush(stdout);
+    all_wf.Merge(wf);
+    all_dt.Merge(dt);
+    all_vx.Merge(vx);
+    all_not_longer += not_longer;
+    all_both += both;
+    all_wf_build += wf_build;
+    all_dt_build += dt_build;
+    *invalid += wf.ok - wf.valid + vx.ok - vx.valid;
+  }
+  std::printf("| **all** (%llu paths) | | | %.1f | | %.1f | %.1f | %.1f | %.4f | %.4f | %.1f%% | "
+              "%.2f%% | %.2f%% | %.1f%% | %.1f | %.4f |\n\n",
+              static_cast<unsigned long long>(all_wf.n), all_wf_build, all_dt_build,
+              all_wf.micros(), all_dt.micros(), all_wf.mean(), all_dt.mean(),
+              all_both ? 100.0 * all_not_longer / all_both : 0.0, all_wf.valid_pct(),
+              all_dt.valid_pct(), all_dt.n ? 100.0 * all_dt.ok / all_dt.n : 0.0,
+              all_vx.micros(), all_vx.mean());
+  return 0;
+}
+
+void RunPolygonWorlds(int worlds, int queries, uint64_t* invalid) {
+  std::printf("NAVMESH on seeded polygon worlds (100 x 100, 20 concave obstacles that may "
+              "overlap and cross the border), %d worlds x %d queries; ratio = length / exact "
+              "Euclidean shortest (visibility graph).\n\n",
+              worlds, queries);
+  struct Variant {
+    const char* name;
+    bool merge;
+    wayfinder::NavmeshMethod method;
+    Stats s;
+    double build_ms = 0;
+    uint64_t polygons = 0;
+  };
+  std::vector<Variant> variants = {
+      {"triangles, CORRIDOR + FUNNEL", false, wayfinder::NavmeshMethod::kCorridor, {}},
+      {"merged triangles, CORRIDOR + FUNNEL", true, wayfinder::NavmeshMethod::kCorridor, {}},
+      {"triangles, VERTICES (seed 004)", false, wayfinder::NavmeshMethod::kVertices, {}},
+  };
+  wayfinder::NavmeshSearchScratch scratch;
+  for (int w = 0; w < worlds; ++w) {
+    const auto world = wayfinder::reference::RandomPolygonWorld(1000 + w, 100, 100, 20);
+    const wayfinder::reference::ExactShortestPaths exact(world);
+    std::vector<std::pair<wayfinder::Point, wayfinder::Point>> pairs;
+    std::vector<double> shortest;
+    std::mt19937 rng(w);
+    std::uniform_real_distribution<double> u(0, 100);
+    while (static_cast<int>(pairs.size()) < queries) {
+      const wayfinder::Point s{u(rng), u(rng)}, g{u(rng), u(rng)};
+      if (!exact.PointFree(s, 0.01) || !exact.PointFree(g, 0.01)) continue;
+      const double d = exact.ShortestLength(s, g);
+      if (std::isinf(d)) continue;
+      pairs.push_back({s, g});
+      shortest.push_back(d);
+    }
+    for (Variant& v : variants) {
+      wayfinder::NavmeshBuildOptions options;
+      options.merge_triangles = v.merge;
+      const auto t0 = Clock::now();
+      auto mesh = wayfinder::Navmesh::Build(world.ToPolygonMap(), options);
+      v.build_ms += MicrosSince(t0) / 1000;
+      if (!mesh.ok()) {
+        std::fprintf(stderr, "world %d: %s\n", w, mesh.status().ToString().c_str());
+        ++*invalid;
+        continue;
+      }
+      v.polygons += mesh->num_polygons();
+      wayfinder::NavmeshPathOptions po;
+      po.method = v.method;
+      for (size_t i = 0; i < pairs.size(); ++i) {
+        wayfinder::PathRequest req;
+        req.start = pairs[i].first;
+        req.goal = pairs[i].second;
+        const auto q0 = Clock::now();
+        auto r = wayfinder::FindNavmeshPath(*mesh, req, po, wayfinder::SearchBudget(), scratch);
+        const double us = MicrosSince(q0);
+        const bool found = r.ok() && r->status == wayfinder::PathStatus::kFound;
+        bool valid = found;
+        for (size_t k = 1; found && k < r->waypoints.size(); ++k) {
+          valid = valid && exact.SegmentFree(r->waypoints[k - 1], r->waypoints[k], 1e-3);
+        }
+        v.s.Add(found, valid, found ? r->length / std::max(shortest[i], 1e-9) : 0, us);
+        if (found && !valid) ++*invalid;
+      }
+    }
+  }
+  std::printf("| mesh, method | polygons/world | build ms/world | paths | valid | mean ratio | "
+              "max ratio | µs/query |\n");
+  std::printf("|---|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (const Variant& v : variants) {
+    std::printf("| %s | %.0f | %.2f | %llu | %.2f%% | %.4f | %.3f | %.1f |\n", v.name,
+                worlds ? double(v.polygons) / worlds : 0.0, worlds ? v.build_ms / worlds : 0.0,
+                static_cast<unsigned long long>(v.s.ok), v.s.valid_pct(), v.s.mean(),
+                v.s.ratio_max, v.s.micros());
+  }
+  std::printf("\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "Measures NAVMESH quality and speed on Moving AI maps (beside Recast/Detour) and on "
+      "seeded polygon worlds (against exact shortest paths).");
+  absl::ParseCommandLine(argc, argv);
+  uint64_t invalid = 0;
+  if (const int sample = absl::GetFlag(FLAGS_sample); sample > 0) {
+    if (int rc = RunMovingAi(sample, &invalid); rc != 0) return rc;
+  }
+  if (const int worlds = absl::GetFlag(FLAGS_worlds); worlds > 0) {
+    RunPolygonWorlds(worlds, absl::GetFlag(FLAGS_world_queries), &invalid);
+  }
+  if (invalid > 0) std::fprintf(stderr, "%llu invalid paths\n", static_cast<unsigned long long>(invalid));
+  return invalid == 0 ? 0 : 1;
+}

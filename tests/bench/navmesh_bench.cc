@@ -37,6 +37,11 @@ ABSL_FLAG(std::string, filter, "", "only maps whose name contains this");
 ABSL_FLAG(int, sample, 5, "every Nth scenario (0 = skip the Moving AI part)");
 ABSL_FLAG(int, worlds, 12, "seeded polygon worlds (0 = skip)");
 ABSL_FLAG(int, world_queries, 50, "queries per polygon world");
+ABSL_FLAG(bool, grid_triangles, false,
+          "mesh grids through the polygon pipeline (outlines, CGAL triangles) instead of "
+          "rectangles");
+ABSL_FLAG(bool, show_longer, false,
+          "print scenarios where Wayfinder's path is over 2% longer than Detour's");
 
 namespace {
 
@@ -92,7 +97,9 @@ int RunMovingAi(int sample, uint64_t* invalid) {
   wayfinder::NavmeshSearchScratch scratch;
   for (const auto& m : *maps) {
     auto t0 = Clock::now();
-    auto mesh = wayfinder::Navmesh::BuildFromGrid(*m.grid, {});
+    auto mesh = absl::GetFlag(FLAGS_grid_triangles)
+                    ? wayfinder::Navmesh::Build(wayfinder::PolygonsFromGrid(*m.grid), {})
+                    : wayfinder::Navmesh::BuildFromGrid(*m.grid, {});
     const double wf_build = MicrosSince(t0) / 1000;
     if (!mesh.ok()) {
       std::fprintf(stderr, "%s: %s\n", m.name.c_str(), mesh.status().ToString().c_str());
@@ -143,6 +150,14 @@ int RunMovingAi(int sample, uint64_t* invalid) {
         ++both;
         // Detour works in float: allow its rounding.
         not_longer += r->length <= d.length + 1e-3;
+        if (absl::GetFlag(FLAGS_show_longer) && r->length > d.length * 1.02) {
+          std::fprintf(stderr, "LONGER (%u,%u)->(%u,%u) wf %.3f detour %.3f\n wf:", p.start_x,
+                       p.start_y, p.goal_x, p.goal_y, r->length, d.length);
+          for (const auto& w : r->waypoints) std::fprintf(stderr, " (%g,%g)", w.x, w.y);
+          std::fprintf(stderr, "\n dt:");
+          for (const auto& w : d.waypoints) std::fprintf(stderr, " (%g,%g)", w.x, w.y);
+          std::fprintf(stderr, "\n");
+        }
       }
     }
     std::printf("| %s | %llu | %zu | %.1f | %d | %.1f | %.1f | %.1f | %.4f | %.4f | %.1f%% | "

@@ -982,10 +982,10 @@ absl::StatusOr<PathResult> FindNavmeshPath(const Navmesh& mesh, const PathReques
         "options.smoothing: CHECKPOINTS is not available on the NAVMESH graph (use FUNNEL, "
         "CENTERS or NONE)");
   }
-  if (options.method == NavmeshMethod::kVertices && request.smoothing == Smoothing::kCenters) {
+  if (options.method != NavmeshMethod::kCorridor && request.smoothing == Smoothing::kCenters) {
     return absl::InvalidArgumentError(
-        "options.smoothing: CENTERS needs the polygon corridor; the VERTICES navmesh method "
-        "takes FUNNEL (line-of-sight pruning) or NONE");
+        "options.smoothing: CENTERS needs the polygon corridor; the VERTICES and ANY_ANGLE navmesh "
+        "methods take FUNNEL or NONE");
   }
   if (!std::isfinite(options.snap_distance) || options.snap_distance < 0) {
     return absl::InvalidArgumentError("options.snap_distance: must be finite and >= 0");
@@ -1030,6 +1030,10 @@ absl::StatusOr<PathResult> FindNavmeshPath(const Navmesh& mesh, const PathReques
   if (options.method == NavmeshMethod::kCorridor) {
     return CorridorAStar(mesh, polys[0], polys[1], ends[0], ends[1], request, budget,
                          scratch.corridor);
+  }
+  if (options.method == NavmeshMethod::kAnyAngle) {
+    return FindAnyAnglePath(mesh, polys[0], polys[1], ends[0], ends[1], request, budget,
+                            scratch.any_angle);
   }
   WF_ASSIGN_OR_RETURN(PathResult r, VertexAStar(mesh, polys[0], polys[1], ends[0], ends[1],
                                                 request, budget, scratch));

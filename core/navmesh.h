@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "core/any_angle.h"
 #include "core/corridor_search.h"
 #include "core/geometry.h"
 #include "core/grid_map.h"
@@ -209,6 +210,7 @@ class Navmesh {
 // Per-thread search memory for FindNavmeshPath. Not thread-safe.
 struct NavmeshSearchScratch {
   CorridorSearchScratch corridor;
+  AnyAngleScratch any_angle;
   // Vertex A* (NavmeshMethod::kVertices).
   struct VertexNode {
     double g = 0;
@@ -228,6 +230,9 @@ enum class NavmeshMethod {
   // polygon see each other), then waypoints that have line of sight are
   // removed.
   kVertices,
+  // Polyanya's interval search (any_angle.h): the Euclidean shortest path
+  // on the mesh, up to a known limit on lattice-aligned corners.
+  kAnyAngle,
 };
 
 struct NavmeshPathOptions {
@@ -251,6 +256,8 @@ struct NavmeshPathOptions {
 // kVertices: A* over vertices; kFunnel / kDefault drop every waypoint the
 //   previous kept one can see past (line of sight on the mesh); kNone keeps
 //   the vertex path; kCenters is INVALID_ARGUMENT.
+// kAnyAngle: the any-angle path (any_angle.h), bending only at wall corners;
+//   kFunnel, kDefault and kNone all return it, kCenters is INVALID_ARGUMENT.
 // kCheckpoints is INVALID_ARGUMENT on a navmesh. length is the Euclidean
 // length of the polyline; expansions counts polygons or vertices expanded.
 absl::StatusOr<PathResult> FindNavmeshPath(const Navmesh& mesh, const PathRequest& request,

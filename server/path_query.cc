@@ -145,10 +145,13 @@ absl::StatusOr<v1::FindPathResponse> RunFindPath(const MapSnapshot& map,
         case v1::VERTICES:
           navmesh_options.method = NavmeshMethod::kVertices;
           break;
+        case v1::ANY_ANGLE:
+          navmesh_options.method = NavmeshMethod::kAnyAngle;
+          break;
         default:
           return absl::InvalidArgumentError(absl::StrCat(
               "options.navmesh_method: ", options.navmesh_method(),
-              " is not a navmesh method (CORRIDOR, VERTICES)"));
+              " is not a navmesh method (CORRIDOR, VERTICES, ANY_ANGLE)"));
       }
       result = FindNavmeshPath(*mesh, core_request, navmesh_options, budget,
                                tls_navmesh_scratch);

@@ -89,10 +89,11 @@ int RunMovingAi(int sample, uint64_t* invalid) {
   std::printf("| map | free cells | Wayfinder polygons | build ms | Detour polygons | build ms |"
               " Wayfinder µs/query | Detour µs/query | Wayfinder ratio | Detour ratio |"
               " Wayfinder ≤ Detour | Wayfinder valid | Detour valid | Detour complete |"
-              " VERTICES µs | VERTICES ratio |\n");
-  std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-  Stats all_wf, all_dt, all_vx;
-  uint64_t all_not_longer = 0, all_both = 0;
+              " VERTICES µs | VERTICES ratio | ANY_ANGLE µs | ANY_ANGLE ratio | ANY_ANGLE ≤ Detour | ANY_ANGLE valid |\n");
+  std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+              "---:|---:|---:|---:|\n");
+  Stats all_wf, all_dt, all_vx, all_ex;
+  uint64_t all_not_longer = 0, all_both = 0, all_ex_not_longer = 0, all_ex_both = 0;
   double all_wf_build = 0, all_dt_build = 0;
   wayfinder::NavmeshSearchScratch scratch;
   for (const auto& m : *maps) {
@@ -112,8 +113,8 @@ int RunMovingAi(int sample, uint64_t* invalid) {
       std::fprintf(stderr, "%s: Detour build failed\n", m.name.c_str());
       return 2;
     }
-    Stats wf, dt, vx;
-    uint64_t not_longer = 0, both = 0;
+    Stats wf, dt, vx, ex;
+    uint64_t not_longer = 0, both = 0, ex_not_longer = 0, ex_both = 0;
     for (size_t k = 0; k < m.problems.size(); k += sample) {
       const auto& p = m.problems[k];
       wayfinder::PathRequest req;
@@ -141,11 +142,39 @@ int RunMovingAi(int sample, uint64_t* invalid) {
       vx.Add(vx_found, vx_found && wayfinder::PathInFreeSpace(*m.grid, v->waypoints),
              vx_found ? v->length / opt : 0, vx_us);
 
+      wayfinder::NavmeshPathOptions exact_options;
+      exact_options.method = wayfinder::NavmeshMethod::kAnyAngle;
+      q0 = Clock::now();
+      auto e = wayfinder::FindNavmeshPath(*mesh, req, exact_options, wayfinder::SearchBudget(),
+                                          scratch);
+      const double ex_us = MicrosSince(q0);
+      const bool ex_found = e.ok() && e->status == wayfinder::PathStatus::kFound;
+      const bool ex_valid = ex_found && wayfinder::PathInFreeSpace(*m.grid, e->waypoints);
+      if (ex_found && !ex_valid) {
+        std::fprintf(stderr, "INVALID ANY_ANGLE %s (%u,%u)->(%u,%u):", m.name.c_str(), p.start_x,
+                     p.start_y, p.goal_x, p.goal_y);
+        for (const auto& w : e->waypoints) std::fprintf(stderr, " (%g,%g)", w.x, w.y);
+        std::fprintf(stderr, "\n");
+      }
+      ex.Add(ex_found, ex_valid, ex_found ? e->length / opt : 0, ex_us);
+
       q0 = Clock::now();
       const auto d = detour->FindPath(req.start, req.goal);
       const double dt_us = MicrosSince(q0);
       dt.Add(d.found, d.found && wayfinder::PathInFreeSpace(*m.grid, d.waypoints),
              d.found ? d.length / opt : 0, dt_us);
+      if (ex_found && d.found) {
+        ++ex_both;
+        ex_not_longer += e->length <= d.length + 1e-3;
+        if (absl::GetFlag(FLAGS_show_longer) && e->length > d.length + 1e-3) {
+          std::fprintf(stderr, "ANY_ANGLE LONGER (%u,%u)->(%u,%u) exact %.4f detour %.4f\n ex:",
+                       p.start_x, p.start_y, p.goal_x, p.goal_y, e->length, d.length);
+          for (const auto& w : e->waypoints) std::fprintf(stderr, " (%g,%g)", w.x, w.y);
+          std::fprintf(stderr, "\n dt:");
+          for (const auto& w : d.waypoints) std::fprintf(stderr, " (%g,%g)", w.x, w.y);
+          std::fprintf(stderr, "\n");
+        }
+      }
       if (wf_found && d.found) {
         ++both;
         // Detour works in float: allow its rounding.
@@ -161,29 +190,34 @@ int RunMovingAi(int sample, uint64_t* invalid) {
       }
     }
     std::printf("| %s | %llu | %zu | %.1f | %d | %.1f | %.1f | %.1f | %.4f | %.4f | %.1f%% | "
-                "%.1f%% | %.1f%% | %.1f%% | %.1f | %.4f |\n",
+                "%.1f%% | %.1f%% | %.1f%% | %.1f | %.4f | %.1f | %.4f | %.1f%% | %.1f%% |\n",
                 m.name.c_str(), static_cast<unsigned long long>(m.grid->free_cells()),
                 mesh->num_polygons(), wf_build, detour->polygons(), dt_build, wf.micros(),
                 dt.micros(), wf.mean(), dt.mean(), both ? 100.0 * not_longer / both : 0.0,
                 wf.valid_pct(), dt.valid_pct(), dt.n ? 100.0 * dt.ok / dt.n : 0.0, vx.micros(),
-                vx.mean());
+                vx.mean(), ex.micros(), ex.mean(),
+                ex_both ? 100.0 * ex_not_longer / ex_both : 0.0, ex.valid_pct());
     std::fflush(stdout);
     all_wf.Merge(wf);
     all_dt.Merge(dt);
     all_vx.Merge(vx);
+    all_ex.Merge(ex);
+    all_ex_not_longer += ex_not_longer;
+    all_ex_both += ex_both;
     all_not_longer += not_longer;
     all_both += both;
     all_wf_build += wf_build;
     all_dt_build += dt_build;
-    *invalid += wf.ok - wf.valid + vx.ok - vx.valid;
+    *invalid += wf.ok - wf.valid + vx.ok - vx.valid + ex.ok - ex.valid;
   }
   std::printf("| **all** (%llu paths) | | | %.1f | | %.1f | %.1f | %.1f | %.4f | %.4f | %.1f%% | "
-              "%.2f%% | %.2f%% | %.1f%% | %.1f | %.4f |\n\n",
+              "%.2f%% | %.2f%% | %.1f%% | %.1f | %.4f | %.1f | %.4f | %.1f%% | %.2f%% |\n\n",
               static_cast<unsigned long long>(all_wf.n), all_wf_build, all_dt_build,
               all_wf.micros(), all_dt.micros(), all_wf.mean(), all_dt.mean(),
               all_both ? 100.0 * all_not_longer / all_both : 0.0, all_wf.valid_pct(),
               all_dt.valid_pct(), all_dt.n ? 100.0 * all_dt.ok / all_dt.n : 0.0,
-              all_vx.micros(), all_vx.mean());
+              all_vx.micros(), all_vx.mean(), all_ex.micros(), all_ex.mean(),
+              all_ex_both ? 100.0 * all_ex_not_longer / all_ex_both : 0.0, all_ex.valid_pct());
   return 0;
 }
 
@@ -204,6 +238,8 @@ void RunPolygonWorlds(int worlds, int queries, uint64_t* invalid) {
       {"triangles, CORRIDOR + FUNNEL", false, wayfinder::NavmeshMethod::kCorridor, {}},
       {"merged triangles, CORRIDOR + FUNNEL", true, wayfinder::NavmeshMethod::kCorridor, {}},
       {"triangles, VERTICES (seed 004)", false, wayfinder::NavmeshMethod::kVertices, {}},
+      {"triangles, ANY_ANGLE (Polyanya)", false, wayfinder::NavmeshMethod::kAnyAngle, {}},
+      {"merged triangles, ANY_ANGLE (Polyanya)", true, wayfinder::NavmeshMethod::kAnyAngle, {}},
   };
   wayfinder::NavmeshSearchScratch scratch;
   for (int w = 0; w < worlds; ++w) {

@@ -386,6 +386,86 @@ TEST(PathsTest, NavmeshOnPolygonsWithAgentRadii) {
   EXPECT_DOUBLE_EQ(r1.waypoints(0).x(), 12);
   req.mutable_options()->set_smoothing(v1::CHECKPOINTS);
   EXPECT_EQ(Find(h, req, &r1).error_code(), StatusCode::INVALID_ARGUMENT);
+
+  // The three search methods over the wire: the any-angle search and the
+  // corridor funnel both find the shortest path round the block; seed
+  // 004's vertex method finds one no shorter.
+  req = PathRequest("hall", 3, 10, 17, 10);
+  const double shortest = 2 * std::hypot(5, 6) + 4;
+  for (v1::NavmeshMethod method : {v1::CORRIDOR, v1::VERTICES, v1::ANY_ANGLE}) {
+    req.mutable_options()->set_navmesh_method(method);
+    ASSERT_TRUE(Find(h, req, &r1).ok()) << v1::NavmeshMethod_Name(method);
+    EXPECT_EQ(r1.status(), v1::FOUND);
+    EXPECT_GE(r1.length(), shortest - 1e-9);
+    if (method != v1::VERTICES) {
+      EXPECT_NEAR(r1.length(), shortest, 1e-9);
+    }
+  }
+  req.mutable_options()->set_smoothing(v1::CENTERS);
+  s = Find(h, req, &r1);  // CENTERS needs the corridor
+  EXPECT_EQ(s.error_code(), StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("options.smoothing"), std::string::npos);
+  req.mutable_options()->set_smoothing(v1::FUNNEL);
+  req.mutable_options()->set_navmesh_method(static_cast<v1::NavmeshMethod>(42));
+  s = Find(h, req, &r1);
+  EXPECT_EQ(s.error_code(), StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("options.navmesh_method"), std::string::npos);
+}
+
+TEST(PathsTest, MergedTrianglesAndGridNavmeshOptions) {
+  ServerHarness h;
+  v1::Map map;
+  map.set_name("yard");
+  auto box = [](v1::Polygon* p, double x0, double y0, double x1, double y1) {
+    *p->add_points() = Pt(x0, y0);
+    *p->add_points() = Pt(x1, y0);
+    *p->add_points() = Pt(x1, y1);
+    *p->add_points() = Pt(x0, y1);
+  };
+  box(map.mutable_polygons()->add_walkable(), 0, 0, 30, 30);
+  box(map.mutable_polygons()->add_obstacles(), 5, 5, 10, 25);
+  box(map.mutable_polygons()->add_obstacles(), 15, 2, 20, 12);
+  box(map.mutable_polygons()->add_obstacles(), 15, 18, 20, 28);
+  map.mutable_build()->mutable_navmesh()->set_merge_triangles(true);
+  const v1::MapInfo info = MustPut(h, map);
+  ASSERT_EQ(info.graphs(0).navmeshes_size(), 1);
+  const v1::NavmeshInfo& n = info.graphs(0).navmeshes(0);
+  EXPECT_LT(n.polygons(), n.triangles());
+  EXPECT_EQ(info.graphs(0).nodes(), n.polygons());
+  v1::FindPathResponse r;
+  ASSERT_TRUE(Find(h, PathRequest("yard", 1, 29, 29, 1), &r).ok());
+  EXPECT_EQ(r.status(), v1::FOUND);
+
+  // Grid maps are meshed with rectangles; polygon-only options are refused
+  // by name, and the old map stays.
+  v1::Map grid = GridMapFromRows("corridor", kCorridor);
+  grid.mutable_build()->add_graphs(v1::NAVMESH);
+  grid.mutable_build()->mutable_navmesh()->set_merge_triangles(true);
+  v1::MapInfo out;
+  auto ctx = Ctx();
+  v1::PutMapRequest put;
+  *put.mutable_map() = grid;
+  grpc::Status s = h.stub().PutMap(ctx.get(), put, &out);
+  EXPECT_EQ(s.error_code(), StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("map.build.navmesh.merge_triangles"), std::string::npos)
+      << s.error_message();
+  grid.mutable_build()->mutable_navmesh()->set_merge_triangles(false);
+  grid.mutable_build()->mutable_navmesh()->add_agent_radii(0.25);
+  grid.mutable_build()->mutable_navmesh()->add_agent_radii(0.5);
+  const v1::MapInfo grid_info = MustPut(h, grid);
+  ASSERT_EQ(grid_info.graphs(0).navmeshes_size(), 2);
+  const v1::NavmeshInfo& g = grid_info.graphs(0).navmeshes(0);
+  EXPECT_EQ(g.agent_radius(), 0.25);
+  EXPECT_GT(g.polygons(), 0u);
+  EXPECT_GE(g.triangles(), 2 * g.polygons());  // rectangles, maybe with T-junctions
+  // For radius 0.25 the 1-wide corridors are 0.5 wide: the ring between
+  // [0.25, 4.75] x [0.25, 2.75] and [0.75, 4.25] x [0.75, 2.25].
+  EXPECT_DOUBLE_EQ(g.area(), 4.5 * 2.5 - 3.5 * 1.5);
+  // Radius 0.5 closes them to lines: nothing left to walk on.
+  EXPECT_EQ(grid_info.graphs(0).navmeshes(1).polygons(), 0u);
+  v1::FindPathRequest on_line = PathRequest("corridor", 0.5, 0.5, 4.5, 2.5);
+  on_line.mutable_options()->set_agent_radius(0.5);
+  EXPECT_EQ(Find(h, on_line, &r).error_code(), StatusCode::FAILED_PRECONDITION);
 }
 
 // ---------------------------------------------------------------------------

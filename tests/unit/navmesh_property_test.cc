@@ -33,6 +33,8 @@ TEST(NavmeshPropertyTest, PathsAreValidAndNearTheExactShortest) {
       {"triangles/corridor", false, NavmeshMethod::kCorridor, 1.01, {}},
       {"merged/corridor", true, NavmeshMethod::kCorridor, 1.01, {}},
       {"triangles/vertices", false, NavmeshMethod::kVertices, 1.05, {}},
+      {"triangles/any-angle", false, NavmeshMethod::kAnyAngle, 1.0 + 1e-9, {}},
+      {"merged/any-angle", true, NavmeshMethod::kAnyAngle, 1.0 + 1e-9, {}},
   };
   for (uint32_t seed = 1; seed <= 8; ++seed) {
     const reference::PolygonWorld world = reference::RandomPolygonWorld(seed, 100, 100, 20);

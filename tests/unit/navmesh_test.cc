@@ -329,7 +329,9 @@ TEST(NavmeshMovingAiTest, ArenaPathsAreValidAndShorterThanOctile) {
        {Case{"rects", &*rects, NavmeshMethod::kCorridor, 0.96, 0},
         Case{"triangles", &*tris, NavmeshMethod::kCorridor, 0.97, few},
         Case{"rects/vertices", &*rects, NavmeshMethod::kVertices, 1.15, all},
-        Case{"triangles/vertices", &*tris, NavmeshMethod::kVertices, 1.05, all}}) {
+        Case{"triangles/vertices", &*tris, NavmeshMethod::kVertices, 1.05, all},
+        Case{"rects/any-angle", &*rects, NavmeshMethod::kAnyAngle, 0.96, 0},
+        Case{"triangles/any-angle", &*tris, NavmeshMethod::kAnyAngle, 0.96, 0}}) {
     NavmeshPathOptions options;
     options.method = c.method;
     double ratio_sum = 0;
@@ -471,7 +473,8 @@ TEST(NavmeshGridTest, AgentRadiusKeepsClearanceOnRandomGrids) {
       for (int q = 0; q < 30; ++q) {
         const Point s{ux(rng), uy(rng)}, g{ux(rng), uy(rng)};
         if (mesh->Locate(s) == Navmesh::kNone || mesh->Locate(g) == Navmesh::kNone) continue;
-        for (NavmeshMethod method : {NavmeshMethod::kCorridor, NavmeshMethod::kVertices}) {
+        for (NavmeshMethod method :
+             {NavmeshMethod::kCorridor, NavmeshMethod::kVertices, NavmeshMethod::kAnyAngle}) {
           NavmeshPathOptions po;
           po.method = method;
           auto r = FindNavmeshPath(*mesh, Req(s, g), po, SearchBudget(), scratch);

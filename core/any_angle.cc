@@ -1,0 +1,293 @@
+#include "core/any_angle.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+
+#include "absl/container/flat_hash_set.h"
+#include "core/corridor_search.h"
+#include "core/navmesh.h"
+
+namespace wayfinder {
+namespace {
+
+constexpr uint32_t kNone = 0xFFFFFFFFu;
+
+double Cross(const Point& o, const Point& a, const Point& b) {
+  return (a.x - o.x) * (b.y - o.y) - (a.y - o.y) * (b.x - o.x);
+}
+
+// The part of segment c->d (parameters [lo, hi]) where the linear function
+// with values f0 at c and f1 at d is >= 0 (strict: > 0).
+bool Clip(double f0, double f1, bool strict, double* lo, double* hi) {
+  const bool in0 = strict ? f0 > 0 : f0 >= 0;
+  const bool in1 = strict ? f1 > 0 : f1 >= 0;
+  if (in0 && in1) return *lo <= *hi;
+  if (!in0 && !in1) return false;
+  const double t = f0 / (f0 - f1);
+  if (in0) {
+    *hi = std::min(*hi, t);
+  } else {
+    *lo = std::max(*lo, t);
+  }
+  return *lo <= *hi;
+}
+
+}  // namespace
+
+absl::StatusOr<PathResult> FindAnyAnglePath(const Navmesh& mesh, uint32_t start_poly,
+                                            uint32_t goal_poly, const Point& start,
+                                            const Point& goal, const PathRequest& request,
+                                            const SearchBudget& budget, AnyAngleScratch& s) {
+  using Node = AnyAngleScratch::Node;
+  const std::vector<Point>& verts = mesh.vertices();
+  s.nodes.clear();
+  s.open.clear();
+  if (s.root_g.size() < verts.size()) {
+    s.root_g.resize(verts.size());
+    s.root_generation.resize(verts.size(), 0);
+  }
+  if (++s.generation == 0) {
+    std::fill(s.root_generation.begin(), s.root_generation.end(), 0);
+    s.generation = 1;
+  }
+  // (root vertex, polygon) pairs already expanded with the whole polygon in
+  // view (the root is one of its corners).
+  absl::flat_hash_set<uint64_t> fan_done;
+  std::greater<AnyAngleScratch::OpenEntry> later;
+
+  auto push = [&](const Node& n, double f, bool is_goal) {
+    s.nodes.push_back(n);
+    s.open.push_back({f, n.g, static_cast<uint32_t>(s.nodes.size() - 1), is_goal});
+    std::push_heap(s.open.begin(), s.open.end(), later);
+  };
+  auto vertex_at = [&](uint32_t poly, const Point& p) {
+    for (uint32_t v : mesh.polygon(poly)) {
+      if (verts[v] == p) return v;
+    }
+    return kNone;
+  };
+  // Goal reached through interval [a, b] of a node rooted at r: straight if
+  // visible, else bending at the interval's end nearer the goal.
+  auto push_goal = [&](uint32_t parent, const Point& r, double g, const Point& a,
+                       const Point& b) {
+    const Point q = PortalPoint(r, goal, a, b);
+    const double via = Distance(r, q) + Distance(q, goal);
+    const bool bends = via > Distance(r, goal) + 1e-9;
+    Node n{};
+    n.root = bends ? q : r;
+    n.root_vertex = kNone;
+    n.parent = parent;
+    n.g = bends ? g + Distance(r, q) : g;
+    push(n, g + via, true);
+  };
+  // A node for sub-interval [x, y] (x nearer P's vertex k) of side k of
+  // polygon p, seen from root r, leading into the neighbour across it.
+  auto push_successor = [&](uint32_t parent, uint32_t p, size_t k, const Point& r,
+                            uint32_t root_vertex, double g, const Point& x, uint32_t xv,
+                            const Point& y, uint32_t yv) {
+    const auto v = mesh.polygon(p);
+    const uint32_t q = mesh.neighbours(p)[k];
+    if (q == kNone) return;
+    const uint32_t c = v[k], d = v[(k + 1) % v.size()];
+    const auto qv = mesh.polygon(q);
+    uint32_t j = 0;
+    while (j < qv.size() && !(qv[j] == d && qv[(j + 1) % qv.size()] == c)) ++j;
+    if (j == qv.size()) return;  // not a shared side (cannot happen)
+    Node n;
+    n.root = r;
+    n.root_vertex = root_vertex;
+    n.a = y;  // in q the side runs d -> c
+    n.b = x;
+    n.a_vertex = yv;
+    n.b_vertex = xv;
+    n.polygon = q;
+    n.edge = j;
+    n.parent = parent;
+    n.g = g;
+    const Point h = PortalPoint(r, goal, n.a, n.b);
+    push(n, g + Distance(r, h) + Distance(h, goal), false);
+  };
+  // Root-level pruning: a corner already reached more cheaply as a root.
+  auto worse_root = [&](uint32_t v, double g) {
+    if (s.root_generation[v] == s.generation && s.root_g[v] < g - 1e-9) return true;
+    if (s.root_generation[v] != s.generation || g < s.root_g[v]) {
+      s.root_generation[v] = s.generation;
+      s.root_g[v] = g;
+    }
+    return false;
+  };
+  // Every side of p from root r (a corner of p, which sees all of it).
+  auto expand_fan = [&](uint32_t parent, uint32_t p, const Point& r, uint32_t root_vertex,
+                        double g, uint32_t skip_side, bool from_start) {
+    if (root_vertex != kNone && !fan_done.insert(uint64_t{root_vertex} << 32 | p).second) return;
+    const auto v = mesh.polygon(p);
+    for (size_t k = 0; k < v.size(); ++k) {
+      if (k == skip_side) continue;
+      const uint32_t c = v[k], d = v[(k + 1) % v.size()];
+      const bool touches_root =
+          verts[c] == r || verts[d] == r ||
+          (Cross(verts[c], verts[d], r) == 0 &&
+           std::min(verts[c].x, verts[d].x) <= r.x && r.x <= std::max(verts[c].x, verts[d].x) &&
+           std::min(verts[c].y, verts[d].y) <= r.y && r.y <= std::max(verts[c].y, verts[d].y));
+      // Sides through the root lead round it; from the start every polygon
+      // round it was seeded already.
+      if (touches_root && from_start) continue;
+      push_successor(parent, p, k, r, root_vertex, g, verts[c], c, verts[d], d);
+    }
+  };
+
+  // Seeds: every polygon holding the start (it may lie on sides or at a
+  // corner shared by several).
+  std::vector<uint32_t> seeds = {start_poly};
+  uint32_t start_vertex = vertex_at(start_poly, start);
+  if (start_vertex != kNone) {
+    const auto around = mesh.VertexPolygons(start_vertex);
+    seeds.assign(around.begin(), around.end());
+  } else {
+    const auto v = mesh.polygon(start_poly);
+    for (size_t k = 0; k < v.size(); ++k) {
+      const Point& c = verts[v[k]];
+      const Point& d = verts[v[(k + 1) % v.size()]];
+      if (Cross(c, d, start) == 0 && mesh.neighbours(start_poly)[k] != kNone) {
+        seeds.push_back(mesh.neighbours(start_poly)[k]);
+      }
+    }
+  }
+  for (uint32_t p : seeds) {
+    if (p == goal_poly || mesh.Contains(p, goal)) {
+      push_goal(kNone, start, 0, goal, goal);
+      continue;
+    }
+    expand_fan(kNone, p, start, start_vertex, 0, kNone, /*from_start=*/true);
+  }
+
+  auto path_to = [&](uint32_t node, const Point* last, PathStatus status) {
+    PathResult r;
+    r.status = status;
+    if (last != nullptr) r.waypoints.push_back(*last);
+    for (uint32_t n = node; n != kNone; n = s.nodes[n].parent) {
+      if (r.waypoints.empty() || !(r.waypoints.back() == s.nodes[n].root)) {
+        r.waypoints.push_back(s.nodes[n].root);
+      }
+    }
+    if (r.waypoints.empty() || !(r.waypoints.back() == start)) r.waypoints.push_back(start);
+    std::reverse(r.waypoints.begin(), r.waypoints.end());
+    for (size_t i = 1; i < r.waypoints.size(); ++i) {
+      r.length += Distance(r.waypoints[i - 1], r.waypoints[i]);
+    }
+    return r;
+  };
+
+  uint64_t expansions = 0;
+  uint32_t best = kNone;
+  double best_h = std::numeric_limits<double>::infinity();
+  while (!s.open.empty()) {
+    std::pop_heap(s.open.begin(), s.open.end(), later);
+    const AnyAngleScratch::OpenEntry top = s.open.back();
+    s.open.pop_back();
+    if (top.goal) {
+      PathResult r = path_to(top.node, &goal, PathStatus::kFound);
+      r.expansions = expansions;
+      return r;
+    }
+    if (absl::Status st = budget.BeforeExpansion(expansions); !st.ok()) {
+      if (!absl::IsResourceExhausted(st) || !request.allow_partial) return st;
+      PathResult r = path_to(best, nullptr, PathStatus::kPartial);
+      r.expansions = expansions;
+      return r;
+    }
+    ++expansions;
+    const Node n = s.nodes[top.node];  // copy: pushes may reallocate
+    if (n.root_vertex != kNone && s.root_generation[n.root_vertex] == s.generation &&
+        s.root_g[n.root_vertex] < n.g - 1e-9) {
+      continue;  // its root was reached more cheaply since
+    }
+    if (const double h = Distance(n.root, goal); h < best_h) {
+      best_h = h;
+      best = top.node;
+    }
+    const uint32_t p = n.polygon;
+    if (p == goal_poly || mesh.Contains(p, goal)) {
+      push_goal(top.node, n.root, n.g, n.a, n.b);
+      continue;
+    }
+    const auto v = mesh.polygon(p);
+    const size_t m = v.size();
+    const Point& e0 = verts[v[n.edge]];
+    const Point& e1 = verts[v[(n.edge + 1) % m]];
+    const Point& r = n.root;
+    if (Cross(e0, e1, r) >= 0) {
+      // The root is on the side's line (a corner of this polygon, or a
+      // T-junction corner on the same straight side): it sees the whole
+      // polygon if it is one of its corners, else nothing past the line.
+      bool corner = false;
+      for (uint32_t w : v) corner |= verts[w] == r;
+      if (corner) {
+        expand_fan(top.node, p, r, n.root_vertex, n.g, n.edge, false);
+        continue;
+      }
+      // Seen edge-on: the polygon is reached by bending at the interval's
+      // end nearer the root (a corner of this polygon, so it sees all of it).
+      const bool a_nearer = Distance(r, n.a) <= Distance(r, n.b);
+      const Point& e = a_nearer ? n.a : n.b;
+      const uint32_t ev = a_nearer ? n.a_vertex : n.b_vertex;
+      if (ev == kNone) continue;
+      const double ge = n.g + Distance(r, e);
+      if (worse_root(ev, ge)) continue;
+      Node bend = n;
+      bend.root = e;
+      bend.root_vertex = ev;
+      bend.g = ge;
+      bend.parent = top.node;
+      s.nodes.push_back(bend);
+      expand_fan(static_cast<uint32_t>(s.nodes.size() - 1), p, e, ev, ge, n.edge, false);
+    }
+    const Point& A = n.a;
+    const Point& B = n.b;
+    const bool bend_a = n.a_vertex != kNone && mesh.IsBoundaryVertex(n.a_vertex);
+    const bool bend_b = n.b_vertex != kNone && mesh.IsBoundaryVertex(n.b_vertex);
+    const double ga = n.g + Distance(r, A), gb = n.g + Distance(r, B);
+    const bool use_a = bend_a && !worse_root(n.a_vertex, ga);
+    const bool use_b = bend_b && !worse_root(n.b_vertex, gb);
+    for (size_t step = 1; step < m; ++step) {
+      const size_t k = (n.edge + step) % m;
+      if (mesh.neighbours(p)[k] == kNone) continue;
+      const uint32_t ci = v[k], di = v[(k + 1) % m];
+      const Point& c = verts[ci];
+      const Point& d = verts[di];
+      auto emit = [&](double lo, double hi, const Point& root, uint32_t root_vertex, double g) {
+        // Single points are dropped (keeping those at corners would let a
+        // path bend where a grazing ray meets a corner, but multiplies the
+        // nodes round lattice corners; see the note in any_angle.h).
+        if (hi - lo <= 1e-12) return;
+        const Point x{c.x + lo * (d.x - c.x), c.y + lo * (d.y - c.y)};
+        const Point y{c.x + hi * (d.x - c.x), c.y + hi * (d.y - c.y)};
+        push_successor(top.node, p, k, root, root_vertex, g, lo == 0 ? c : x,
+                       lo == 0 ? ci : kNone, hi == 1 ? d : y, hi == 1 ? di : kNone);
+      };
+      const double sb0 = Cross(r, B, c), sb1 = Cross(r, B, d);
+      const double sa0 = Cross(r, A, c), sa1 = Cross(r, A, d);
+      // Seen from r through [A, B]: sB >= 0 and sA <= 0.
+      double lo = 0, hi = 1;
+      if (Clip(sb0, sb1, false, &lo, &hi) && Clip(-sa0, -sa1, false, &lo, &hi)) {
+        emit(lo, hi, r, n.root_vertex, n.g);
+      }
+      if (use_b) {  // beyond B: bend at B
+        double l = 0, h = 1;
+        if (Clip(-sb0, -sb1, true, &l, &h)) emit(l, h, B, n.b_vertex, gb);
+      }
+      if (use_a) {  // beyond A: bend at A
+        double l = 0, h = 1;
+        if (Clip(sa0, sa1, true, &l, &h)) emit(l, h, A, n.a_vertex, ga);
+      }
+    }
+  }
+  PathResult r;
+  r.status = PathStatus::kUnreachable;
+  r.expansions = expansions;
+  return r;
+}
+
+}  // namespace wayfinder

@@ -1,0 +1,75 @@
+#ifndef WAYFINDER_CORE_ANY_ANGLE_H_
+#define WAYFINDER_CORE_ANY_ANGLE_H_
+
+// Any-angle (Euclidean shortest) paths on a navmesh: Polyanya (Cui, Harabor and
+// Grastien, "Compromise-free Pathfinding on a Navigation Mesh", IJCAI 2017).
+// A search node is an interval on a polygon side plus a root: the last
+// corner the path bent at (or the start), from which the whole interval is
+// visible. Expanding a node projects the interval through the next
+// polygon: the part of its far sides that the root sees keeps the root;
+// the parts beyond either end are reached by bending at that end, which is
+// only worth generating when the end is a wall corner. f = g(root) + the
+// shortest distance from the root through the interval to the goal, a
+// lower bound, so the first goal taken off the open list is optimal.
+//
+// Known limit: single-point intervals are dropped. When a cone's edge ray
+// grazes a corner exactly (frequent on grid maps, whose corners lie on a
+// lattice) the path cannot bend at that corner unless the interval's end is
+// itself a wall corner, so a slightly longer path may be returned (on
+// Moving AI maps 1-10% of paths, by well under 1%). Keeping those points
+// needs de-duplication of point intervals round a corner; without it the
+// node count explodes.
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/geometry.h"
+#include "core/path.h"
+#include "core/search_budget.h"
+
+namespace wayfinder {
+
+class Navmesh;
+
+// Per-thread search memory. Not thread-safe.
+struct AnyAngleScratch {
+  struct Node {
+    Point root;
+    Point a, b;  // the interval, a nearer polygon vertex `edge`, b the next
+    uint32_t root_vertex;  // mesh vertex of the root, or kNone (the start)
+    uint32_t a_vertex, b_vertex;  // mesh vertex at a / b, or kNone
+    uint32_t polygon;  // the polygon the interval leads into
+    uint32_t edge;     // index in that polygon of the side holding it
+    uint32_t parent;   // node index, or kNone
+    double g;          // length from the start to root
+  };
+  std::vector<Node> nodes;
+  struct OpenEntry {
+    double f;
+    double g;
+    uint32_t node;
+    bool goal;  // a finished path: root, then the goal (via `turn`)
+    bool operator>(const OpenEntry& o) const { return f > o.f || (f == o.f && g < o.g); }
+  };
+  std::vector<OpenEntry> open;
+  // Best g per root vertex (root-level pruning), generation-stamped.
+  std::vector<double> root_g;
+  std::vector<uint32_t> root_generation;
+  uint32_t generation = 0;
+  // The corner a goal entry bends at before the goal, per goal entry.
+  std::vector<Point> turns;
+};
+
+// The any-angle path from `start` (in polygon start_poly) to `goal` (in
+// goal_poly) on the mesh, waypoints at wall corners: the shortest, up to
+// the limit above. Both polygons must be
+// in one component. Bounded by `budget` (expansions = nodes expanded).
+absl::StatusOr<PathResult> FindAnyAnglePath(const Navmesh& mesh, uint32_t start_poly,
+                                            uint32_t goal_poly, const Point& start,
+                                            const Point& goal, const PathRequest& request,
+                                            const SearchBudget& budget, AnyAngleScratch& scratch);
+
+}  // namespace wayfinder
+
+#endif  // WAYFINDER_CORE_ANY_ANGLE_H_

@@ -41,14 +41,13 @@ std::vector<v1::GraphKind> SupportedGraphs(v1::Map::SourceCase source) {
   }
 }
 
-// The graphs built when the request names none. NAVMESH on grid sources is
-// built only on request: blocked cells make many small obstacles, and
-// their generation is not yet fast or robust enough to pay on every upload.
+// The graphs built when the request names none: all this server version
+// can build (a grid's rectangle navmesh takes milliseconds even at 1024^2).
 std::vector<v1::GraphKind> DefaultGraphs(v1::Map::SourceCase source) {
   switch (source) {
     case v1::Map::kGrid:
     case v1::Map::kMovingai:
-      return {v1::GRID, v1::QUADTREE};
+      return {v1::GRID, v1::QUADTREE, v1::NAVMESH};
     case v1::Map::kRects:
       return {v1::QUADTREE, v1::NAVMESH};
     case v1::Map::kPolygons:

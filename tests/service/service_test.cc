@@ -104,9 +104,8 @@ TEST(MapsTest, PutGetListDelete) {
   EXPECT_EQ(info.free_cells(), 12u);
   EXPECT_GT(info.memory_bytes(), 15u);
   EXPECT_GT(info.created_unix_ms(), 0);
-  // No graphs asked for: the source's default graphs (NAVMESH on grids
-  // only on request).
-  ASSERT_EQ(info.graphs_size(), 2);
+  // No graphs asked for: every graph a grid supports.
+  ASSERT_EQ(info.graphs_size(), 3);
   EXPECT_EQ(info.graphs(0).kind(), v1::GRID);
   EXPECT_EQ(info.graphs(0).nodes(), 12u);
   EXPECT_EQ(info.graphs(0).components(), 1u);
@@ -120,6 +119,11 @@ TEST(MapsTest, PutGetListDelete) {
   EXPECT_EQ(info.graphs(1).leaves_before_merge(), 12u);
   EXPECT_EQ(info.graphs(1).lost_free_area(), 0);
   EXPECT_EQ(info.graphs(1).components(), 1u);
+  // The ring of free cells as rectangles: top and bottom rows, two sides.
+  EXPECT_EQ(info.graphs(2).kind(), v1::NAVMESH);
+  EXPECT_EQ(info.graphs(2).nodes(), 4u);
+  EXPECT_EQ(info.graphs(2).components(), 1u);
+  EXPECT_DOUBLE_EQ(info.graphs(2).navmeshes(0).area(), 12);
 
   // Replacing bumps the version.
   EXPECT_EQ(MustPut(h, GridMapFromRows("corridor", kCorridor)).version(), 2u);
@@ -675,7 +679,7 @@ TEST(ErrorsTest, BadQueries) {
     r.set_graph(v1::HEX);
     cases.push_back({"graph not built", r, StatusCode::FAILED_PRECONDITION,
                      "graph: HEX was not built for map \"corridor\" (built: GRID, "
-                     "QUADTREE)"});
+                     "QUADTREE, NAVMESH)"});
     r.set_graph(static_cast<v1::GraphKind>(42));
     cases.push_back({"unknown graph", r, StatusCode::INVALID_ARGUMENT, "graph: 42"});
   }

@@ -1,7 +1,5 @@
 #include "core/corridor_search.h"
 
-#include <algorithm>
-
 namespace wayfinder {
 namespace {
 
@@ -10,18 +8,6 @@ double Cross(const Point& o, const Point& a, const Point& b) {
 }
 
 }  // namespace
-
-bool SegmentCrossesPortal(const Point& p, const Point& q, const Point& a, const Point& b) {
-  const double d1 = Cross(p, q, a), d2 = Cross(p, q, b);
-  const double d3 = Cross(a, b, p), d4 = Cross(a, b, q);
-  if (d1 == 0 && d2 == 0) {  // collinear: do the spans overlap?
-    return std::max(std::min(p.x, q.x), std::min(a.x, b.x)) <=
-               std::min(std::max(p.x, q.x), std::max(a.x, b.x)) &&
-           std::max(std::min(p.y, q.y), std::min(a.y, b.y)) <=
-               std::min(std::max(p.y, q.y), std::max(a.y, b.y));
-  }
-  return d1 * d2 <= 0 && d3 * d4 <= 0;
-}
 
 Point PortalPoint(const Point& p, const Point& goal, const Point& a, const Point& b) {
   const double len2 = (b.x - a.x) * (b.x - a.x) + (b.y - a.y) * (b.y - a.y);

@@ -163,7 +163,6 @@ class Navmesh {
   // they share.
   size_t NumCells() const { return num_polygons(); }
   double CellCost(uint32_t) const { return 1; }
-  bool UniformCost() const { return true; }
   Point CellCentre(uint32_t p) const { return Centroid(p); }
   template <typename F>
   void ForEachNeighbour(uint32_t p, F&& f) const {

@@ -152,8 +152,6 @@ class QuadtreeGraph::Builder {
     }
     g_.BuildLinks();
     g_.BuildComponents();
-    g_.uniform_cost_ = std::all_of(g_.leaves_.begin(), g_.leaves_.end(),
-                                   [](const auto& leaf) { return leaf.cost == 1; });
     return absl::OkStatus();
   }
 

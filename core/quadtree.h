@@ -113,8 +113,6 @@ class QuadtreeGraph {
   // The cell-graph view CorridorAStar searches: leaves and their portals.
   size_t NumCells() const { return leaves_.size(); }
   double CellCost(uint32_t leaf) const { return leaves_[leaf].cost; }
-  // Every walkable leaf costs 1 (path cost = Euclidean length).
-  bool UniformCost() const { return uniform_cost_; }
   Point CellCentre(uint32_t leaf) const { return leaves_[leaf].rect.centre(); }
   template <typename F>
   void ForEachNeighbour(uint32_t leaf, F&& f) const {
@@ -154,7 +152,6 @@ class QuadtreeGraph {
   std::vector<QuadtreeLink> links_;
   std::vector<uint32_t> components_;
   uint64_t num_components_ = 0;
-  bool uniform_cost_ = true;
   uint64_t leaves_before_merge_ = 0;
   double lost_free_area_ = 0;
 };

@@ -2,6 +2,7 @@
 # Both install what is missing (Debian packages, via scripts/install-deps.sh),
 # configure and build first.
 
+SHELL         := /bin/bash
 BUILD_DIR     ?= build
 ASAN_DIR      ?= build-asan
 JOBS          ?= $(shell nproc)
@@ -38,10 +39,13 @@ test-asan: deps
 run: build
 	./scripts/run-server.sh $(BUILD_DIR) $(LISTEN) $(DATA_DIR)
 
-# Every Moving AI scenario through GRID, every 5th through QUADTREE; the
+# Every Moving AI scenario through GRID, every 5th through QUADTREE, every
+# 20th through NAVMESH beside Recast/Detour, and seeded polygon worlds; the
 # tables go to the terminal and to $(BUILD_DIR)/bench.md.
 bench: build
-	./$(BUILD_DIR)/tests/bench/wayfinder-scen --data_dir=$(DATA) | tee $(BUILD_DIR)/bench.md
+	set -o pipefail; { ./$(BUILD_DIR)/tests/bench/wayfinder-scen --data_dir=$(DATA) && \
+	  ./$(BUILD_DIR)/tests/bench/wayfinder-navbench --data_dir=$(DATA) --sample=20; } \
+	  | tee $(BUILD_DIR)/bench.md
 
 clean:
 	rm -rf $(BUILD_DIR) $(ASAN_DIR)

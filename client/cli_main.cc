@@ -96,8 +96,10 @@ void PrintInfo(const v1::MapInfo& info) {
   absl::ConsumePrefix(&source, "SOURCE_KIND_");
   absl::PrintF("name:     %s\nversion:  %d\nsource:   %s\nsize:     %g x %g\n", info.name(),
                info.version(), absl::AsciiStrToLower(source), info.width(), info.height());
-  absl::PrintF("free:     %d cells\nmemory:   %s\n", info.free_cells(),
-               Bytes(info.memory_bytes()));
+  if (info.source() == v1::SOURCE_KIND_GRID || info.source() == v1::SOURCE_KIND_MOVINGAI) {
+    absl::PrintF("free:     %d cells\n", info.free_cells());
+  }
+  absl::PrintF("memory:   %s\n", Bytes(info.memory_bytes()));
   for (const auto& g : info.graphs()) {
     absl::PrintF("graph:    %-8s %d nodes, %d edges, %d components, built in %.2f ms, %s\n",
                  v1::GraphKind_Name(g.kind()), g.nodes(), g.edges(), g.components(),

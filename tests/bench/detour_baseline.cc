@@ -13,7 +13,7 @@
 namespace wayfinder::bench {
 namespace {
 
-constexpr int kTileSize = 256;  // voxels = cells
+constexpr int kTileSize = 64;  // voxels = cells; small tiles keep contours short
 constexpr int kBorder = 3;
 constexpr float kCellHeight = 0.1f;
 constexpr int kMaxPath = 65536;

@@ -19,7 +19,7 @@ namespace wayfinder::bench {
 class DetourBaseline {
  public:
   // Voxelizes the grid exactly (one voxel per cell, a floor span on every
-  // free cell), then Recast's standard pipeline in 256x256 tiles: compact
+  // free cell), then Recast's standard pipeline in 64x64 tiles: compact
   // heightfield, distance field, watershed regions, contours (simplification
   // error 0, so walls stay on cell edges), polygons of up to 6 vertices,
   // Detour tiles with a BV tree. nullptr if Recast fails.

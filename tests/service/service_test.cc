@@ -335,18 +335,20 @@ TEST(PathsTest, QuadtreeOnRectsAndGrids) {
   EXPECT_NEAR(funnel, 3 + 2 * std::hypot(0.5, 0.5), 1e-9);
 }
 
+// Appends the rectangle [x0, x1] x [y0, y1] to `p`.
+void AddBox(v1::Polygon* p, double x0, double y0, double x1, double y1) {
+  *p->add_points() = Pt(x0, y0);
+  *p->add_points() = Pt(x1, y0);
+  *p->add_points() = Pt(x1, y1);
+  *p->add_points() = Pt(x0, y1);
+}
+
 TEST(PathsTest, NavmeshOnPolygonsWithAgentRadii) {
   ServerHarness h;
   v1::Map map;
   map.set_name("hall");
-  auto add_box = [](v1::Polygon* p, double x0, double y0, double x1, double y1) {
-    *p->add_points() = Pt(x0, y0);
-    *p->add_points() = Pt(x1, y0);
-    *p->add_points() = Pt(x1, y1);
-    *p->add_points() = Pt(x0, y1);
-  };
-  add_box(map.mutable_polygons()->add_walkable(), 0, 0, 20, 20);
-  add_box(map.mutable_polygons()->add_obstacles(), 8, 4, 12, 16);
+  AddBox(map.mutable_polygons()->add_walkable(), 0, 0, 20, 20);
+  AddBox(map.mutable_polygons()->add_obstacles(), 8, 4, 12, 16);
   map.mutable_build()->mutable_navmesh()->add_agent_radii(1);
   map.mutable_build()->mutable_navmesh()->add_agent_radii(0);
   v1::MapInfo info = MustPut(h, map);
@@ -420,16 +422,10 @@ TEST(PathsTest, MergedTrianglesAndGridNavmeshOptions) {
   ServerHarness h;
   v1::Map map;
   map.set_name("yard");
-  auto box = [](v1::Polygon* p, double x0, double y0, double x1, double y1) {
-    *p->add_points() = Pt(x0, y0);
-    *p->add_points() = Pt(x1, y0);
-    *p->add_points() = Pt(x1, y1);
-    *p->add_points() = Pt(x0, y1);
-  };
-  box(map.mutable_polygons()->add_walkable(), 0, 0, 30, 30);
-  box(map.mutable_polygons()->add_obstacles(), 5, 5, 10, 25);
-  box(map.mutable_polygons()->add_obstacles(), 15, 2, 20, 12);
-  box(map.mutable_polygons()->add_obstacles(), 15, 18, 20, 28);
+  AddBox(map.mutable_polygons()->add_walkable(), 0, 0, 30, 30);
+  AddBox(map.mutable_polygons()->add_obstacles(), 5, 5, 10, 25);
+  AddBox(map.mutable_polygons()->add_obstacles(), 15, 2, 20, 12);
+  AddBox(map.mutable_polygons()->add_obstacles(), 15, 18, 20, 28);
   map.mutable_build()->mutable_navmesh()->set_merge_triangles(true);
   const v1::MapInfo info = MustPut(h, map);
   ASSERT_EQ(info.graphs(0).navmeshes_size(), 1);

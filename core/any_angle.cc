@@ -5,7 +5,6 @@
 #include <functional>
 #include <limits>
 
-#include "absl/container/flat_hash_set.h"
 #include "core/corridor_search.h"
 #include "core/navmesh.h"
 
@@ -44,17 +43,32 @@ absl::StatusOr<PathResult> FindAnyAnglePath(const Navmesh& mesh, uint32_t start_
   const std::vector<Point>& verts = mesh.vertices();
   s.nodes.clear();
   s.open.clear();
+  s.pending.clear();
   if (s.root_g.size() < verts.size()) {
     s.root_g.resize(verts.size());
     s.root_generation.resize(verts.size(), 0);
   }
+  if (s.fan_generation.size() < mesh.num_corners()) {
+    s.fan_generation.resize(mesh.num_corners(), 0);
+  }
   if (++s.generation == 0) {
     std::fill(s.root_generation.begin(), s.root_generation.end(), 0);
+    std::fill(s.fan_generation.begin(), s.fan_generation.end(), 0);
     s.generation = 1;
   }
-  // (root vertex, polygon) pairs already expanded with the whole polygon in
-  // view (the root is one of its corners).
-  absl::flat_hash_set<uint64_t> fan_done;
+  // Marks polygon p as expanded whole from its corner root_vertex; false
+  // when it already was.
+  auto first_fan = [&](uint32_t p, uint32_t root_vertex) {
+    const auto v = mesh.polygon(p);
+    for (uint32_t i = 0; i < v.size(); ++i) {
+      if (v[i] != root_vertex) continue;
+      uint32_t& stamp = s.fan_generation[mesh.first_corner(p) + i];
+      if (stamp == s.generation) return false;
+      stamp = s.generation;
+      return true;
+    }
+    return true;  // not a corner of p (a T-junction on a side): not tracked
+  };
   std::greater<AnyAngleScratch::OpenEntry> later;
 
   auto push = [&](const Node& n, double f, bool is_goal) {
@@ -95,6 +109,12 @@ absl::StatusOr<PathResult> FindAnyAnglePath(const Navmesh& mesh, uint32_t start_
     uint32_t j = 0;
     while (j < qv.size() && !(qv[j] == d && qv[(j + 1) % qv.size()] == c)) ++j;
     if (j == qv.size()) return;  // not a shared side (cannot happen)
+    // Dead end: nothing beyond q but the way back.
+    if (q != goal_poly) {
+      int ways = 0;
+      for (uint32_t w : mesh.neighbours(q)) ways += w != kNone;
+      if (ways <= 1 && !mesh.Contains(q, goal)) return;
+    }
     Node n;
     n.root = r;
     n.root_vertex = root_vertex;
@@ -107,7 +127,11 @@ absl::StatusOr<PathResult> FindAnyAnglePath(const Navmesh& mesh, uint32_t start_
     n.parent = parent;
     n.g = g;
     const Point h = PortalPoint(r, goal, n.a, n.b);
-    push(n, g + Distance(r, h) + Distance(h, goal), false);
+    s.pending.emplace_back(n, g + Distance(r, h) + Distance(h, goal));
+  };
+  auto flush = [&] {
+    for (const auto& [n, f] : s.pending) push(n, f, false);
+    s.pending.clear();
   };
   // Root-level pruning: a corner already reached more cheaply as a root.
   auto worse_root = [&](uint32_t v, double g) {
@@ -121,7 +145,7 @@ absl::StatusOr<PathResult> FindAnyAnglePath(const Navmesh& mesh, uint32_t start_
   // Every side of p from root r (a corner of p, which sees all of it).
   auto expand_fan = [&](uint32_t parent, uint32_t p, const Point& r, uint32_t root_vertex,
                         double g, uint32_t skip_side, bool from_start) {
-    if (root_vertex != kNone && !fan_done.insert(uint64_t{root_vertex} << 32 | p).second) return;
+    if (root_vertex != kNone && !first_fan(p, root_vertex)) return;
     const auto v = mesh.polygon(p);
     for (size_t k = 0; k < v.size(); ++k) {
       if (k == skip_side) continue;
@@ -162,6 +186,83 @@ absl::StatusOr<PathResult> FindAnyAnglePath(const Navmesh& mesh, uint32_t start_
     }
     expand_fan(kNone, p, start, start_vertex, 0, kNone, /*from_start=*/true);
   }
+  flush();
+
+  // Expands node n (stored at `parent`, or sharing its root): successors go
+  // to s.pending.
+  auto expand = [&](uint32_t parent, const Node& n) {
+    const uint32_t p = n.polygon;
+    const auto v = mesh.polygon(p);
+    const size_t m = v.size();
+    const Point& e0 = verts[v[n.edge]];
+    const Point& e1 = verts[v[(n.edge + 1) % m]];
+    const Point& r = n.root;
+    if (Cross(e0, e1, r) >= 0) {
+      // The root is on the side's line (a corner of this polygon, or a
+      // T-junction corner on the same straight side): it sees the whole
+      // polygon if it is one of its corners, else nothing past the line.
+      bool corner = false;
+      for (uint32_t w : v) corner |= verts[w] == r;
+      if (corner) {
+        expand_fan(parent, p, r, n.root_vertex, n.g, n.edge, false);
+        return;
+      }
+      // Seen edge-on: the polygon is reached by bending at the interval's
+      // end nearer the root (a corner of this polygon, so it sees all of it).
+      const bool a_nearer = Distance(r, n.a) <= Distance(r, n.b);
+      const Point& e = a_nearer ? n.a : n.b;
+      const uint32_t ev = a_nearer ? n.a_vertex : n.b_vertex;
+      if (ev == kNone) return;
+      const double ge = n.g + Distance(r, e);
+      if (worse_root(ev, ge)) return;
+      Node bend = n;
+      bend.root = e;
+      bend.root_vertex = ev;
+      bend.g = ge;
+      bend.parent = parent;
+      s.nodes.push_back(bend);
+      expand_fan(static_cast<uint32_t>(s.nodes.size() - 1), p, e, ev, ge, n.edge, false);
+    }
+    const Point& A = n.a;
+    const Point& B = n.b;
+    const bool bend_a = n.a_vertex != kNone && mesh.IsBoundaryVertex(n.a_vertex);
+    const bool bend_b = n.b_vertex != kNone && mesh.IsBoundaryVertex(n.b_vertex);
+    const double ga = n.g + Distance(r, A), gb = n.g + Distance(r, B);
+    const bool use_a = bend_a && !worse_root(n.a_vertex, ga);
+    const bool use_b = bend_b && !worse_root(n.b_vertex, gb);
+    for (size_t step = 1; step < m; ++step) {
+      const size_t k = (n.edge + step) % m;
+      if (mesh.neighbours(p)[k] == kNone) continue;
+      const uint32_t ci = v[k], di = v[(k + 1) % m];
+      const Point& c = verts[ci];
+      const Point& d = verts[di];
+      auto emit = [&](double lo, double hi, const Point& root, uint32_t root_vertex, double g) {
+        // Single points are dropped (keeping those at corners would let a
+        // path bend where a grazing ray meets a corner, but multiplies the
+        // nodes round lattice corners; see the note in any_angle.h).
+        if (hi - lo <= 1e-12) return;
+        const Point x{c.x + lo * (d.x - c.x), c.y + lo * (d.y - c.y)};
+        const Point y{c.x + hi * (d.x - c.x), c.y + hi * (d.y - c.y)};
+        push_successor(parent, p, k, root, root_vertex, g, lo == 0 ? c : x,
+                       lo == 0 ? ci : kNone, hi == 1 ? d : y, hi == 1 ? di : kNone);
+      };
+      const double sb0 = Cross(r, B, c), sb1 = Cross(r, B, d);
+      const double sa0 = Cross(r, A, c), sa1 = Cross(r, A, d);
+      // Seen from r through [A, B]: sB >= 0 and sA <= 0.
+      double lo = 0, hi = 1;
+      if (Clip(sb0, sb1, false, &lo, &hi) && Clip(-sa0, -sa1, false, &lo, &hi)) {
+        emit(lo, hi, r, n.root_vertex, n.g);
+      }
+      if (use_b) {  // beyond B: bend at B
+        double l = 0, h = 1;
+        if (Clip(-sb0, -sb1, true, &l, &h)) emit(l, h, B, n.b_vertex, gb);
+      }
+      if (use_a) {  // beyond A: bend at A
+        double l = 0, h = 1;
+        if (Clip(sa0, sa1, true, &l, &h)) emit(l, h, A, n.a_vertex, ga);
+      }
+    }
+  };
 
   auto path_to = [&](uint32_t node, const Point* last, PathStatus status) {
     PathResult r;
@@ -192,96 +293,40 @@ absl::StatusOr<PathResult> FindAnyAnglePath(const Navmesh& mesh, uint32_t start_
       r.expansions = expansions;
       return r;
     }
-    if (absl::Status st = budget.BeforeExpansion(expansions); !st.ok()) {
-      if (!absl::IsResourceExhausted(st) || !request.allow_partial) return st;
-      PathResult r = path_to(best, nullptr, PathStatus::kPartial);
-      r.expansions = expansions;
-      return r;
-    }
-    ++expansions;
-    const Node n = s.nodes[top.node];  // copy: pushes may reallocate
+    // `n` is expanded; while it has exactly one successor with the same
+    // root, that successor is expanded at once (its parent stays `index`:
+    // only roots make the path).
+    Node n = s.nodes[top.node];
+    const uint32_t index = top.node;
     if (n.root_vertex != kNone && s.root_generation[n.root_vertex] == s.generation &&
         s.root_g[n.root_vertex] < n.g - 1e-9) {
       continue;  // its root was reached more cheaply since
     }
     if (const double h = Distance(n.root, goal); h < best_h) {
       best_h = h;
-      best = top.node;
+      best = index;
     }
-    const uint32_t p = n.polygon;
-    if (p == goal_poly || mesh.Contains(p, goal)) {
-      push_goal(top.node, n.root, n.g, n.a, n.b);
-      continue;
-    }
-    const auto v = mesh.polygon(p);
-    const size_t m = v.size();
-    const Point& e0 = verts[v[n.edge]];
-    const Point& e1 = verts[v[(n.edge + 1) % m]];
-    const Point& r = n.root;
-    if (Cross(e0, e1, r) >= 0) {
-      // The root is on the side's line (a corner of this polygon, or a
-      // T-junction corner on the same straight side): it sees the whole
-      // polygon if it is one of its corners, else nothing past the line.
-      bool corner = false;
-      for (uint32_t w : v) corner |= verts[w] == r;
-      if (corner) {
-        expand_fan(top.node, p, r, n.root_vertex, n.g, n.edge, false);
+    for (;;) {
+      if (absl::Status st = budget.BeforeExpansion(expansions); !st.ok()) {
+        if (!absl::IsResourceExhausted(st) || !request.allow_partial) return st;
+        PathResult r = path_to(best, nullptr, PathStatus::kPartial);
+        r.expansions = expansions;
+        return r;
+      }
+      ++expansions;
+      if (n.polygon == goal_poly || mesh.Contains(n.polygon, goal)) {
+        push_goal(index, n.root, n.g, n.a, n.b);
+        break;
+      }
+      expand(index, n);
+      if (s.pending.size() == 1 && s.pending[0].first.root_vertex == n.root_vertex &&
+          s.pending[0].first.root == n.root) {
+        n = s.pending[0].first;
+        s.pending.clear();
         continue;
       }
-      // Seen edge-on: the polygon is reached by bending at the interval's
-      // end nearer the root (a corner of this polygon, so it sees all of it).
-      const bool a_nearer = Distance(r, n.a) <= Distance(r, n.b);
-      const Point& e = a_nearer ? n.a : n.b;
-      const uint32_t ev = a_nearer ? n.a_vertex : n.b_vertex;
-      if (ev == kNone) continue;
-      const double ge = n.g + Distance(r, e);
-      if (worse_root(ev, ge)) continue;
-      Node bend = n;
-      bend.root = e;
-      bend.root_vertex = ev;
-      bend.g = ge;
-      bend.parent = top.node;
-      s.nodes.push_back(bend);
-      expand_fan(static_cast<uint32_t>(s.nodes.size() - 1), p, e, ev, ge, n.edge, false);
-    }
-    const Point& A = n.a;
-    const Point& B = n.b;
-    const bool bend_a = n.a_vertex != kNone && mesh.IsBoundaryVertex(n.a_vertex);
-    const bool bend_b = n.b_vertex != kNone && mesh.IsBoundaryVertex(n.b_vertex);
-    const double ga = n.g + Distance(r, A), gb = n.g + Distance(r, B);
-    const bool use_a = bend_a && !worse_root(n.a_vertex, ga);
-    const bool use_b = bend_b && !worse_root(n.b_vertex, gb);
-    for (size_t step = 1; step < m; ++step) {
-      const size_t k = (n.edge + step) % m;
-      if (mesh.neighbours(p)[k] == kNone) continue;
-      const uint32_t ci = v[k], di = v[(k + 1) % m];
-      const Point& c = verts[ci];
-      const Point& d = verts[di];
-      auto emit = [&](double lo, double hi, const Point& root, uint32_t root_vertex, double g) {
-        // Single points are dropped (keeping those at corners would let a
-        // path bend where a grazing ray meets a corner, but multiplies the
-        // nodes round lattice corners; see the note in any_angle.h).
-        if (hi - lo <= 1e-12) return;
-        const Point x{c.x + lo * (d.x - c.x), c.y + lo * (d.y - c.y)};
-        const Point y{c.x + hi * (d.x - c.x), c.y + hi * (d.y - c.y)};
-        push_successor(top.node, p, k, root, root_vertex, g, lo == 0 ? c : x,
-                       lo == 0 ? ci : kNone, hi == 1 ? d : y, hi == 1 ? di : kNone);
-      };
-      const double sb0 = Cross(r, B, c), sb1 = Cross(r, B, d);
-      const double sa0 = Cross(r, A, c), sa1 = Cross(r, A, d);
-      // Seen from r through [A, B]: sB >= 0 and sA <= 0.
-      double lo = 0, hi = 1;
-      if (Clip(sb0, sb1, false, &lo, &hi) && Clip(-sa0, -sa1, false, &lo, &hi)) {
-        emit(lo, hi, r, n.root_vertex, n.g);
-      }
-      if (use_b) {  // beyond B: bend at B
-        double l = 0, h = 1;
-        if (Clip(-sb0, -sb1, true, &l, &h)) emit(l, h, B, n.b_vertex, gb);
-      }
-      if (use_a) {  // beyond A: bend at A
-        double l = 0, h = 1;
-        if (Clip(sa0, sa1, true, &l, &h)) emit(l, h, A, n.a_vertex, ga);
-      }
+      flush();
+      break;
     }
   }
   PathResult r;

@@ -12,6 +12,11 @@
 // shortest distance from the root through the interval to the goal, a
 // lower bound, so the first goal taken off the open list is optimal.
 //
+// Two prunings from the paper keep the open list small: a successor whose
+// polygon is a dead end (no other neighbour, goal not in it) is dropped,
+// and a node with a single successor that keeps its root is expanded on
+// the spot instead of going through the open list.
+//
 // Known limit: single-point intervals are dropped. When a cone's edge ray
 // grazes a corner exactly (frequent on grid maps, whose corners lie on a
 // lattice) the path cannot bend at that corner unless the interval's end is
@@ -21,6 +26,7 @@
 // node count explodes.
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -57,8 +63,12 @@ struct AnyAngleScratch {
   std::vector<double> root_g;
   std::vector<uint32_t> root_generation;
   uint32_t generation = 0;
-  // The corner a goal entry bends at before the goal, per goal entry.
-  std::vector<Point> turns;
+  // Generation per polygon corner (Navmesh::first_corner): the polygon was
+  // already expanded whole from that corner as root.
+  std::vector<uint32_t> fan_generation;
+  // Successors of the node being expanded, with their f, before they go
+  // on the open list.
+  std::vector<std::pair<Node, double>> pending;
 };
 
 // The any-angle path from `start` (in polygon start_poly) to `goal` (in

@@ -18,8 +18,12 @@ inline bool IsFinite(const Point& p) {
   return std::isfinite(p.x) && std::isfinite(p.y);
 }
 
+// sqrt, not std::hypot: hypot guards against overflow of dx*dx, which map
+// coordinates (validated finite and bounded) never reach, and costs ~5x more;
+// it was a fifth of the navmesh search time.
 inline double Distance(const Point& a, const Point& b) {
-  return std::hypot(a.x - b.x, a.y - b.y);
+  const double dx = a.x - b.x, dy = a.y - b.y;
+  return std::sqrt(dx * dx + dy * dy);
 }
 
 }  // namespace wayfinder

@@ -122,6 +122,10 @@ class Navmesh {
   absl::Span<const uint32_t> polygon(uint32_t p) const {
     return {poly_verts_.data() + poly_start_[p], poly_start_[p + 1] - poly_start_[p]};
   }
+  // Polygon corners are numbered consecutively: corner i of polygon p is
+  // number first_corner(p) + i, all below num_corners().
+  uint32_t first_corner(uint32_t p) const { return poly_start_[p]; }
+  size_t num_corners() const { return poly_verts_.size(); }
   // neighbours(p)[i]: the polygon across the edge (v[i], v[i+1]), or kNone.
   absl::Span<const uint32_t> neighbours(uint32_t p) const {
     return {poly_neighbours_.data() + poly_start_[p], poly_start_[p + 1] - poly_start_[p]};

@@ -1,6 +1,7 @@
 #ifndef WAYFINDER_SERVER_CONFIG_H_
 #define WAYFINDER_SERVER_CONFIG_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -30,6 +31,8 @@ struct ServerConfig {
   // Upper bound on any request's max_expansions (larger values are
   // clamped).
   uint64_t max_max_expansions = uint64_t{1} << 26;
+  // Memory the flow-field cache may hold, bytes (LRU beyond it).
+  size_t flow_cache_bytes = size_t{256} << 20;
 };
 
 }  // namespace wayfinder::server

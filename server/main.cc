@@ -40,6 +40,8 @@ ABSL_FLAG(uint64_t, default_max_expansions, kDefaults.default_max_expansions,
           "search budget when a request sets options.max_expansions = 0");
 ABSL_FLAG(uint64_t, max_max_expansions, kDefaults.max_max_expansions,
           "upper bound on any request's options.max_expansions");
+ABSL_FLAG(uint64_t, flow_cache_mb, kDefaults.flow_cache_bytes >> 20,
+          "memory for cached flow fields, MiB (least recently used dropped first)");
 ABSL_FLAG(std::string, log_level, "",
           "trace, debug, info, warn, error, off; default $WAYFINDER_LOG_LEVEL or info");
 ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(5),
@@ -79,6 +81,7 @@ int main(int argc, char** argv) {
   config.grid_limits.max_cells = absl::GetFlag(FLAGS_max_map_cells);
   config.default_max_expansions = absl::GetFlag(FLAGS_default_max_expansions);
   config.max_max_expansions = absl::GetFlag(FLAGS_max_max_expansions);
+  config.flow_cache_bytes = absl::GetFlag(FLAGS_flow_cache_mb) << 20;
   if (config.max_queue == 0 || config.max_message_bytes <= 0 ||
       config.default_max_expansions == 0 ||
       config.max_max_expansions < config.default_max_expansions) {

@@ -36,6 +36,8 @@ std::vector<v1::GraphKind> SupportedGraphs(v1::Map::SourceCase source) {
       return {v1::QUADTREE, v1::NAVMESH};
     case v1::Map::kPolygons:
       return {v1::NAVMESH};
+    case v1::Map::kHex:
+      return {v1::HEX};
     default:
       return {};
   }
@@ -52,6 +54,8 @@ std::vector<v1::GraphKind> DefaultGraphs(v1::Map::SourceCase source) {
       return {v1::QUADTREE, v1::NAVMESH};
     case v1::Map::kPolygons:
       return {v1::NAVMESH};
+    case v1::Map::kHex:
+      return {v1::HEX};
     default:
       return {};
   }
@@ -132,7 +136,7 @@ absl::StatusOr<std::vector<v1::GraphKind>> RequestedGraphs(const v1::Map& map) {
           field, ": ", v1::GraphKind_Name(kind),
           " graphs are not available for this source in this server version "
           "(available: GRID, QUADTREE, NAVMESH for grid and movingai maps; "
-          "QUADTREE, NAVMESH for rects; NAVMESH for polygons)"));
+          "QUADTREE, NAVMESH for rects; NAVMESH for polygons; HEX for hex)"));
     }
     if (std::find(graphs.begin(), graphs.end(), kind) == graphs.end()) {
       graphs.push_back(kind);
@@ -143,6 +147,22 @@ absl::StatusOr<std::vector<v1::GraphKind>> RequestedGraphs(const v1::Map& map) {
 }
 
 absl::StatusOr<GridMap> GridFromSource(const v1::Map& map, const GridLimits& limits) {
+  if (map.has_hex()) {
+    const v1::HexSource& h = map.hex();
+    const uint64_t expected = uint64_t{h.width()} * h.height();
+    if (h.walls().size() != expected) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "map.hex.walls: has ", h.walls().size(), " bytes, width * height = ", h.width(),
+          " * ", h.height(), " = ", expected, " expected"));
+    }
+    std::vector<uint8_t> cells(h.walls().size());
+    for (size_t i = 0; i < cells.size(); ++i) {
+      cells[i] = h.walls()[i] != 0 ? GridMap::kBlocked : 0;
+    }
+    absl::StatusOr<GridMap> grid = GridMap::Create(h.width(), h.height(), std::move(cells), limits);
+    if (!grid.ok()) return InField(grid.status(), "map.hex.");
+    return grid;
+  }
   if (map.has_grid()) {
     const v1::GridSource& g = map.grid();
     absl::StatusOr<GridMap> grid = GridMap::Create(
@@ -206,9 +226,8 @@ absl::StatusOr<std::unique_ptr<MapSnapshot>> BuildMap(const v1::Map& map,
       info.set_source(v1::SOURCE_KIND_POLYGONS);
       break;
     case v1::Map::kHex:
-      return absl::UnimplementedError(
-          "map.hex: hex maps are not available in this server version yet (use "
-          "grid, movingai, rects or polygons)");
+      info.set_source(v1::SOURCE_KIND_HEX);
+      break;
     case v1::Map::SOURCE_NOT_SET:
       return absl::InvalidArgumentError(
           "map: no source set (set one of grid, movingai, rects, polygons, hex)");
@@ -248,7 +267,8 @@ absl::StatusOr<std::unique_ptr<MapSnapshot>> BuildMap(const v1::Map& map,
     snapshot->grid = std::make_shared<const GridMap>(*std::move(grid));
     const GridMap& g = *snapshot->grid;
     info.set_width(g.width());
-    info.set_height(g.height());
+    // Odd hex columns reach half a cell lower.
+    info.set_height(g.height() + (map.has_hex() && g.width() > 1 ? 0.5 : 0.0));
     info.set_free_cells(g.free_cells());
     memory += g.MemoryBytes();
   }
@@ -264,6 +284,13 @@ absl::StatusOr<std::unique_ptr<MapSnapshot>> BuildMap(const v1::Map& map,
       gi->set_components(graph->num_components());
       gi->set_memory_bytes(graph->MemoryBytes());
       snapshot->grid_graph = std::move(graph);
+    } else if (kind == v1::HEX) {
+      auto graph = std::make_unique<const HexGraph>(snapshot->grid);
+      gi->set_nodes(snapshot->grid->free_cells());
+      gi->set_edges(graph->num_edges());
+      gi->set_components(graph->num_components());
+      gi->set_memory_bytes(graph->MemoryBytes());
+      snapshot->hex_graph = std::move(graph);
     } else if (kind == v1::QUADTREE) {
       const QuadtreeOptions options = QuadtreeOptionsFrom(map.build());
       absl::StatusOr<QuadtreeGraph> tree =

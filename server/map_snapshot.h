@@ -7,6 +7,7 @@
 
 #include "core/grid_graph.h"
 #include "core/grid_map.h"
+#include "core/hex_grid.h"
 #include "core/navmesh.h"
 #include "core/quadtree.h"
 #include "wayfinder/v1/wayfinder.pb.h"
@@ -26,7 +27,8 @@ struct MapSnapshot {
   // What GetMap / ListMaps answer (version included).
   v1::MapInfo info;
 
-  // Grid-based sources (grid, movingai): the raster, shared by the graphs.
+  // Grid-based sources (grid, movingai, hex): the raster, shared by the
+  // graphs (hex: open cells free, walls blocked).
   std::shared_ptr<const GridMap> grid;
   // The GRID graph, when built.
   std::unique_ptr<const GridGraph> grid_graph;
@@ -34,6 +36,8 @@ struct MapSnapshot {
   std::unique_ptr<const QuadtreeGraph> quadtree;
   // The NAVMESH graph: one mesh per agent radius, ascending by radius.
   std::vector<std::unique_ptr<const Navmesh>> navmeshes;
+  // The HEX graph, when built (hex sources).
+  std::unique_ptr<const HexGraph> hex_graph;
 
   bool HasGraph(v1::GraphKind kind) const {
     switch (kind) {
@@ -43,6 +47,8 @@ struct MapSnapshot {
         return quadtree != nullptr;
       case v1::NAVMESH:
         return !navmeshes.empty();
+      case v1::HEX:
+        return hex_graph != nullptr;
       default:
         return false;
     }
@@ -55,6 +61,16 @@ struct MapSnapshot {
       if (HasGraph(k)) return k;
     }
     return v1::GRAPH_KIND_UNSPECIFIED;
+  }
+
+  // "GRID, QUADTREE" etc., for error messages; "none" when empty.
+  std::string BuiltGraphNames() const {
+    std::string names;
+    for (const v1::GraphInfo& g : info.graphs()) {
+      if (!names.empty()) names += ", ";
+      names += v1::GraphKind_Name(g.kind());
+    }
+    return names.empty() ? "none" : names;
   }
 };
 

@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "core/grid_search.h"
+#include "core/hex_grid.h"
 #include "core/navmesh.h"
 #include "core/quadtree.h"
 #include "core/status_macros.h"
@@ -22,6 +23,7 @@ namespace {
 thread_local GridSearchScratch tls_grid_scratch;
 thread_local QuadtreeSearchScratch tls_quadtree_scratch;
 thread_local NavmeshSearchScratch tls_navmesh_scratch;
+thread_local HexSearchScratch tls_hex_scratch;
 
 // The mesh of the smallest built radius >= `radius`.
 absl::StatusOr<const Navmesh*> MeshFor(const MapSnapshot& map, double radius) {
@@ -64,14 +66,6 @@ absl::StatusOr<Smoothing> ToSmoothing(int raw) {
   }
 }
 
-std::string BuiltGraphs(const MapSnapshot& map) {
-  std::vector<std::string> names;
-  for (const v1::GraphInfo& g : map.info.graphs()) {
-    names.push_back(v1::GraphKind_Name(g.kind()));
-  }
-  return names.empty() ? "none" : absl::StrJoin(names, ", ");
-}
-
 v1::PathStatus ToProto(PathStatus status) {
   switch (status) {
     case PathStatus::kFound:
@@ -104,7 +98,7 @@ absl::StatusOr<v1::FindPathResponse> RunFindPath(const MapSnapshot& map,
   if (!map.HasGraph(graph)) {
     return absl::FailedPreconditionError(absl::StrCat(
         "graph: ", v1::GraphKind_Name(graph), " was not built for map \"", map.name,
-        "\" (built: ", BuiltGraphs(map), ")"));
+        "\" (built: ", map.BuiltGraphNames(), ")"));
   }
 
   const v1::PathOptions& options = request.options();
@@ -157,6 +151,9 @@ absl::StatusOr<v1::FindPathResponse> RunFindPath(const MapSnapshot& map,
                                tls_navmesh_scratch);
       break;
     }
+    case v1::HEX:
+      result = FindHexPath(*map.hex_graph, core_request, budget, tls_hex_scratch);
+      break;
     default:
       return absl::InternalError(
           absl::StrCat("graph ", v1::GraphKind_Name(graph), " has no search"));

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "server/flow_query.h"
 #include "server/map_builder.h"
 #include "server/status_util.h"
 #include "spdlog/spdlog.h"
@@ -58,7 +59,8 @@ PathfinderService::PathfinderService(MapRegistry* registry, WorkerPool* pool,
     : registry_(registry),
       pool_(pool),
       config_(config),
-      query_limits_{config.default_max_expansions, config.max_max_expansions} {}
+      query_limits_{config.default_max_expansions, config.max_max_expansions},
+      flow_cache_(config.flow_cache_bytes) {}
 
 grpc::ServerUnaryReactor* PathfinderService::Finish(grpc::CallbackServerContext* ctx,
                                                     const char* method,
@@ -197,20 +199,44 @@ grpc::ServerUnaryReactor* PathfinderService::FindPaths(grpc::CallbackServerConte
 }
 
 grpc::ServerUnaryReactor* PathfinderService::GetFlowField(
-    grpc::CallbackServerContext* ctx, const v1::GetFlowFieldRequest* /*request*/,
-    v1::FlowField* /*response*/) {
-  return Finish(ctx, "GetFlowField",
-                absl::UnimplementedError(
-                    "GetFlowField: flow fields are not available in this server version yet"));
+    grpc::CallbackServerContext* ctx, const v1::GetFlowFieldRequest* request,
+    v1::FlowField* response) {
+  if (absl::Status s = ValidateMapName(request->map(), "map"); !s.ok()) {
+    return Finish(ctx, "GetFlowField", s);
+  }
+  std::shared_ptr<const MapSnapshot> map = registry_->Get(request->map());
+  if (map == nullptr) return Finish(ctx, "GetFlowField", NotFound("map", request->map()));
+  const absl::Time deadline = DeadlineOf(ctx);
+  return Offload(ctx, "GetFlowField",
+                 [this, ctx, request, response, deadline, map = std::move(map)] {
+                   absl::StatusOr<v1::FlowField> result = RunGetFlowField(
+                       *map, *request, flow_cache_,
+                       static_cast<size_t>(config_.max_message_bytes), deadline,
+                       [ctx] { return ctx->IsCancelled(); });
+                   if (!result.ok()) return result.status();
+                   *response = *std::move(result);
+                   return absl::OkStatus();
+                 });
 }
 
 grpc::ServerUnaryReactor* PathfinderService::SampleFlowField(
-    grpc::CallbackServerContext* ctx, const v1::SampleFlowFieldRequest* /*request*/,
-    v1::SampleFlowFieldResponse* /*response*/) {
-  return Finish(ctx, "SampleFlowField",
-                absl::UnimplementedError(
-                    "SampleFlowField: flow fields are not available in this server "
-                    "version yet"));
+    grpc::CallbackServerContext* ctx, const v1::SampleFlowFieldRequest* request,
+    v1::SampleFlowFieldResponse* response) {
+  if (absl::Status s = ValidateMapName(request->map(), "map"); !s.ok()) {
+    return Finish(ctx, "SampleFlowField", s);
+  }
+  std::shared_ptr<const MapSnapshot> map = registry_->Get(request->map());
+  if (map == nullptr) return Finish(ctx, "SampleFlowField", NotFound("map", request->map()));
+  const absl::Time deadline = DeadlineOf(ctx);
+  return Offload(ctx, "SampleFlowField",
+                 [this, ctx, request, response, deadline, map = std::move(map)] {
+                   absl::StatusOr<v1::SampleFlowFieldResponse> result = RunSampleFlowField(
+                       *map, *request, flow_cache_, deadline,
+                       [ctx] { return ctx->IsCancelled(); });
+                   if (!result.ok()) return result.status();
+                   *response = *std::move(result);
+                   return absl::OkStatus();
+                 });
 }
 
 }  // namespace wayfinder::server

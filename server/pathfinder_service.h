@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "server/config.h"
+#include "server/flow_field_cache.h"
 #include "server/map_registry.h"
 #include "server/path_query.h"
 #include "server/worker_pool.h"
@@ -53,6 +54,8 @@ class PathfinderService final : public v1::Pathfinder::CallbackService {
                                             const v1::SampleFlowFieldRequest* request,
                                             v1::SampleFlowFieldResponse* response) override;
 
+  FlowFieldCache::Stats flow_cache_stats() const { return flow_cache_.stats(); }
+
  private:
   // Finishes `ctx`'s reactor with `status` (logged when not OK).
   grpc::ServerUnaryReactor* Finish(grpc::CallbackServerContext* ctx, const char* method,
@@ -67,6 +70,7 @@ class PathfinderService final : public v1::Pathfinder::CallbackService {
   WorkerPool* const pool_;
   const ServerConfig config_;
   const QueryLimits query_limits_;
+  FlowFieldCache flow_cache_;
 };
 
 }  // namespace wayfinder::server

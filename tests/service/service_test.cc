@@ -590,8 +590,22 @@ std::vector<PutCase> PutCases() {
     *w->add_points() = Pt(1, std::nan(""));
     cases.push_back({"nan polygon point", m, StatusCode::INVALID_ARGUMENT,
                      "map.polygons.walkable[0].points[2]"});
-    m.mutable_hex()->set_width(1);
-    cases.push_back({"hex not yet", m, StatusCode::UNIMPLEMENTED, "map.hex"});
+  }
+  {
+    v1::Map m;
+    m.set_name("h");
+    m.mutable_hex()->set_width(2);
+    m.mutable_hex()->set_height(2);
+    m.mutable_hex()->set_walls(std::string(3, '\0'));
+    cases.push_back({"hex walls short", m, StatusCode::INVALID_ARGUMENT,
+                     "map.hex.walls: has 3 bytes, width * height = 2 * 2 = 4 expected"});
+    m.mutable_hex()->set_width(0);
+    m.mutable_hex()->set_walls("");
+    cases.push_back({"hex zero width", m, StatusCode::INVALID_ARGUMENT, "map.hex.width"});
+    m.mutable_hex()->set_width(2);
+    m.mutable_hex()->set_walls(std::string(4, '\0'));
+    m.mutable_build()->add_graphs(v1::GRID);
+    cases.push_back({"hex has no GRID", m, StatusCode::UNIMPLEMENTED, "map.build.graphs[0]: GRID"});
   }
   return cases;
 }
@@ -734,19 +748,6 @@ TEST(ErrorsTest, CapabilitiesStillToComeAnswerUnimplemented) {
     grpc::Status s = h.stub().FindPaths(ctx.get(), {}, &resp);
     EXPECT_EQ(s.error_code(), StatusCode::UNIMPLEMENTED);
     EXPECT_NE(s.error_message().find("FindPaths"), std::string::npos);
-  }
-  {
-    auto ctx = Ctx();
-    v1::FlowField resp;
-    grpc::Status s = h.stub().GetFlowField(ctx.get(), {}, &resp);
-    EXPECT_EQ(s.error_code(), StatusCode::UNIMPLEMENTED);
-    EXPECT_NE(s.error_message().find("flow fields"), std::string::npos);
-  }
-  {
-    auto ctx = Ctx();
-    v1::SampleFlowFieldResponse resp;
-    grpc::Status s = h.stub().SampleFlowField(ctx.get(), {}, &resp);
-    EXPECT_EQ(s.error_code(), StatusCode::UNIMPLEMENTED);
   }
   {
     auto ctx = Ctx();

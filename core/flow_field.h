@@ -1,0 +1,93 @@
+#ifndef WAYFINDER_CORE_FLOW_FIELD_H_
+#define WAYFINDER_CORE_FLOW_FIELD_H_
+
+// Flow fields (seed 001's "directional map"): one search from all goal
+// cells at once gives every cell its cost to the nearest goal and the
+// neighbour to step to, so any number of agents walk to the goals without a
+// search each.
+//
+// GRID: the step costs and the no-corner-cutting rule of FindPath (a step
+// costs its length, 1 or sqrt 2, times the mean of the two cells' cost
+// multipliers; a diagonal needs both orthogonal cells free). The distances
+// are exact: a bucket queue whose buckets are as wide as the cheapest step
+// (1), so no cell in a bucket can improve another in it and each bucket is
+// settled in any order (Dinitz's variant of Dial's algorithm) -- no heap,
+// O(cells + edges + buckets), for real-valued costs.
+// HEX: unit steps, a breadth-first search, as in the seed.
+//
+// A cell's direction points at a neighbour on a shortest route (its
+// distance plus the step equals the cell's distance, so distances strictly
+// fall along the arrows); among several, the one nearest in straight line
+// to the goal the cell's distance leads to, as the seed breaks ties.
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "core/grid_graph.h"
+#include "core/hex_grid.h"
+#include "core/search_budget.h"
+
+namespace wayfinder {
+
+// Direction codes, one byte per cell.
+inline constexpr uint8_t kFlowGoal = 254;     // a goal cell
+inline constexpr uint8_t kFlowBlocked = 255;  // blocked, or no goal reachable
+// GRID direction d steps by (kGridFlowDx[d], kGridFlowDy[d]): (1,0) (1,1)
+// (0,1) (-1,1) (-1,0) (-1,-1) (0,-1) (1,-1), clockwise from +x with y down.
+inline constexpr int kGridFlowDx[8] = {1, 1, 0, -1, -1, -1, 0, 1};
+inline constexpr int kGridFlowDy[8] = {0, 1, 1, 1, 0, -1, -1, -1};
+// HEX directions are hex::Step's 0..5.
+
+enum class FlowGraph { kGrid, kHex };
+
+// A computed field. Immutable once built; shared by the cache.
+struct FlowField {
+  FlowGraph graph = FlowGraph::kGrid;
+  uint32_t width = 0;
+  uint32_t height = 0;
+  std::vector<uint8_t> directions;  // row-major, codes above
+  std::vector<float> distances;     // cost to the nearest goal, +inf unreachable
+  std::vector<uint32_t> goals;      // goal cell indices, ascending, unique
+  uint64_t reachable_cells = 0;     // cells with a finite distance (goals too)
+  double max_distance = 0;          // largest finite distance
+  double compute_ms = 0;
+
+  size_t MemoryBytes() const {
+    return sizeof(*this) + directions.capacity() + distances.capacity() * sizeof(float) +
+           goals.capacity() * sizeof(uint32_t);
+  }
+};
+
+// Per-thread working memory, grown to the largest field computed. Not
+// thread-safe.
+struct FlowFieldScratch {
+  std::vector<double> distance;
+  std::vector<uint32_t> source;  // goal (cell index) each cell's distance leads to
+  std::vector<uint8_t> settled;
+  std::vector<std::vector<uint32_t>> buckets;
+  std::vector<uint32_t> queue;
+};
+
+// The field towards `goals` (cell indices; each must be a free cell, else
+// INVALID_ARGUMENT naming goals[i]; duplicates are fine). Checks the
+// budget's deadline and cancellation every few thousand cells.
+absl::StatusOr<FlowField> ComputeGridFlowField(const GridGraph& graph,
+                                               absl::Span<const uint32_t> goals,
+                                               const SearchBudget& budget,
+                                               FlowFieldScratch& scratch);
+absl::StatusOr<FlowField> ComputeHexFlowField(const HexGraph& graph,
+                                              absl::Span<const uint32_t> goals,
+                                              const SearchBudget& budget,
+                                              FlowFieldScratch& scratch);
+
+// The cell a field's arrow leads to from `cell`, or -1 for a goal, blocked
+// or unreachable cell.
+int64_t FlowNext(const FlowField& field, uint32_t cell);
+
+}  // namespace wayfinder
+
+#endif  // WAYFINDER_CORE_FLOW_FIELD_H_

@@ -1,0 +1,208 @@
+#include "core/hex_grid.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace wayfinder {
+namespace hex {
+
+int64_t Distance(int64_t col0, int64_t row0, int64_t col1, int64_t row1) {
+  // Offset -> axial (odd columns shifted down): r = row - (col - odd) / 2.
+  // col - odd is even, so the division is exact for negative columns too.
+  const int64_t r0 = row0 - (col0 - (col0 & 1)) / 2;
+  const int64_t r1 = row1 - (col1 - (col1 & 1)) / 2;
+  const int64_t dq = col1 - col0;
+  const int64_t dr = r1 - r0;
+  return std::max({std::llabs(dq), std::llabs(dr), std::llabs(dq + dr)});
+}
+
+void CellNearest(const Point& p, int64_t* col, int64_t* row) {
+  // The nearest centre lies in the column under p or one beside it; within
+  // a column the nearest row is the one whose band holds p (lower row on
+  // the boundary).
+  const int64_t c0 = static_cast<int64_t>(std::floor(p.x));
+  double best = INFINITY;
+  for (int64_t c = c0 - 1; c <= c0 + 1; ++c) {
+    const double offset = (c & 1) != 0 ? 0.5 : 0.0;
+    const int64_t r = static_cast<int64_t>(std::ceil(p.y - offset)) - 1;
+    const Point centre = Centre(c, r);
+    const double dx = p.x - centre.x, dy = p.y - centre.y;
+    const double d2 = dx * dx + dy * dy;
+    if (d2 < best) {
+      best = d2;
+      *col = c;
+      *row = r;
+    }
+  }
+}
+
+}  // namespace hex
+
+HexGraph::HexGraph(std::shared_ptr<const GridMap> map)
+    : map_(std::move(map)), components_(map_->size(), kNoComponent) {
+  const uint32_t w = width();
+  std::vector<uint32_t> stack;
+  for (uint32_t start = 0; start < map_->size(); ++start) {
+    if (!map_->IsFree(start)) continue;
+    ForEachNeighbour(start % w, start / w, [&](int, uint32_t) { ++num_edges_; });
+    if (components_[start] != kNoComponent) continue;
+    const uint32_t id = static_cast<uint32_t>(num_components_++);
+    components_[start] = id;
+    stack.push_back(start);
+    while (!stack.empty()) {
+      const uint32_t i = stack.back();
+      stack.pop_back();
+      ForEachNeighbour(i % w, i / w, [&](int, uint32_t j) {
+        if (components_[j] == kNoComponent) {
+          components_[j] = id;
+          stack.push_back(j);
+        }
+      });
+    }
+  }
+}
+
+bool HexGraph::CellAt(const Point& p, uint32_t* col, uint32_t* row) const {
+  if (!IsFinite(p) || std::abs(p.x) > 1e9 || std::abs(p.y) > 1e9) return false;
+  int64_t c = 0, r = 0;
+  hex::CellNearest(p, &c, &r);
+  if (c < 0 || r < 0 || c >= width() || r >= height()) return false;
+  *col = static_cast<uint32_t>(c);
+  *row = static_cast<uint32_t>(r);
+  return true;
+}
+
+size_t HexGraph::MemoryBytes() const {
+  return sizeof(*this) + components_.capacity() * sizeof(uint32_t);
+}
+
+namespace {
+
+constexpr uint32_t kNoParent = 0xFFFFFFFFu;
+
+std::string FormatPoint(const Point& p) { return absl::StrCat("(", p.x, ", ", p.y, ")"); }
+
+absl::Status LocateHex(const HexGraph& graph, const Point& p, const char* field,
+                       uint32_t* cell) {
+  if (!IsFinite(p)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": coordinates must be finite, got ", FormatPoint(p)));
+  }
+  uint32_t col = 0, row = 0;
+  if (!graph.CellAt(p, &col, &row)) {
+    return absl::InvalidArgumentError(absl::StrCat(field, ": ", FormatPoint(p),
+                                                   " is outside the hex map (", graph.width(),
+                                                   " x ", graph.height(), " cells)"));
+  }
+  *cell = row * graph.width() + col;
+  if (!graph.map().IsFree(*cell)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(field, ": hex cell (", col, ", ", row, ") is a wall"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<PathResult> FindHexPath(const HexGraph& graph, const PathRequest& request,
+                                       const SearchBudget& budget, HexSearchScratch& s) {
+  if (request.smoothing == Smoothing::kCheckpoints || request.smoothing == Smoothing::kFunnel) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "options.smoothing: ",
+        request.smoothing == Smoothing::kFunnel ? "FUNNEL" : "CHECKPOINTS",
+        " is not available on the HEX graph (use NONE or CENTERS)"));
+  }
+  uint32_t start = 0, goal = 0;
+  if (absl::Status st = LocateHex(graph, request.start, "start", &start); !st.ok()) return st;
+  if (absl::Status st = LocateHex(graph, request.goal, "goal", &goal); !st.ok()) return st;
+  PathResult result;
+  if (graph.component(start) != graph.component(goal)) {
+    result.status = PathStatus::kUnreachable;
+    return result;
+  }
+
+  const uint32_t w = graph.width();
+  const int64_t gc = goal % w, gr = goal / w;
+  auto h = [&](uint32_t cell) {
+    return static_cast<uint32_t>(hex::Distance(cell % w, cell / w, gc, gr));
+  };
+  if (s.nodes.size() < graph.map().size()) s.nodes.resize(graph.map().size());
+  if (++s.generation == 0) {
+    for (auto& n : s.nodes) n.generation = 0;
+    s.generation = 1;
+  }
+  s.open.clear();
+  auto touch = [&](uint32_t cell) -> HexSearchScratch::Node& {
+    auto& n = s.nodes[cell];
+    if (n.generation != s.generation) n = {0xFFFFFFFFu, kNoParent, s.generation, false};
+    return n;
+  };
+  // Lower f first, then deeper (higher g): straight on across open ground.
+  auto later = [](const HexSearchScratch::OpenEntry& a, const HexSearchScratch::OpenEntry& b) {
+    return a.f > b.f || (a.f == b.f && a.g < b.g);
+  };
+  touch(start).g = 0;
+  s.open.push_back({h(start), 0, start});
+
+  uint64_t expansions = 0;
+  uint32_t best = start, best_h = h(start);
+  auto reconstruct = [&](uint32_t target, PathStatus status) {
+    PathResult r;
+    r.status = status;
+    r.expansions = expansions;
+    std::vector<uint32_t> cells;
+    for (uint32_t c = target; c != kNoParent; c = s.nodes[c].parent) cells.push_back(c);
+    std::reverse(cells.begin(), cells.end());
+    r.length = static_cast<double>(cells.size() - 1);
+    auto centre = [&](uint32_t c) { return hex::Centre(c % w, c / w); };
+    for (size_t i = 0; i < cells.size(); ++i) {
+      const Point p = centre(cells[i]);
+      if (request.smoothing != Smoothing::kNone && i > 0 && i + 1 < cells.size()) {
+        // Keep only the cells where the step direction changes.
+        const Point a = centre(cells[i - 1]), b = centre(cells[i + 1]);
+        if (p.x - a.x == b.x - p.x && p.y - a.y == b.y - p.y) continue;
+      }
+      r.waypoints.push_back(p);
+    }
+    return r;
+  };
+
+  while (!s.open.empty()) {
+    std::pop_heap(s.open.begin(), s.open.end(), later);
+    const HexSearchScratch::OpenEntry top = s.open.back();
+    s.open.pop_back();
+    auto& node = s.nodes[top.cell];
+    if (node.closed || top.g != node.g) continue;  // stale entry
+    if (top.cell == goal) return reconstruct(goal, PathStatus::kFound);
+    if (absl::Status st = budget.BeforeExpansion(expansions); !st.ok()) {
+      if (!absl::IsResourceExhausted(st) || !request.allow_partial) return st;
+      return reconstruct(best, PathStatus::kPartial);
+    }
+    ++expansions;
+    node.closed = true;
+    const uint32_t hc = top.f - top.g;
+    if (hc < best_h) {
+      best_h = hc;
+      best = top.cell;
+    }
+    const uint32_t g = top.g + 1;
+    graph.ForEachNeighbour(top.cell % w, top.cell / w, [&](int, uint32_t next) {
+      auto& n = touch(next);
+      if (n.closed || g >= n.g) return;
+      n.g = g;
+      n.parent = top.cell;
+      s.open.push_back({g + h(next), g, next});
+      std::push_heap(s.open.begin(), s.open.end(), later);
+    });
+  }
+  result.status = PathStatus::kUnreachable;
+  result.expansions = expansions;
+  return result;
+}
+
+}  // namespace wayfinder

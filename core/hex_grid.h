@@ -1,0 +1,135 @@
+#ifndef WAYFINDER_CORE_HEX_GRID_H_
+#define WAYFINDER_CORE_HEX_GRID_H_
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/geometry.h"
+#include "core/grid_map.h"
+#include "core/path.h"
+#include "core/search_budget.h"
+
+namespace wayfinder {
+
+// Hexagon grids in offset columns (seed 001): `width` columns of `height`
+// cells, odd columns shifted down half a cell.
+//
+// Geometry, world units (x right, y down): the centre of cell (col, row) is
+// (col + 0.5, row + 0.5 + (col odd ? 0.5 : 0)), so columns are 1 apart and
+// cells in a column are 1 apart. A point belongs to the cell whose centre is
+// nearest (ties: the lower column, then the lower row); these regions are
+// flat-topped hexagons with top and bottom sides at centre.y +- 0.5. The
+// map spans [0, width] x [0, height + 0.5] (odd columns reach lower).
+//
+// Directions, clockwise from up (screen, y down):
+//   0 = N  (col, row - 1)        3 = S  (col, row + 1)
+//   1 = NE (col + 1, row - 1 + odd)  4 = SW (col - 1, row + odd)
+//   2 = SE (col + 1, row + odd)      5 = NW (col - 1, row - 1 + odd)
+// where odd = col % 2. Direction d and (d + 3) % 6 are opposite. Every step
+// costs 1 (as in the seed); the hex distance counts steps.
+namespace hex {
+
+inline constexpr int kDirections = 6;
+
+// The neighbour of (col, row) in direction d, ignoring the map's bounds.
+inline void Step(int64_t col, int64_t row, int d, int64_t* ncol, int64_t* nrow) {
+  const int64_t odd = col & 1;
+  static constexpr int kDc[6] = {0, 1, 1, 0, -1, -1};
+  // Row offset for even columns; odd columns add 1 to the diagonal steps.
+  static constexpr int kDrEven[6] = {-1, -1, 0, 1, 0, -1};
+  *ncol = col + kDc[d];
+  *nrow = row + kDrEven[d] + (kDc[d] != 0 ? odd : 0);
+}
+
+inline Point Centre(int64_t col, int64_t row) {
+  return {static_cast<double>(col) + 0.5,
+          static_cast<double>(row) + 0.5 + ((col & 1) != 0 ? 0.5 : 0.0)};
+}
+
+// Steps between two cells on an open grid (cube distance).
+int64_t Distance(int64_t col0, int64_t row0, int64_t col1, int64_t row1);
+
+// The cell nearest to p on the unbounded lattice.
+void CellNearest(const Point& p, int64_t* col, int64_t* row);
+
+}  // namespace hex
+
+// The HEX graph of a map: a GridMap whose free cells are the open hexes
+// (blocked = wall), with hexagon adjacency. Holds the connected components
+// so that a goal in another component is answered without a search.
+//
+// Thread-safe: immutable after construction.
+class HexGraph {
+ public:
+  static constexpr uint32_t kNoComponent = 0xFFFFFFFFu;
+
+  explicit HexGraph(std::shared_ptr<const GridMap> map);
+
+  const GridMap& map() const { return *map_; }
+  uint32_t width() const { return map_->width(); }
+  uint32_t height() const { return map_->height(); }
+
+  // The cell containing p (nearest centre); false when that cell is off
+  // the map or p is not finite.
+  bool CellAt(const Point& p, uint32_t* col, uint32_t* row) const;
+
+  // Calls f(direction, neighbour index) for each open neighbour of cell
+  // (col, row) inside the map.
+  template <typename F>
+  void ForEachNeighbour(uint32_t col, uint32_t row, F&& f) const {
+    for (int d = 0; d < hex::kDirections; ++d) {
+      int64_t c, r;
+      hex::Step(col, row, d, &c, &r);
+      if (c < 0 || r < 0 || c >= width() || r >= height()) continue;
+      const uint32_t index = static_cast<uint32_t>(r) * width() + static_cast<uint32_t>(c);
+      if (map_->IsFree(index)) f(d, index);
+    }
+  }
+
+  uint32_t component(uint32_t index) const { return components_[index]; }
+  uint64_t num_components() const { return num_components_; }
+  // Directed edges between open cells.
+  uint64_t num_edges() const { return num_edges_; }
+  size_t MemoryBytes() const;
+
+ private:
+  std::shared_ptr<const GridMap> map_;
+  std::vector<uint32_t> components_;
+  uint64_t num_components_ = 0;
+  uint64_t num_edges_ = 0;
+};
+
+// Per-thread A* memory for HEX searches. Not thread-safe.
+struct HexSearchScratch {
+  struct Node {
+    uint32_t g;
+    uint32_t parent;
+    uint32_t generation;
+    bool closed;
+  };
+  std::vector<Node> nodes;
+  struct OpenEntry {
+    uint32_t f;
+    uint32_t g;
+    uint32_t cell;
+  };
+  std::vector<OpenEntry> open;
+  uint32_t generation = 0;
+};
+
+// A* over a HexGraph (unit steps, hex-distance heuristic: exact on an open
+// grid, so admissible and consistent). Waypoints are cell centres: every
+// cell for NONE, the cells where the direction changes for CENTERS and the
+// default; length is the number of steps. Errors as FindGridPath:
+// INVALID_ARGUMENT for a start/goal off the map ("start", "goal") or for
+// FUNNEL/CHECKPOINTS, FAILED_PRECONDITION for a wall, the budget's errors.
+absl::StatusOr<PathResult> FindHexPath(const HexGraph& graph, const PathRequest& request,
+                                       const SearchBudget& budget, HexSearchScratch& scratch);
+
+}  // namespace wayfinder
+
+#endif  // WAYFINDER_CORE_HEX_GRID_H_

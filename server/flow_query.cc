@@ -1,0 +1,251 @@
+#include "server/flow_query.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/flow_field.h"
+#include "core/search_budget.h"
+#include "core/status_macros.h"
+
+namespace wayfinder::server {
+namespace {
+
+// Search scratch belongs to the thread (see path_query.cc).
+thread_local FlowFieldScratch tls_flow_scratch;
+
+// A resolved field and what it was resolved from.
+struct ResolvedField {
+  FlowFieldCache::Field field;
+  v1::GraphKind graph = v1::GRAPH_KIND_UNSPECIFIED;
+  bool cache_hit = false;
+};
+
+absl::StatusOr<v1::GraphKind> FlowGraphOf(const MapSnapshot& map, int raw) {
+  if (!v1::GraphKind_IsValid(raw)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("graph: ", raw, " is not a graph kind (GRID, QUADTREE, NAVMESH, HEX)"));
+  }
+  auto graph = static_cast<v1::GraphKind>(raw);
+  if (graph == v1::GRAPH_KIND_UNSPECIFIED) {
+    if (map.HasGraph(v1::GRID)) return v1::GRID;
+    if (map.HasGraph(v1::HEX)) return v1::HEX;
+    return absl::FailedPreconditionError(absl::StrCat(
+        "graph: map \"", map.name, "\" has no GRID or HEX graph (built: ",
+        map.BuiltGraphNames(), "); flow fields need a grid, movingai or hex map"));
+  }
+  if (graph != v1::GRID && graph != v1::HEX) {
+    return absl::InvalidArgumentError(absl::StrCat("graph: flow fields are computed on GRID or "
+                                                   "HEX graphs, not ",
+                                                   v1::GraphKind_Name(graph)));
+  }
+  if (!map.HasGraph(graph)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "graph: ", v1::GraphKind_Name(graph), " was not built for map \"", map.name,
+        "\" (built: ", map.BuiltGraphNames(), ")"));
+  }
+  return graph;
+}
+
+// The cell holding `p` on the graph, or false.
+bool CellOf(const MapSnapshot& map, v1::GraphKind graph, const v1::Point& p, uint32_t* cell) {
+  const Point q{p.x(), p.y()};
+  uint32_t x = 0, y = 0;
+  const bool inside = graph == v1::HEX ? map.hex_graph->CellAt(q, &x, &y)
+                                       : map.grid->CellAt(q, &x, &y);
+  if (!inside) return false;
+  *cell = y * map.grid->width() + x;
+  return true;
+}
+
+Point CentreOf(v1::GraphKind graph, uint32_t width, uint32_t cell) {
+  const uint32_t x = cell % width, y = cell / width;
+  return graph == v1::HEX ? hex::Centre(x, y) : GridMap::Centre(x, y);
+}
+
+absl::StatusOr<ResolvedField> Resolve(const MapSnapshot& map, int raw_graph,
+                                      const google::protobuf::RepeatedPtrField<v1::Point>& goals,
+                                      FlowFieldCache& cache, absl::Time deadline,
+                                      std::function<bool()> cancelled) {
+  ResolvedField out;
+  WF_ASSIGN_OR_RETURN(out.graph, FlowGraphOf(map, raw_graph));
+  if (goals.empty()) return absl::InvalidArgumentError("goals: at least one goal is required");
+  if (goals.size() > kMaxFlowGoals) {
+    return absl::InvalidArgumentError(absl::StrCat("goals: ", goals.size(),
+                                                   " goals, at most ", kMaxFlowGoals,
+                                                   " per request"));
+  }
+  FlowFieldKey key;
+  key.map = map.name;
+  key.version = map.version;
+  key.graph = out.graph;
+  std::vector<uint32_t> cells;
+  cells.reserve(goals.size());
+  for (int i = 0; i < goals.size(); ++i) {
+    const v1::Point& g = goals[i];
+    if (!std::isfinite(g.x()) || !std::isfinite(g.y())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "goals[", i, "]: coordinates must be finite, got (", g.x(), ", ", g.y(), ")"));
+    }
+    uint32_t cell = 0;
+    if (!CellOf(map, out.graph, g, &cell)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "goals[", i, "]: (", g.x(), ", ", g.y(), ") is outside the map (",
+          map.grid->width(), " x ", map.grid->height(), " cells)"));
+    }
+    cells.push_back(cell);
+  }
+  key.goals = cells;
+  std::sort(key.goals.begin(), key.goals.end());
+  key.goals.erase(std::unique(key.goals.begin(), key.goals.end()), key.goals.end());
+
+  const SearchBudget budget(std::numeric_limits<uint64_t>::max(), deadline, std::move(cancelled));
+  auto compute = [&]() -> absl::StatusOr<FlowField> {
+    // `cells` keeps the request's order, so an error names the goal index
+    // the caller sent.
+    return out.graph == v1::HEX
+               ? ComputeHexFlowField(*map.hex_graph, cells, budget, tls_flow_scratch)
+               : ComputeGridFlowField(*map.grid_graph, cells, budget, tls_flow_scratch);
+  };
+  WF_ASSIGN_OR_RETURN(out.field, cache.GetOrCompute(key, deadline, compute, &out.cache_hit));
+  return out;
+}
+
+void FillStats(const ResolvedField& r, v1::FlowFieldStats* stats) {
+  stats->set_reachable_cells(r.field->reachable_cells);
+  stats->set_max_distance(r.field->max_distance);
+  stats->set_goal_cells(static_cast<uint32_t>(r.field->goals.size()));
+  stats->set_cache_hit(r.cache_hit);
+  stats->set_compute_ms(r.field->compute_ms);
+}
+
+}  // namespace
+
+absl::StatusOr<v1::FlowField> RunGetFlowField(const MapSnapshot& map,
+                                              const v1::GetFlowFieldRequest& request,
+                                              FlowFieldCache& cache, size_t max_message_bytes,
+                                              absl::Time deadline,
+                                              std::function<bool()> cancelled) {
+  // The window first: a bad one is refused before any computation.
+  const uint32_t map_w = map.grid != nullptr ? map.grid->width() : 0;
+  const uint32_t map_h = map.grid != nullptr ? map.grid->height() : 0;
+  uint32_t x0 = 0, y0 = 0, w = map_w, h = map_h;
+  if (request.has_window() && map.grid != nullptr) {
+    const v1::FieldWindow& win = request.window();
+    if (win.width() == 0 || win.height() == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "window.", win.width() == 0 ? "width" : "height", ": must be at least 1"));
+    }
+    if (uint64_t{win.x()} + win.width() > map_w) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("window.x + window.width: ", uint64_t{win.x()} + win.width(),
+                       " is past the map's width of ", map_w, " cells"));
+    }
+    if (uint64_t{win.y()} + win.height() > map_h) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("window.y + window.height: ", uint64_t{win.y()} + win.height(),
+                       " is past the map's height of ", map_h, " cells"));
+    }
+    x0 = win.x();
+    y0 = win.y();
+    w = win.width();
+    h = win.height();
+  }
+  // Size of the response: a byte per cell, 4 more with distances, plus
+  // framing. Refused before computing anything.
+  const uint64_t cells = uint64_t{w} * h;
+  const uint64_t bytes = cells * (request.include_distances() ? 5 : 1) + 256;
+  if (bytes > max_message_bytes) {
+    const uint64_t fits = (max_message_bytes - 256) / (request.include_distances() ? 5 : 1);
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "the flow field response (", w, " x ", h, " cells",
+        request.include_distances() ? " with distances" : "", ") would be about ", bytes,
+        " bytes, more than the server's message limit of ", max_message_bytes,
+        " bytes (--max_message_bytes); ask for part of it with `window` (up to ", fits,
+        " cells per request)"));
+  }
+
+  WF_ASSIGN_OR_RETURN(ResolvedField r, Resolve(map, request.graph(), request.goals(), cache,
+                                               deadline, std::move(cancelled)));
+  const FlowField& field = *r.field;
+  v1::FlowField out;
+  out.set_width(w);
+  out.set_height(h);
+  out.set_x(x0);
+  out.set_y(y0);
+  out.set_graph(r.graph);
+  out.set_map_version(map.version);
+  FillStats(r, out.mutable_stats());
+  std::string* dirs = out.mutable_directions();
+  dirs->resize(cells);
+  for (uint32_t row = 0; row < h; ++row) {
+    const uint8_t* from = field.directions.data() + size_t{y0 + row} * field.width + x0;
+    std::copy(from, from + w, dirs->begin() + size_t{row} * w);
+  }
+  if (request.include_distances()) {
+    auto* d = out.mutable_distances();
+    d->Resize(static_cast<int>(cells), 0.0f);
+    for (uint32_t row = 0; row < h; ++row) {
+      const float* from = field.distances.data() + size_t{y0 + row} * field.width + x0;
+      std::copy(from, from + w, d->begin() + size_t{row} * w);
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<v1::SampleFlowFieldResponse> RunSampleFlowField(
+    const MapSnapshot& map, const v1::SampleFlowFieldRequest& request, FlowFieldCache& cache,
+    absl::Time deadline, std::function<bool()> cancelled) {
+  if (request.positions_size() > kMaxSamplePositions) {
+    return absl::InvalidArgumentError(absl::StrCat("positions: ", request.positions_size(),
+                                                   " positions, at most ",
+                                                   kMaxSamplePositions, " per call"));
+  }
+  WF_ASSIGN_OR_RETURN(ResolvedField r, Resolve(map, request.graph(), request.goals(), cache,
+                                               deadline, std::move(cancelled)));
+  const FlowField& field = *r.field;
+  v1::SampleFlowFieldResponse out;
+  out.set_map_version(map.version);
+  out.set_graph(r.graph);
+  FillStats(r, out.mutable_stats());
+  const int n = request.positions_size();
+  out.mutable_next()->Reserve(n);
+  out.mutable_distances()->Resize(n, 0.0f);
+  out.mutable_outcomes()->Resize(n, v1::SAMPLE_OUTCOME_UNSPECIFIED);
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  for (int i = 0; i < n; ++i) {
+    const v1::Point& p = request.positions(i);
+    v1::Point* next = out.add_next();
+    uint32_t cell = 0;
+    v1::SampleOutcome outcome;
+    float distance = kInf;
+    if (!CellOf(map, r.graph, p, &cell)) {
+      outcome = v1::SAMPLE_OUTSIDE;
+      *next = p;
+    } else if (!map.grid->IsFree(cell)) {
+      outcome = v1::SAMPLE_BLOCKED;
+      *next = p;
+    } else if (field.directions[cell] == kFlowBlocked) {
+      outcome = v1::SAMPLE_UNREACHABLE;
+      *next = p;
+    } else {
+      distance = field.distances[cell];
+      const bool at_goal = field.directions[cell] == kFlowGoal;
+      outcome = at_goal ? v1::SAMPLE_AT_GOAL : v1::SAMPLE_STEP;
+      const uint32_t to = at_goal ? cell : static_cast<uint32_t>(FlowNext(field, cell));
+      const Point c = CentreOf(r.graph, field.width, to);
+      next->set_x(c.x);
+      next->set_y(c.y);
+    }
+    out.set_distances(i, distance);
+    out.set_outcomes(i, outcome);
+  }
+  return out;
+}
+
+}  // namespace wayfinder::server

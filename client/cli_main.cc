@@ -1,6 +1,8 @@
 // wayfinder: the command-line client of a Wayfinder server.
 
+#include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -13,6 +15,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/match.h"
 #include "absl/strings/strip.h"
 #include "client/client.h"
 #include "google/protobuf/util/json_util.h"
@@ -32,7 +36,14 @@ ABSL_FLAG(std::vector<std::string>, agent_radii, {},
 ABSL_FLAG(double, agent_radius, 0, "find-path: the agent's radius (NAVMESH)");
 ABSL_FLAG(double, snap_distance, 0,
           "find-path: move an off-mesh start or goal this far onto the mesh (NAVMESH)");
-ABSL_FLAG(std::string, navmesh_method, "", "find-path: corridor or vertices (NAVMESH)");
+ABSL_FLAG(std::string, navmesh_method, "",
+          "find-path: corridor, vertices or any_angle (NAVMESH)");
+ABSL_FLAG(std::string, out, "",
+          "flow-field: write the field to this file (.pb: the FlowField message, binary; "
+          "else text, one character per cell)");
+ABSL_FLAG(std::vector<std::string>, window, {},
+          "flow-field: only the cells X,Y,WIDTH,HEIGHT (columns X.., rows Y..)");
+ABSL_FLAG(bool, distances, false, "flow-field: also fetch the distance of every cell");
 
 namespace {
 
@@ -57,6 +68,16 @@ Commands:
                               (x + 0.5, y + 0.5)
       [--graph=grid] [--smoothing=centers] [--max_expansions=N] [--allow_partial]
       [--agent_radius=R] [--snap_distance=D] [--navmesh_method=vertices]
+  flow-field NAME --goal X,Y [--goal X,Y ...]
+                              the flow field towards the goals (world
+                              units): prints reachable cells and the largest
+                              distance
+      [--graph=grid|hex] [--window=X,Y,W,H] [--distances] [--out=FILE]
+                              FILE.pb gets the FlowField message; any other
+                              FILE a text picture, a row per line: GRID
+                              0..7 = step (1,0) (1,1) (0,1) (-1,1) (-1,0)
+                              (-1,-1) (0,-1) (1,-1); HEX 0..5 = N NE SE S SW
+                              NW; '*' goal; '#' blocked or unreachable
 
 Exit status: 0 success, 1 the server answered an error, 2 usage error.)";
 
@@ -96,7 +117,8 @@ void PrintInfo(const v1::MapInfo& info) {
   absl::ConsumePrefix(&source, "SOURCE_KIND_");
   absl::PrintF("name:     %s\nversion:  %d\nsource:   %s\nsize:     %g x %g\n", info.name(),
                info.version(), absl::AsciiStrToLower(source), info.width(), info.height());
-  if (info.source() == v1::SOURCE_KIND_GRID || info.source() == v1::SOURCE_KIND_MOVINGAI) {
+  if (info.source() == v1::SOURCE_KIND_GRID || info.source() == v1::SOURCE_KIND_MOVINGAI ||
+      info.source() == v1::SOURCE_KIND_HEX) {
     absl::PrintF("free:     %d cells\n", info.free_cells());
   }
   absl::PrintF("memory:   %s\n", Bytes(info.memory_bytes()));
@@ -241,10 +263,101 @@ int FindPath(Client& client, const std::vector<std::string>& args) {
   return 0;
 }
 
+int FlowField(Client& client, const std::vector<std::string>& args,
+              const std::vector<std::string>& goals) {
+  if (args.size() != 1) return Usage("flow-field takes one NAME");
+  if (goals.empty()) return Usage("flow-field needs at least one --goal X,Y");
+  v1::GetFlowFieldRequest request;
+  request.set_map(args[0]);
+  for (const std::string& g : goals) {
+    std::vector<std::string> xy = absl::StrSplit(g, ',');
+    double x, y;
+    if (xy.size() != 2 || !absl::SimpleAtod(xy[0], &x) || !absl::SimpleAtod(xy[1], &y)) {
+      return Usage(absl::StrCat("--goal: \"", g, "\" is not X,Y"));
+    }
+    v1::Point* p = request.add_goals();
+    p->set_x(x);
+    p->set_y(y);
+  }
+  std::string problem;
+  v1::GraphKind graph = v1::GRAPH_KIND_UNSPECIFIED;
+  if (!ParseEnum("graph", absl::GetFlag(FLAGS_graph), &v1::GraphKind_Parse, &graph, &problem)) {
+    return Usage(problem);
+  }
+  request.set_graph(graph);
+  request.set_include_distances(absl::GetFlag(FLAGS_distances));
+  const std::vector<std::string> window = absl::GetFlag(FLAGS_window);
+  if (!window.empty()) {
+    uint32_t v[4];
+    if (window.size() != 4 || !absl::SimpleAtoi(window[0], &v[0]) ||
+        !absl::SimpleAtoi(window[1], &v[1]) || !absl::SimpleAtoi(window[2], &v[2]) ||
+        !absl::SimpleAtoi(window[3], &v[3])) {
+      return Usage("--window: expected X,Y,WIDTH,HEIGHT (cells)");
+    }
+    request.mutable_window()->set_x(v[0]);
+    request.mutable_window()->set_y(v[1]);
+    request.mutable_window()->set_width(v[2]);
+    request.mutable_window()->set_height(v[3]);
+  }
+  auto field = client.GetFlowField(request);
+  if (!field.ok()) return Fail(field.status());
+
+  const std::string out = absl::GetFlag(FLAGS_out);
+  if (!out.empty()) {
+    std::ofstream file(out, std::ios::binary);
+    if (absl::EndsWith(out, ".pb")) {
+      field->SerializeToOstream(&file);
+    } else {
+      for (uint32_t row = 0; row < field->height(); ++row) {
+        std::string line(field->width(), '#');
+        for (uint32_t col = 0; col < field->width(); ++col) {
+          const auto d = static_cast<uint8_t>(field->directions()[row * field->width() + col]);
+          line[col] = d == 254 ? '*' : d == 255 ? '#' : static_cast<char>('0' + d);
+        }
+        file << line << '\n';
+      }
+    }
+    if (!file.good()) return Fail(absl::UnavailableError(absl::StrCat("cannot write ", out)));
+  }
+  if (absl::GetFlag(FLAGS_json)) {
+    PrintJson(*field);
+    return 0;
+  }
+  const v1::FlowFieldStats& st = field->stats();
+  absl::PrintF("%s field of map %s version %d: %d cells reach one of %d goal cells, "
+               "largest distance %.6g; %s (computed in %.2f ms)\n",
+               v1::GraphKind_Name(field->graph()), args[0], field->map_version(),
+               st.reachable_cells(), st.goal_cells(), st.max_distance(),
+               st.cache_hit() ? "from the cache" : "computed now", st.compute_ms());
+  absl::PrintF("returned %d x %d cells at (%d, %d)%s\n", field->width(), field->height(),
+               field->x(), field->y(), out.empty() ? "" : absl::StrCat(", written to ", out));
+  return 0;
+}
+
+// Takes every "--goal X,Y" / "--goal=X,Y" out of argv (absl flags keep only
+// the last occurrence of a flag, and split lists at commas).
+std::vector<std::string> TakeGoals(int* argc, char** argv) {
+  std::vector<std::string> goals;
+  int kept = 1;
+  for (int i = 1; i < *argc; ++i) {
+    const absl::string_view a = argv[i];
+    if ((a == "--goal" || a == "-goal") && i + 1 < *argc) {
+      goals.emplace_back(argv[++i]);
+    } else if (absl::StartsWith(a, "--goal=") || absl::StartsWith(a, "-goal=")) {
+      goals.emplace_back(a.substr(a.find('=') + 1));
+    } else {
+      argv[kept++] = argv[i];
+    }
+  }
+  *argc = kept;
+  return goals;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(kUsage);
+  const std::vector<std::string> goals = TakeGoals(&argc, argv);
   std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
   std::vector<std::string> args(positional.begin() + 1, positional.end());
   if (args.empty() || args[0] == "help") {
@@ -264,5 +377,6 @@ int main(int argc, char** argv) {
   if (command == "get") return Get(*client, args);
   if (command == "delete") return Delete(*client, args);
   if (command == "find-path") return FindPath(*client, args);
+  if (command == "flow-field") return FlowField(*client, args, goals);
   return Usage(absl::StrCat("unknown command \"", command, "\""));
 }

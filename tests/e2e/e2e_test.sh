@@ -75,6 +75,28 @@ assert r["waypoints"][0] == {"x": 1.5, "y": 1.5}, r
 assert r["waypoints"][-1] == {"x": 14.5, "y": 1.5}, r
 ' || fail "find-path --json: $json"
 
+# Flow field: two goals, a summary, a text picture and the binary message.
+out=$(cli flow-field rooms --goal 1.5,1.5 --goal=14.5,1.5 --out="$work/field.txt") \
+  || fail "flow-field: $out"
+echo "$out" | grep -Eq "^GRID field of map rooms version 1: [0-9]+ cells reach one of 2 goal cells" \
+  || fail "flow-field output: $out"
+echo "$out" | grep -q "computed now" || fail "flow-field first call: $out"
+[ "$(wc -l < "$work/field.txt")" -eq 48 ] || fail "field.txt has $(wc -l < "$work/field.txt") rows"
+[ "$(head -c 1 "$work/field.txt")" = "#" ] || fail "field.txt (0,0) is not blocked"
+[ "$(sed -n 2p "$work/field.txt" | cut -c2)" = "*" ] || fail "field.txt goal (1,1) not '*'"
+out=$(cli flow-field rooms --goal=14.5,1.5 --goal 1.5,1.5 --window=0,0,16,8 --out="$work/field.pb")
+echo "$out" | grep -q "from the cache" || fail "flow-field second call: $out"
+echo "$out" | grep -q "returned 16 x 8 cells at (0, 0)" || fail "flow-field window: $out"
+[ -s "$work/field.pb" ] || fail "field.pb is empty"
+set +e
+err=$(cli flow-field rooms --goal 0.5,0.5 2>&1); rc=$?
+set -e
+[ "$rc" -eq 1 ] && echo "$err" | grep -q "INVALID_ARGUMENT: goals\[0\]" || fail "blocked goal: $rc $err"
+set +e
+cli flow-field rooms >/dev/null 2>&1; rc=$?
+set -e
+[ "$rc" -eq 2 ] || fail "flow-field without goals exited $rc"
+
 # Errors: the server's code on stderr, exit status 1; usage errors exit 2.
 set +e
 err=$(cli get nosuchmap 2>&1); rc=$?

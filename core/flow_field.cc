@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -14,15 +15,6 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kSqrt2 = 1.4142135623730951;
 // Cells settled between two looks at the deadline and cancellation.
 constexpr uint32_t kCheckEvery = 1 << 16;
-
-// Two route costs this close are a tie (relative; summing a few hundred
-// thousand steps rounds far less than this).
-inline bool Tie(double a, double b) { return std::abs(a - b) <= 1e-10 * std::max(1.0, a); }
-
-double Dist2(const Point& a, const Point& b) {
-  const double dx = a.x - b.x, dy = a.y - b.y;
-  return dx * dx + dy * dy;
-}
 
 // Validates the goal cells and sorts them into `field.goals`.
 absl::Status PrepareGoals(const GridMap& map, absl::Span<const uint32_t> goals,
@@ -51,19 +43,39 @@ absl::Status PrepareGoals(const GridMap& map, absl::Span<const uint32_t> goals,
   return absl::OkStatus();
 }
 
-// Converts the working distances into the field's floats and totals.
-void Finish(const std::vector<double>& distance, size_t n, absl::Time started,
-            FlowField& field) {
-  field.distances.resize(n);
-  for (size_t i = 0; i < n; ++i) {
-    const double d = distance[i];
-    field.distances[i] = static_cast<float>(d);
-    if (d != kInf) {
-      ++field.reachable_cells;
-      field.max_distance = std::max(field.max_distance, d);
-    }
-  }
-  field.compute_ms = absl::ToDoubleMilliseconds(absl::Now() - started);
+// Cells in the queues are packed coordinates, x | y << 16 (sides are at
+// most 65535), so neighbours and tie-break distances need no division.
+inline uint32_t Pack(uint32_t x, uint32_t y) { return x | (y << 16); }
+inline uint32_t PackedX(uint32_t p) { return p & 0xFFFFu; }
+inline uint32_t PackedY(uint32_t p) { return p >> 16; }
+
+// Squared distance between two grid cell centres (integer cell units).
+inline int64_t GridMetric(uint32_t a, uint32_t b) {
+  const int64_t dx = int64_t{PackedX(a)} - PackedX(b);
+  const int64_t dy = int64_t{PackedY(a)} - PackedY(b);
+  return dx * dx + dy * dy;
+}
+
+// Squared distance between two hex centres, in half units: a centre is
+// (x + 0.5, y + 0.5 + odd / 2), doubled (2x, 2y + odd) up to a constant.
+inline int64_t HexMetric(uint32_t a, uint32_t b) {
+  const int64_t dx = 2 * (int64_t{PackedX(a)} - PackedX(b));
+  const int64_t dy = 2 * (int64_t{PackedY(a)} - PackedY(b)) + (PackedX(a) & 1) -
+                     (PackedX(b) & 1);
+  return dx * dx + dy * dy;
+}
+
+// The per-cell state both searches share: sized, reset, goals seeded.
+void Reset(size_t n, FlowFieldScratch& s, FlowField& field) {
+  s.cells.assign(n, {kInf, 0, 0});
+  field.distances.assign(n, std::numeric_limits<float>::infinity());
+}
+
+// Records a cell whose distance is final.
+inline void Settle(uint32_t cell, double d, FlowField& field) {
+  field.distances[cell] = static_cast<float>(d);
+  ++field.reachable_cells;
+  field.max_distance = std::max(field.max_distance, d);
 }
 
 }  // namespace
@@ -77,94 +89,95 @@ absl::StatusOr<FlowField> ComputeGridFlowField(const GridGraph& graph,
   FlowField field;
   field.graph = FlowGraph::kGrid;
   if (absl::Status st = PrepareGoals(map, goals, "grid", field); !st.ok()) return st;
-  const uint32_t w = map.width(), h = map.height();
+  const uint32_t w = map.width();
   const size_t n = map.size();
-  s.distance.assign(n, kInf);
-  s.source.resize(n);
+  Reset(n, s, field);
   std::vector<uint8_t>& dir = field.directions;
+  const bool uniform = map.uniform_cost();
 
   // Buckets of width 1 (the cheapest step): a step never lands in the
   // bucket it starts from, so a bucket is final when its turn comes. The
-  // most expensive step spans fewer than `ring` buckets, so a ring of them
-  // suffices.
+  // dearest step spans fewer buckets than the ring holds.
   double max_cost = 1;
-  if (!map.uniform_cost()) {
+  if (!uniform) {
     for (size_t i = 0; i < n; ++i) {
       if (map.IsFree(i)) max_cost = std::max(max_cost, map.Cost(i));
     }
   }
-  const size_t ring = static_cast<size_t>(std::ceil(kSqrt2 * max_cost)) + 2;
+  size_t ring = 1;
+  while (ring < static_cast<size_t>(std::ceil(kSqrt2 * max_cost)) + 2) ring <<= 1;
+  const size_t mask = ring - 1;
   if (s.buckets.size() < ring) s.buckets.resize(ring);
   for (auto& b : s.buckets) b.clear();
-  // Settled cells (their distance and arrow are final).
-  std::vector<uint8_t>& done = s.settled;
-  done.assign(n, 0);
+
+  // Step d: its length, its index offset and its packed offset (unsigned
+  // wrap-around adds the negative ones).
+  double length[8];
+  int64_t offset[8];
+  uint32_t packed_offset[8];
+  for (int d = 0; d < 8; ++d) {
+    length[d] = (kGridFlowDx[d] != 0 && kGridFlowDy[d] != 0) ? kSqrt2 : 1.0;
+    offset[d] = kGridFlowDx[d] + int64_t{kGridFlowDy[d]} * w;
+    packed_offset[d] = static_cast<uint32_t>(kGridFlowDx[d]) +
+                       (static_cast<uint32_t>(kGridFlowDy[d]) << 16);
+  }
 
   size_t pending = 0;
   for (uint32_t g : field.goals) {
-    s.distance[g] = 0;
-    s.source[g] = g;
+    s.cells[g].distance = 0;
+    s.cells[g].source = Pack(g % w, g / w);
     dir[g] = kFlowGoal;
-    s.buckets[0].push_back(g);
+    s.buckets[0].push_back(s.cells[g].source);
     ++pending;
   }
-  const bool uniform = map.uniform_cost();
-  auto centre = [w](uint32_t c) { return GridMap::Centre(c % w, c / w); };
   std::vector<uint32_t> current;
   uint32_t settled = 0;
   for (size_t bucket = 0; pending > 0; ++bucket) {
-    current.swap(s.buckets[bucket % ring]);
+    current.swap(s.buckets[bucket & mask]);
     pending -= current.size();
-    for (uint32_t u : current) {
-      if (done[u]) continue;
-      done[u] = 1;
+    for (const uint32_t pu : current) {
+      const uint32_t u = PackedY(pu) * w + PackedX(pu);
+      if (s.cells[u].settled) continue;  // settled from an earlier entry
+      s.cells[u].settled = 1;
+      const double du = s.cells[u].distance;
+      Settle(u, du, field);
       if (++settled % kCheckEvery == 0) {
         if (absl::Status st = budget.CheckTimeAndCancel(); !st.ok()) return st;
       }
-      const double du = s.distance[u];
-      const uint32_t x = u % w, y = u / w;
+      const uint32_t su = s.cells[u].source;
+      const int64_t metric_u = GridMetric(pu, su);
       const double cost_u = uniform ? 1.0 : map.Cost(u);
-      const bool l = x > 0 && map.IsFree(u - 1);
-      const bool r = x + 1 < w && map.IsFree(u + 1);
-      const bool up = y > 0 && map.IsFree(u - w);
-      const bool dn = y + 1 < h && map.IsFree(u + w);
-      // v is reached from u; v's arrow points back at u: the step from v
-      // to u is direction `back`.
-      auto relax = [&](uint32_t v, double length, uint8_t back) {
-        if (done[v]) return;
-        const double nd = du + (uniform ? length : length * 0.5 * (cost_u + map.Cost(v)));
-        double& dv = s.distance[v];
-        if (nd < dv && !Tie(nd, dv)) {
+      // Each neighbour v is reached from u; its arrow points back at u,
+      // the opposite step (d + 4) % 8.
+      for (unsigned bits = graph.moves(u); bits != 0; bits &= bits - 1) {
+        const int d = __builtin_ctz(bits);
+        const uint32_t v = static_cast<uint32_t>(u + offset[d]);
+        // No settled test: a settled v has dv <= du < nd - 1, so it is
+        // neither improved nor tied below.
+        const double nd =
+            du + (uniform ? length[d] : length[d] * 0.5 * (cost_u + map.Cost(v)));
+        double& dv = s.cells[v].distance;
+        const double tolerance = 1e-10 * nd;  // rounding of sums along routes
+        if (nd < dv - tolerance) {
           dv = nd;
-          s.source[v] = s.source[u];
-          dir[v] = back;
-          s.buckets[static_cast<size_t>(nd) % ring].push_back(v);
+          s.cells[v].source = su;
+          dir[v] = static_cast<uint8_t>((d + 4) & 7);
+          s.buckets[static_cast<size_t>(nd) & mask].push_back(pu + packed_offset[d]);
           ++pending;
-        } else if (Tie(nd, dv)) {
+        } else if (nd <= dv + tolerance) {
           // Another shortest route: keep the neighbour nearer its goal.
-          const uint32_t cur = static_cast<uint32_t>(
-              static_cast<int64_t>(v) + kGridFlowDx[dir[v]] +
-              static_cast<int64_t>(kGridFlowDy[dir[v]]) * w);
-          if (Dist2(centre(u), centre(s.source[u])) < Dist2(centre(cur), centre(s.source[v]))) {
-            s.source[v] = s.source[u];
-            dir[v] = back;
+          const uint32_t pv = pu + packed_offset[d];
+          const uint32_t current_parent = pv + packed_offset[dir[v]];
+          if (metric_u < GridMetric(current_parent, s.cells[v].source)) {
+            s.cells[v].source = su;
+            dir[v] = static_cast<uint8_t>((d + 4) & 7);
           }
         }
-      };
-      // Direction codes: 0 (1,0) 1 (1,1) 2 (0,1) 3 (-1,1) 4 (-1,0)
-      // 5 (-1,-1) 6 (0,-1) 7 (1,-1); the way back from u+(dx,dy) is -(dx,dy).
-      if (r) relax(u + 1, 1.0, 4);
-      if (dn) relax(u + w, 1.0, 6);
-      if (l) relax(u - 1, 1.0, 0);
-      if (up) relax(u - w, 1.0, 2);
-      if (r && dn && map.IsFree(u + w + 1)) relax(u + w + 1, kSqrt2, 5);
-      if (l && dn && map.IsFree(u + w - 1)) relax(u + w - 1, kSqrt2, 7);
-      if (l && up && map.IsFree(u - w - 1)) relax(u - w - 1, kSqrt2, 1);
-      if (r && up && map.IsFree(u - w + 1)) relax(u - w + 1, kSqrt2, 3);
+      }
     }
     current.clear();
   }
-  Finish(s.distance, n, started, field);
+  field.compute_ms = absl::ToDoubleMilliseconds(absl::Now() - started);
   return field;
 }
 
@@ -179,17 +192,28 @@ absl::StatusOr<FlowField> ComputeHexFlowField(const HexGraph& graph,
   if (absl::Status st = PrepareGoals(map, goals, "hex", field); !st.ok()) return st;
   const uint32_t w = map.width();
   const size_t n = map.size();
-  s.distance.assign(n, kInf);
-  s.source.resize(n);
+  Reset(n, s, field);
   s.queue.clear();
   std::vector<uint8_t>& dir = field.directions;
-  for (uint32_t g : field.goals) {
-    s.distance[g] = 0;
-    s.source[g] = g;
-    dir[g] = kFlowGoal;
-    s.queue.push_back(g);
+
+  // Offsets of the six steps for even and odd columns.
+  int64_t offset[2][6];
+  uint32_t packed_offset[2][6];
+  for (int odd = 0; odd < 2; ++odd) {
+    for (int d = 0; d < hex::kDirections; ++d) {
+      int64_t c, r;
+      hex::Step(odd, 1, d, &c, &r);
+      const int64_t dc = c - odd, dr = r - 1;
+      offset[odd][d] = dc + dr * w;
+      packed_offset[odd][d] = static_cast<uint32_t>(dc) + (static_cast<uint32_t>(dr) << 16);
+    }
   }
-  auto centre = [w](uint32_t c) { return hex::Centre(c % w, c / w); };
+  for (uint32_t g : field.goals) {
+    s.cells[g].distance = 0;
+    s.cells[g].source = Pack(g % w, g / w);
+    dir[g] = kFlowGoal;
+    s.queue.push_back(s.cells[g].source);
+  }
   // Breadth first: every step costs 1, so the queue is in distance order
   // and a cell's first discovery is at its distance; later discoveries
   // from the same level are ties.
@@ -197,27 +221,35 @@ absl::StatusOr<FlowField> ComputeHexFlowField(const HexGraph& graph,
     if ((head + 1) % kCheckEvery == 0) {
       if (absl::Status st = budget.CheckTimeAndCancel(); !st.ok()) return st;
     }
-    const uint32_t u = s.queue[head];
-    const double nd = s.distance[u] + 1;
-    graph.ForEachNeighbour(u % w, u / w, [&](int d, uint32_t v) {
+    const uint32_t pu = s.queue[head];
+    const uint32_t u = PackedY(pu) * w + PackedX(pu);
+    const int odd = PackedX(pu) & 1;
+    const double du = s.cells[u].distance;
+    Settle(u, du, field);
+    const double nd = du + 1;
+    const uint32_t su = s.cells[u].source;
+    const int64_t metric_u = HexMetric(pu, su);
+    for (unsigned bits = graph.moves(u); bits != 0; bits &= bits - 1) {
+      const int d = __builtin_ctz(bits);
+      const uint32_t v = static_cast<uint32_t>(u + offset[odd][d]);
       const uint8_t back = static_cast<uint8_t>((d + 3) % hex::kDirections);
-      if (s.distance[v] == kInf) {
-        s.distance[v] = nd;
-        s.source[v] = s.source[u];
+      double& dv = s.cells[v].distance;
+      if (dv == kInf) {
+        dv = nd;
+        s.cells[v].source = su;
         dir[v] = back;
-        s.queue.push_back(v);
-      } else if (s.distance[v] == nd) {
-        int64_t cc, cr;
-        hex::Step(v % w, v / w, dir[v], &cc, &cr);
-        const uint32_t cur = static_cast<uint32_t>(cr * w + cc);
-        if (Dist2(centre(u), centre(s.source[u])) < Dist2(centre(cur), centre(s.source[v]))) {
-          s.source[v] = s.source[u];
+        s.queue.push_back(pu + packed_offset[odd][d]);
+      } else if (dv == nd) {
+        const uint32_t pv = pu + packed_offset[odd][d];
+        const uint32_t current_parent = pv + packed_offset[PackedX(pv) & 1][dir[v]];
+        if (metric_u < HexMetric(current_parent, s.cells[v].source)) {
+          s.cells[v].source = su;
           dir[v] = back;
         }
       }
-    });
+    }
   }
-  Finish(s.distance, n, started, field);
+  field.compute_ms = absl::ToDoubleMilliseconds(absl::Now() - started);
   return field;
 }
 

@@ -65,9 +65,13 @@ struct FlowField {
 // Per-thread working memory, grown to the largest field computed. Not
 // thread-safe.
 struct FlowFieldScratch {
-  std::vector<double> distance;
-  std::vector<uint32_t> source;  // goal (cell index) each cell's distance leads to
-  std::vector<uint8_t> settled;
+  // Per cell, together so that a relaxation touches one cache line.
+  struct Cell {
+    double distance;
+    uint32_t source;   // the goal the distance leads to (packed x | y << 16)
+    uint32_t settled;  // distance final (GRID)
+  };
+  std::vector<Cell> cells;
   std::vector<std::vector<uint32_t>> buckets;
   std::vector<uint32_t> queue;
 };

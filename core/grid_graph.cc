@@ -36,24 +36,29 @@ GridGraph::GridGraph(std::shared_ptr<const GridMap> map)
     }
   }
 
-  // Directed edges: count each allowed step once from each side.
+  // Allowed steps per cell, and the directed edges they make.
+  moves_.assign(m.size(), 0);
   for (uint32_t y = 0; y < h; ++y) {
     for (uint32_t x = 0; x < w; ++x) {
       const uint32_t i = y * w + x;
       if (!m.IsFree(i)) continue;
-      const bool right = x + 1 < w && m.IsFree(i + 1);
-      const bool down = y + 1 < h && m.IsFree(i + w);
-      num_edges_ += 2 * (uint64_t{right} + uint64_t{down});
-      if (right && down && m.IsFree(i + w + 1)) num_edges_ += 2;  // down-right
-      if (x > 0 && down && m.IsFree(i - 1) && m.IsFree(i + w - 1)) {
-        num_edges_ += 2;  // down-left
-      }
+      const bool r = x + 1 < w && m.IsFree(i + 1);
+      const bool d = y + 1 < h && m.IsFree(i + w);
+      const bool l = x > 0 && m.IsFree(i - 1);
+      const bool u = y > 0 && m.IsFree(i - w);
+      uint8_t bits = (r ? 1 : 0) | (d ? 4 : 0) | (l ? 16 : 0) | (u ? 64 : 0);
+      if (r && d && m.IsFree(i + w + 1)) bits |= 2;
+      if (l && d && m.IsFree(i + w - 1)) bits |= 8;
+      if (l && u && m.IsFree(i - w - 1)) bits |= 32;
+      if (r && u && m.IsFree(i - w + 1)) bits |= 128;
+      moves_[i] = bits;
+      num_edges_ += static_cast<uint64_t>(__builtin_popcount(bits));
     }
   }
 }
 
 size_t GridGraph::MemoryBytes() const {
-  return sizeof(*this) + components_.capacity() * sizeof(uint32_t);
+  return sizeof(*this) + components_.capacity() * sizeof(uint32_t) + moves_.capacity();
 }
 
 }  // namespace wayfinder

@@ -35,12 +35,19 @@ class GridGraph {
   uint64_t num_components() const { return num_components_; }
   // Directed edges (allowed single steps) between free cells.
   uint64_t num_edges() const { return num_edges_; }
+  // The steps allowed out of a free cell: bit d set when step d of
+  // (1,0) (1,1) (0,1) (-1,1) (-1,0) (-1,-1) (0,-1) (1,-1) stays on the map,
+  // lands on a free cell and, diagonally, cuts no blocked corner. 0 for
+  // blocked cells. Precomputed so that whole-map searches (flow fields)
+  // skip the bounds and corner tests.
+  uint8_t moves(uint32_t index) const { return moves_[index]; }
   // Memory held by the graph itself (the map is shared and not counted).
   size_t MemoryBytes() const;
 
  private:
   std::shared_ptr<const GridMap> map_;
   std::vector<uint32_t> components_;
+  std::vector<uint8_t> moves_;
   uint64_t num_components_ = 0;
   uint64_t num_edges_ = 0;
 };

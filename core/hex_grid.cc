@@ -44,12 +44,15 @@ void CellNearest(const Point& p, int64_t* col, int64_t* row) {
 }  // namespace hex
 
 HexGraph::HexGraph(std::shared_ptr<const GridMap> map)
-    : map_(std::move(map)), components_(map_->size(), kNoComponent) {
+    : map_(std::move(map)), components_(map_->size(), kNoComponent), moves_(map_->size(), 0) {
   const uint32_t w = width();
   std::vector<uint32_t> stack;
   for (uint32_t start = 0; start < map_->size(); ++start) {
     if (!map_->IsFree(start)) continue;
-    ForEachNeighbour(start % w, start / w, [&](int, uint32_t) { ++num_edges_; });
+    ForEachNeighbour(start % w, start / w, [&](int d, uint32_t) {
+      moves_[start] |= static_cast<uint8_t>(1u << d);
+      ++num_edges_;
+    });
     if (components_[start] != kNoComponent) continue;
     const uint32_t id = static_cast<uint32_t>(num_components_++);
     components_[start] = id;
@@ -78,7 +81,7 @@ bool HexGraph::CellAt(const Point& p, uint32_t* col, uint32_t* row) const {
 }
 
 size_t HexGraph::MemoryBytes() const {
-  return sizeof(*this) + components_.capacity() * sizeof(uint32_t);
+  return sizeof(*this) + components_.capacity() * sizeof(uint32_t) + moves_.capacity();
 }
 
 namespace {

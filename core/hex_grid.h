@@ -23,7 +23,9 @@ namespace wayfinder {
 // cells in a column are 1 apart. A point belongs to the cell whose centre is
 // nearest (ties: the lower column, then the lower row); these regions are
 // flat-topped hexagons with top and bottom sides at centre.y +- 0.5. The
-// map spans [0, width] x [0, height + 0.5] (odd columns reach lower).
+// map covers about [0, width] x [0, height + 0.5] (odd columns reach lower;
+// the side corners of border hexagons reach 1/8 unit beyond x = 0 and
+// x = width). A point is on the map when its nearest centre is a map cell.
 //
 // Directions, clockwise from up (screen, y down):
 //   0 = N  (col, row - 1)        3 = S  (col, row + 1)
@@ -90,6 +92,10 @@ class HexGraph {
     }
   }
 
+  // The steps out of a cell: bit d set when the neighbour in direction d
+  // is on the map and open; 0 for walls.
+  uint8_t moves(uint32_t index) const { return moves_[index]; }
+
   uint32_t component(uint32_t index) const { return components_[index]; }
   uint64_t num_components() const { return num_components_; }
   // Directed edges between open cells.
@@ -99,6 +105,7 @@ class HexGraph {
  private:
   std::shared_ptr<const GridMap> map_;
   std::vector<uint32_t> components_;
+  std::vector<uint8_t> moves_;
   uint64_t num_components_ = 0;
   uint64_t num_edges_ = 0;
 };

@@ -65,17 +65,36 @@ inline int64_t HexMetric(uint32_t a, uint32_t b) {
   return dx * dx + dy * dy;
 }
 
-// The per-cell state both searches share: sized, reset, goals seeded.
-void Reset(size_t n, FlowFieldScratch& s, FlowField& field) {
-  s.cells.assign(n, {kInf, 0, 0});
-  field.distances.assign(n, std::numeric_limits<float>::infinity());
+// GridMap::Cost of a cell byte.
+inline double CostOf(uint8_t cell) { return cell <= 1 ? 1.0 : static_cast<double>(cell); }
+
+// Fills the per-cell state, one sequential pass: the wavefront then
+// touches this one array only (a cell's moves, distance, goal and arrow in
+// one 16-byte record), which is what bounds its speed -- the wavefront
+// visits rows out of order, so every further array cost a cache miss per
+// cell (measured: 2x).
+template <typename Graph>
+void Reset(const Graph& graph, size_t n, FlowFieldScratch& s) {
+  s.cells.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    s.cells[i] = {kInf, 0, 0, graph.moves(static_cast<uint32_t>(i)), kFlowBlocked,
+                  graph.map().cells()[i]};
+  }
 }
 
-// Records a cell whose distance is final.
-inline void Settle(uint32_t cell, double d, FlowField& field) {
-  field.distances[cell] = static_cast<float>(d);
-  ++field.reachable_cells;
-  field.max_distance = std::max(field.max_distance, d);
+// Copies the results out of the state, another sequential pass.
+void Finish(const FlowFieldScratch& s, size_t n, absl::Time started, FlowField& field) {
+  field.distances.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    const FlowFieldScratch::Cell& c = s.cells[i];
+    field.directions[i] = c.dir;
+    field.distances[i] = static_cast<float>(c.distance);
+    if (c.distance != kInf) {
+      ++field.reachable_cells;
+      field.max_distance = std::max(field.max_distance, c.distance);
+    }
+  }
+  field.compute_ms = absl::ToDoubleMilliseconds(absl::Now() - started);
 }
 
 }  // namespace
@@ -91,8 +110,7 @@ absl::StatusOr<FlowField> ComputeGridFlowField(const GridGraph& graph,
   if (absl::Status st = PrepareGoals(map, goals, "grid", field); !st.ok()) return st;
   const uint32_t w = map.width();
   const size_t n = map.size();
-  Reset(n, s, field);
-  std::vector<uint8_t>& dir = field.directions;
+  Reset(graph, n, s);
   const bool uniform = map.uniform_cost();
 
   // Buckets of width 1 (the cheapest step): a step never lands in the
@@ -126,7 +144,7 @@ absl::StatusOr<FlowField> ComputeGridFlowField(const GridGraph& graph,
   for (uint32_t g : field.goals) {
     s.cells[g].distance = 0;
     s.cells[g].source = Pack(g % w, g / w);
-    dir[g] = kFlowGoal;
+    s.cells[g].dir = kFlowGoal;
     s.buckets[0].push_back(s.cells[g].source);
     ++pending;
   }
@@ -140,44 +158,43 @@ absl::StatusOr<FlowField> ComputeGridFlowField(const GridGraph& graph,
       if (s.cells[u].settled) continue;  // settled from an earlier entry
       s.cells[u].settled = 1;
       const double du = s.cells[u].distance;
-      Settle(u, du, field);
       if (++settled % kCheckEvery == 0) {
         if (absl::Status st = budget.CheckTimeAndCancel(); !st.ok()) return st;
       }
       const uint32_t su = s.cells[u].source;
       const int64_t metric_u = GridMetric(pu, su);
-      const double cost_u = uniform ? 1.0 : map.Cost(u);
+      const double cost_u = uniform ? 1.0 : CostOf(s.cells[u].cost);
       // Each neighbour v is reached from u; its arrow points back at u,
       // the opposite step (d + 4) % 8.
-      for (unsigned bits = graph.moves(u); bits != 0; bits &= bits - 1) {
+      for (unsigned bits = s.cells[u].moves; bits != 0; bits &= bits - 1) {
         const int d = __builtin_ctz(bits);
         const uint32_t v = static_cast<uint32_t>(u + offset[d]);
         // No settled test: a settled v has dv <= du < nd - 1, so it is
         // neither improved nor tied below.
         const double nd =
-            du + (uniform ? length[d] : length[d] * 0.5 * (cost_u + map.Cost(v)));
+            du + (uniform ? length[d] : length[d] * 0.5 * (cost_u + CostOf(s.cells[v].cost)));
         double& dv = s.cells[v].distance;
         const double tolerance = 1e-10 * nd;  // rounding of sums along routes
         if (nd < dv - tolerance) {
           dv = nd;
           s.cells[v].source = su;
-          dir[v] = static_cast<uint8_t>((d + 4) & 7);
+          s.cells[v].dir = static_cast<uint8_t>((d + 4) & 7);
           s.buckets[static_cast<size_t>(nd) & mask].push_back(pu + packed_offset[d]);
           ++pending;
         } else if (nd <= dv + tolerance) {
           // Another shortest route: keep the neighbour nearer its goal.
           const uint32_t pv = pu + packed_offset[d];
-          const uint32_t current_parent = pv + packed_offset[dir[v]];
+          const uint32_t current_parent = pv + packed_offset[s.cells[v].dir];
           if (metric_u < GridMetric(current_parent, s.cells[v].source)) {
             s.cells[v].source = su;
-            dir[v] = static_cast<uint8_t>((d + 4) & 7);
+            s.cells[v].dir = static_cast<uint8_t>((d + 4) & 7);
           }
         }
       }
     }
     current.clear();
   }
-  field.compute_ms = absl::ToDoubleMilliseconds(absl::Now() - started);
+  Finish(s, n, started, field);
   return field;
 }
 
@@ -192,9 +209,8 @@ absl::StatusOr<FlowField> ComputeHexFlowField(const HexGraph& graph,
   if (absl::Status st = PrepareGoals(map, goals, "hex", field); !st.ok()) return st;
   const uint32_t w = map.width();
   const size_t n = map.size();
-  Reset(n, s, field);
+  Reset(graph, n, s);
   s.queue.clear();
-  std::vector<uint8_t>& dir = field.directions;
 
   // Offsets of the six steps for even and odd columns.
   int64_t offset[2][6];
@@ -211,7 +227,7 @@ absl::StatusOr<FlowField> ComputeHexFlowField(const HexGraph& graph,
   for (uint32_t g : field.goals) {
     s.cells[g].distance = 0;
     s.cells[g].source = Pack(g % w, g / w);
-    dir[g] = kFlowGoal;
+    s.cells[g].dir = kFlowGoal;
     s.queue.push_back(s.cells[g].source);
   }
   // Breadth first: every step costs 1, so the queue is in distance order
@@ -225,11 +241,10 @@ absl::StatusOr<FlowField> ComputeHexFlowField(const HexGraph& graph,
     const uint32_t u = PackedY(pu) * w + PackedX(pu);
     const int odd = PackedX(pu) & 1;
     const double du = s.cells[u].distance;
-    Settle(u, du, field);
     const double nd = du + 1;
     const uint32_t su = s.cells[u].source;
     const int64_t metric_u = HexMetric(pu, su);
-    for (unsigned bits = graph.moves(u); bits != 0; bits &= bits - 1) {
+    for (unsigned bits = s.cells[u].moves; bits != 0; bits &= bits - 1) {
       const int d = __builtin_ctz(bits);
       const uint32_t v = static_cast<uint32_t>(u + offset[odd][d]);
       const uint8_t back = static_cast<uint8_t>((d + 3) % hex::kDirections);
@@ -237,19 +252,19 @@ absl::StatusOr<FlowField> ComputeHexFlowField(const HexGraph& graph,
       if (dv == kInf) {
         dv = nd;
         s.cells[v].source = su;
-        dir[v] = back;
+        s.cells[v].dir = back;
         s.queue.push_back(pu + packed_offset[odd][d]);
       } else if (dv == nd) {
         const uint32_t pv = pu + packed_offset[odd][d];
-        const uint32_t current_parent = pv + packed_offset[PackedX(pv) & 1][dir[v]];
+        const uint32_t current_parent = pv + packed_offset[PackedX(pv) & 1][s.cells[v].dir];
         if (metric_u < HexMetric(current_parent, s.cells[v].source)) {
           s.cells[v].source = su;
-          dir[v] = back;
+          s.cells[v].dir = back;
         }
       }
     }
   }
-  field.compute_ms = absl::ToDoubleMilliseconds(absl::Now() - started);
+  Finish(s, n, started, field);
   return field;
 }
 

@@ -68,8 +68,11 @@ struct FlowFieldScratch {
   // Per cell, together so that a relaxation touches one cache line.
   struct Cell {
     double distance;
-    uint32_t source;   // the goal the distance leads to (packed x | y << 16)
-    uint32_t settled;  // distance final (GRID)
+    uint32_t source;  // the goal the distance leads to (packed x | y << 16)
+    uint8_t settled;  // distance final (GRID)
+    uint8_t moves;    // the graph's moves(cell)
+    uint8_t dir;      // the arrow (direction code)
+    uint8_t cost;     // the map's cell byte (GRID cost multiplier)
   };
   std::vector<Cell> cells;
   std::vector<std::vector<uint32_t>> buckets;

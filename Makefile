@@ -40,11 +40,12 @@ run: build
 	./scripts/run-server.sh $(BUILD_DIR) $(LISTEN) $(DATA_DIR)
 
 # Every Moving AI scenario through GRID, every 5th through QUADTREE, every
-# 20th through NAVMESH beside Recast/Detour, and seeded polygon worlds; the
-# tables go to the terminal and to $(BUILD_DIR)/bench.md.
+# 20th through NAVMESH beside Recast/Detour, seeded polygon worlds, and flow
+# fields; the tables go to the terminal and to $(BUILD_DIR)/bench.md.
 bench: build
 	set -o pipefail; { ./$(BUILD_DIR)/tests/bench/wayfinder-scen --data_dir=$(DATA) && \
-	  ./$(BUILD_DIR)/tests/bench/wayfinder-navbench --data_dir=$(DATA) --sample=20 --skip=maze; } \
+	  ./$(BUILD_DIR)/tests/bench/wayfinder-navbench --data_dir=$(DATA) --sample=20 --skip=maze && \
+	  ./$(BUILD_DIR)/tests/bench/wayfinder-flowbench --data_dir=$(DATA); } \
 	  | tee $(BUILD_DIR)/bench.md
 
 clean:

@@ -26,8 +26,15 @@ configure: $(BUILD_DIR)/build.ninja
 build: deps configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
+# After ctest: the libFuzzer targets (tests/fuzz), built with clang in their
+# own directory and run FUZZ_SECONDS each (0 skips them); a crash, leak or
+# undefined behaviour fails the test.
+FUZZ_DIR      ?= build-fuzz
+FUZZ_SECONDS  ?= 30
+
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+	JOBS=$(JOBS) ./tests/fuzz/run_fuzzers.sh $(FUZZ_DIR) $(DATA) $(FUZZ_SECONDS)
 
 # The whole suite again under AddressSanitizer + UBSan (Debug, own build dir).
 test-asan: deps

@@ -24,6 +24,12 @@
 ABSL_FLAG(std::string, server, "127.0.0.1:50051", "server address, host:port or dns:///host:port");
 ABSL_FLAG(double, timeout, 30, "deadline of each call, seconds");
 ABSL_FLAG(bool, json, false, "print responses as JSON");
+ABSL_FLAG(std::string, token_file, "",
+          "file whose first line is the bearer token (default: $WAYFINDER_TOKEN, if set)");
+ABSL_FLAG(bool, tls, false, "connect with TLS, verifying the server with the system's roots");
+ABSL_FLAG(std::string, tls_ca, "", "PEM CA bundle to verify the server with (implies --tls)");
+ABSL_FLAG(std::string, tls_cert, "", "PEM client certificate, for mutual TLS (implies --tls)");
+ABSL_FLAG(std::string, tls_key, "", "PEM key of --tls_cert");
 ABSL_FLAG(std::string, name, "", "put-map: the map's name (default: the file's base name)");
 ABSL_FLAG(std::string, graph, "", "find-path: grid, quadtree, navmesh or hex (default: the map's first graph)");
 ABSL_FLAG(std::string, smoothing, "", "find-path: none, centers, checkpoints or funnel (default: the graph's best)");
@@ -78,6 +84,10 @@ Commands:
                               0..7 = step (1,0) (1,1) (0,1) (-1,1) (-1,0)
                               (-1,-1) (0,-1) (1,-1); HEX 0..5 = N NE SE S SW
                               NW; '*' goal; '#' blocked or unreachable
+
+Security: --token_file=FILE (or $WAYFINDER_TOKEN) sends a bearer token;
+--tls, --tls_ca=PEM, --tls_cert=PEM --tls_key=PEM connect with (mutual) TLS.
+Maps larger than 4 MiB are sent with the chunked UploadMap automatically.
 
 Exit status: 0 success, 1 the server answered an error, 2 usage error.)";
 
@@ -370,6 +380,13 @@ int main(int argc, char** argv) {
   wayfinder::client::ClientOptions options;
   options.target = absl::GetFlag(FLAGS_server);
   options.default_deadline = absl::Seconds(absl::GetFlag(FLAGS_timeout));
+  if (absl::Status st = wayfinder::client::ApplySecurityOptions(
+          options, absl::GetFlag(FLAGS_token_file), absl::GetFlag(FLAGS_tls),
+          absl::GetFlag(FLAGS_tls_ca), absl::GetFlag(FLAGS_tls_cert),
+          absl::GetFlag(FLAGS_tls_key));
+      !st.ok()) {
+    return Usage(std::string(st.message()));
+  }
   auto client = Client::Create(options);
 
   if (command == "put-map") return PutMap(*client, args);

@@ -1,6 +1,8 @@
 #include "client/client.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -8,11 +10,13 @@
 
 #include <grpcpp/generic/generic_stub.h>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/wire_format_lite.h"
+#include "zlib.h"
 
 namespace wayfinder::client {
 namespace {
@@ -67,6 +71,69 @@ Health DecodeHealthResponse(const std::string& bytes) {
 
 }  // namespace
 
+absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> TlsCredentials(
+    const std::string& ca_file, const std::string& cert_file, const std::string& key_file) {
+  auto read = [](const std::string& path, const char* what) -> absl::StatusOr<std::string> {
+    std::ifstream in(path);
+    std::stringstream text;
+    if (in) text << in.rdbuf();
+    if (!in || text.str().empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": cannot read \"", path, "\""));
+    }
+    return text.str();
+  };
+  if (cert_file.empty() != key_file.empty()) {
+    return absl::InvalidArgumentError("--tls_cert and --tls_key go together");
+  }
+  grpc::SslCredentialsOptions options;
+  if (!ca_file.empty()) {
+    absl::StatusOr<std::string> ca = read(ca_file, "--tls_ca");
+    if (!ca.ok()) return ca.status();
+    options.pem_root_certs = *std::move(ca);
+  }
+  if (!cert_file.empty()) {
+    absl::StatusOr<std::string> cert = read(cert_file, "--tls_cert");
+    if (!cert.ok()) return cert.status();
+    absl::StatusOr<std::string> key = read(key_file, "--tls_key");
+    if (!key.ok()) return key.status();
+    options.pem_cert_chain = *std::move(cert);
+    options.pem_private_key = *std::move(key);
+  }
+  return grpc::SslCredentials(options);
+}
+
+absl::StatusOr<std::string> ReadTokenFile(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  if (!in || !std::getline(in, line)) {
+    return absl::InvalidArgumentError(absl::StrCat("--token_file: cannot read \"", path, "\""));
+  }
+  const std::string token(absl::StripAsciiWhitespace(line));
+  if (token.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("--token_file: \"", path, "\" is empty"));
+  }
+  return token;
+}
+
+absl::Status ApplySecurityOptions(ClientOptions& options, const std::string& token_file,
+                                  bool tls, const std::string& ca_file,
+                                  const std::string& cert_file, const std::string& key_file) {
+  if (!token_file.empty()) {
+    absl::StatusOr<std::string> token = ReadTokenFile(token_file);
+    if (!token.ok()) return token.status();
+    options.bearer_token = *std::move(token);
+  } else if (const char* env = std::getenv("WAYFINDER_TOKEN"); env != nullptr) {
+    options.bearer_token = std::string(absl::StripAsciiWhitespace(env));
+  }
+  if (tls || !ca_file.empty() || !cert_file.empty() || !key_file.empty()) {
+    absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
+        TlsCredentials(ca_file, cert_file, key_file);
+    if (!credentials.ok()) return credentials.status();
+    options.credentials = *std::move(credentials);
+  }
+  return absl::OkStatus();
+}
+
 absl::Status FromGrpcStatus(const grpc::Status& status) {
   if (status.ok()) return absl::OkStatus();
   return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
@@ -93,9 +160,67 @@ Client::Client(std::shared_ptr<grpc::Channel> channel, const ClientOptions& opti
 
 void Client::Prepare(grpc::ClientContext& ctx, Deadline deadline) const {
   ctx.set_deadline(absl::ToChronoTime(absl::Now() + deadline.value_or(options_.default_deadline)));
+  if (!options_.bearer_token.empty()) {
+    ctx.AddMetadata("authorization", absl::StrCat("Bearer ", options_.bearer_token));
+  }
+}
+
+absl::StatusOr<v1::MapInfo> Client::UploadMap(const v1::Map& map, Deadline deadline) {
+  // The header: the map with its bulk field moved out (rects and polygons:
+  // the whole source, serialized).
+  v1::UploadMapRequest header;
+  v1::Map* head = header.mutable_map();
+  *head = map;
+  std::string bulk;
+  switch (map.source_case()) {
+    case v1::Map::kGrid:
+      bulk = map.grid().cells();
+      head->mutable_grid()->clear_cells();
+      break;
+    case v1::Map::kHex:
+      bulk = map.hex().walls();
+      head->mutable_hex()->clear_walls();
+      break;
+    case v1::Map::kMovingai:
+      bulk = map.movingai();
+      head->set_movingai("");
+      break;
+    case v1::Map::kRects:
+      bulk = map.rects().SerializeAsString();
+      head->mutable_rects()->Clear();
+      break;
+    case v1::Map::kPolygons:
+      bulk = map.polygons().SerializeAsString();
+      head->mutable_polygons()->Clear();
+      break;
+    case v1::Map::SOURCE_NOT_SET:
+      return absl::InvalidArgumentError("map: no source set");
+  }
+  header.set_total_bytes(bulk.size());
+  header.set_crc32(static_cast<uint32_t>(
+      crc32(crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(bulk.data()),
+            static_cast<uInt>(bulk.size()))));
+
+  grpc::ClientContext ctx;
+  Prepare(ctx, deadline);
+  v1::MapInfo info;
+  std::unique_ptr<grpc::ClientWriter<v1::UploadMapRequest>> writer =
+      stub_->UploadMap(&ctx, &info);
+  bool open = writer->Write(header);
+  const size_t chunk = std::max<size_t>(1, options_.upload_chunk_bytes);
+  for (size_t at = 0; open && at < bulk.size(); at += chunk) {
+    v1::UploadMapRequest part;
+    part.set_chunk(bulk.substr(at, chunk));
+    open = writer->Write(part);  // false once the server has answered
+  }
+  writer->WritesDone();
+  grpc::Status status = writer->Finish();
+  if (!status.ok()) return FromGrpcStatus(status);
+  return info;
 }
 
 absl::StatusOr<v1::MapInfo> Client::PutMap(const v1::Map& map, Deadline deadline) {
+  if (map.ByteSizeLong() > options_.upload_threshold_bytes) return UploadMap(map, deadline);
   return Unary<v1::MapInfo>([&](v1::MapInfo* out) {
     grpc::ClientContext ctx;
     Prepare(ctx, deadline);

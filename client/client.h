@@ -29,9 +29,34 @@ struct ClientOptions {
   int max_receive_message_bytes = 64 << 20;
   // Largest request sent, bytes.
   int max_send_message_bytes = 64 << 20;
-  // Channel credentials; null = plaintext (fine on loopback).
+  // Channel credentials; null = plaintext (fine on loopback). See
+  // TlsCredentials.
   std::shared_ptr<grpc::ChannelCredentials> credentials;
+  // Sent as "authorization: Bearer TOKEN" on every call when not empty.
+  std::string bearer_token;
+  // PutMap sends maps whose message is larger than this through UploadMap,
+  // in chunks of upload_chunk_bytes.
+  size_t upload_threshold_bytes = size_t{4} << 20;
+  size_t upload_chunk_bytes = size_t{1} << 20;
 };
+
+// TLS channel credentials from PEM files: `ca_file` verifies the server
+// (empty = the system's roots); `cert_file` and `key_file` (both or
+// neither) present a client certificate, for servers that require one.
+absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> TlsCredentials(
+    const std::string& ca_file, const std::string& cert_file, const std::string& key_file);
+
+// Fills options.credentials and options.bearer_token from the security
+// flags every Wayfinder program takes: a token file (or, when empty, the
+// WAYFINDER_TOKEN environment variable), and TLS when `tls` is set or any
+// of the PEM files is given.
+absl::Status ApplySecurityOptions(ClientOptions& options, const std::string& token_file,
+                                  bool tls, const std::string& ca_file,
+                                  const std::string& cert_file, const std::string& key_file);
+
+// The first line of a token file, trimmed; INVALID_ARGUMENT naming the file
+// when it cannot be read or is empty.
+absl::StatusOr<std::string> ReadTokenFile(const std::string& path);
 
 // Health of the server as grpc.health.v1 reports it.
 enum class Health { kUnknown, kServing, kNotServing, kServiceUnknown };
@@ -55,7 +80,12 @@ class Client {
   // Each call takes an optional deadline that overrides the default.
   using Deadline = std::optional<absl::Duration>;
 
+  // Stores a map; above ClientOptions::upload_threshold_bytes through
+  // UploadMap, transparently.
   absl::StatusOr<v1::MapInfo> PutMap(const v1::Map& map, Deadline deadline = {});
+  // The chunked upload itself: a header with the map minus its bulk field,
+  // the total size and CRC-32, then the bulk bytes in chunks.
+  absl::StatusOr<v1::MapInfo> UploadMap(const v1::Map& map, Deadline deadline = {});
   absl::StatusOr<v1::MapInfo> GetMap(absl::string_view name, Deadline deadline = {});
   absl::StatusOr<std::vector<v1::MapInfo>> ListMaps(Deadline deadline = {});
   absl::Status DeleteMap(absl::string_view name, Deadline deadline = {});

@@ -12,6 +12,12 @@
 ABSL_FLAG(std::string, server, "127.0.0.1:50051", "server address, host:port");
 ABSL_FLAG(double, timeout, 2, "how long to wait for the answer, seconds");
 ABSL_FLAG(std::string, service, "", "health service name (\"\" = the whole server)");
+ABSL_FLAG(std::string, token_file, "",
+          "file whose first line is the bearer token (default: $WAYFINDER_TOKEN, if set)");
+ABSL_FLAG(bool, tls, false, "connect with TLS, verifying the server with the system's roots");
+ABSL_FLAG(std::string, tls_ca, "", "PEM CA bundle to verify the server with (implies --tls)");
+ABSL_FLAG(std::string, tls_cert, "", "PEM client certificate, for mutual TLS (implies --tls)");
+ABSL_FLAG(std::string, tls_key, "", "PEM key of --tls_cert");
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
@@ -21,6 +27,14 @@ int main(int argc, char** argv) {
   wayfinder::client::ClientOptions options;
   options.target = absl::GetFlag(FLAGS_server);
   options.default_deadline = absl::Seconds(absl::GetFlag(FLAGS_timeout));
+  if (absl::Status st = wayfinder::client::ApplySecurityOptions(
+          options, absl::GetFlag(FLAGS_token_file), absl::GetFlag(FLAGS_tls),
+          absl::GetFlag(FLAGS_tls_ca), absl::GetFlag(FLAGS_tls_cert),
+          absl::GetFlag(FLAGS_tls_key));
+      !st.ok()) {
+    std::fprintf(stderr, "wayfinder-probe: %s\n", std::string(st.message()).c_str());
+    return 2;
+  }
   auto client = wayfinder::client::Client::Create(options);
   auto health = client->CheckHealth(absl::GetFlag(FLAGS_service));
   const std::string& server = options.target;

@@ -22,7 +22,8 @@ absl::StatusOr<GridMap> GridMap::Create(uint32_t width, uint32_t height,
   if (n > limits.max_cells) {
     return absl::InvalidArgumentError(
         absl::StrCat("width * height: ", width, " x ", height, " = ", n,
-                     " cells is more than the limit of ", limits.max_cells));
+                     " cells is more than the limit of ", limits.max_cells,
+                     " (the server's --max_map_cells)"));
   }
   if (cells.size() != n) {
     return absl::InvalidArgumentError(

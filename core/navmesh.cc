@@ -163,7 +163,8 @@ absl::Status ValidatePolygonMap(const PolygonMap& map, const PolygonLimits& limi
   const size_t polygons = map.walkable.size() + map.obstacles.size();
   if (polygons > limits.max_polygons) {
     return absl::InvalidArgumentError(absl::StrCat("polygons: ", polygons, " polygons, at most ",
-                                                   limits.max_polygons, " allowed"));
+                                                   limits.max_polygons,
+                                                   " allowed (the server's --max_polygons)"));
   }
   if (map.walkable.empty()) {
     return absl::InvalidArgumentError("walkable: at least one walkable polygon is required");
@@ -200,8 +201,9 @@ absl::Status ValidatePolygonMap(const PolygonMap& map, const PolygonLimits& limi
     }
   }
   if (vertices > limits.max_vertices) {
-    return absl::InvalidArgumentError(absl::StrCat("polygons: ", vertices, " vertices, at most ",
-                                                   limits.max_vertices, " allowed"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "polygons: ", vertices, " vertices, at most ", limits.max_vertices,
+        " allowed (the server's --max_polygon_vertices)"));
   }
   return absl::OkStatus();
 }

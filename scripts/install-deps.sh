@@ -13,12 +13,18 @@ PACKAGES=(
   libgrpc++-dev libgrpc-dev protobuf-compiler protobuf-compiler-grpc libprotobuf-dev
   # engine and service libraries
   libabsl-dev libspdlog-dev libfmt-dev
+  # Prometheus /metrics endpoint (prometheus-cpp core + pull, civetweb)
+  prometheus-cpp-dev
   # navmesh generation: polygon clipping and offsetting, constrained Delaunay
   libpolyclipping-dev libcgal-dev
   # benchmark baseline: Recast/Detour navmeshes (bench only)
   librecast-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
+  # fuzz targets in make test (tests/fuzz): clang 14, its libFuzzer and
+  # sanitizer runtimes (only recommended by clang, so named here), and
+  # llvm-symbolizer for readable stacks
+  clang libclang-rt-14-dev llvm-14
 )
 
 missing=()

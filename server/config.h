@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/grid_map.h"
+#include "core/navmesh.h"
 
 namespace wayfinder::server {
 
@@ -15,6 +16,9 @@ struct ServerConfig {
   // host:port to listen on; port 0 picks a free port (see
   // WayfinderServer::port()).
   std::string listen = "127.0.0.1:50051";
+  // host:port of the Prometheus /metrics endpoint (plain HTTP); port 0 picks
+  // a free port (see WayfinderServer::metrics_port()); empty = no metrics.
+  std::string metrics_listen;
   // Where maps are persisted; empty = keep maps in memory only.
   std::string data_dir;
   // Worker threads for searches and builds; 0 = one per core.
@@ -33,6 +37,25 @@ struct ServerConfig {
   uint64_t max_max_expansions = uint64_t{1} << 26;
   // Memory the flow-field cache may hold, bytes (LRU beyond it).
   size_t flow_cache_bytes = size_t{256} << 20;
+  // Most queries in one FindPaths call.
+  int max_batch_queries = 1024;
+  // Memory all stored maps may take together (MapInfo.memory_bytes summed);
+  // an upload beyond it is RESOURCE_EXHAUSTED. 0 = no limit.
+  uint64_t max_total_map_bytes = uint64_t{4} << 30;
+  // Largest UploadMap stream (total_bytes), bytes.
+  uint64_t max_upload_bytes = uint64_t{1} << 30;
+  // Size limits of polygon sources (and rects, meshed as polygons).
+  PolygonLimits polygon_limits;
+
+  // Security, all off by default (plaintext, no tokens: fine on loopback).
+  // A file of "ROLE TOKEN" lines, ROLE = read or admin; empty = no auth.
+  std::string auth_tokens_file;
+  // PEM files: the server's certificate chain and key turn TLS on; a CA
+  // bundle in tls_client_ca additionally requires and verifies client
+  // certificates (mutual TLS).
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  std::string tls_client_ca_file;
 };
 
 }  // namespace wayfinder::server

@@ -26,6 +26,9 @@ const wayfinder::server::ServerConfig kDefaults;
 
 ABSL_FLAG(std::string, listen, kDefaults.listen,
           "host:port to serve gRPC on (port 0 = any free port)");
+ABSL_FLAG(std::string, metrics_listen, "",
+          "host:port to serve Prometheus metrics on (http://HOST:PORT/metrics); "
+          "empty = no metrics endpoint");
 ABSL_FLAG(std::string, data_dir, "",
           "directory where maps are stored and loaded from at start; empty = "
           "memory only");
@@ -42,6 +45,23 @@ ABSL_FLAG(uint64_t, max_max_expansions, kDefaults.max_max_expansions,
           "upper bound on any request's options.max_expansions");
 ABSL_FLAG(uint64_t, flow_cache_mb, kDefaults.flow_cache_bytes >> 20,
           "memory for cached flow fields, MiB (least recently used dropped first)");
+ABSL_FLAG(int, max_batch_queries, kDefaults.max_batch_queries,
+          "most queries in one FindPaths call");
+ABSL_FLAG(uint64_t, max_total_map_mb, kDefaults.max_total_map_bytes >> 20,
+          "memory all stored maps may take together, MiB (0 = no limit)");
+ABSL_FLAG(uint64_t, max_upload_mb, kDefaults.max_upload_bytes >> 20,
+          "largest UploadMap stream, MiB");
+ABSL_FLAG(uint64_t, max_polygons, kDefaults.polygon_limits.max_polygons,
+          "most polygons (walkable + obstacles) in a polygon map");
+ABSL_FLAG(uint64_t, max_polygon_vertices, kDefaults.polygon_limits.max_vertices,
+          "most vertices in a polygon map");
+ABSL_FLAG(std::string, auth_tokens, "",
+          "file of 'ROLE TOKEN' lines (ROLE: read or admin); callers must send "
+          "'authorization: Bearer TOKEN'; empty = no authentication");
+ABSL_FLAG(std::string, tls_cert, "", "PEM certificate chain: serve TLS (with --tls_key)");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert");
+ABSL_FLAG(std::string, tls_client_ca, "",
+          "PEM CA bundle: require client certificates signed by it (mutual TLS)");
 ABSL_FLAG(std::string, log_level, "",
           "trace, debug, info, warn, error, off; default $WAYFINDER_LOG_LEVEL or info");
 ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(5),
@@ -74,6 +94,7 @@ int main(int argc, char** argv) {
 
   wayfinder::server::ServerConfig config;
   config.listen = absl::GetFlag(FLAGS_listen);
+  config.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   config.data_dir = absl::GetFlag(FLAGS_data_dir);
   config.workers = absl::GetFlag(FLAGS_workers);
   config.max_queue = absl::GetFlag(FLAGS_max_queue);
@@ -82,11 +103,21 @@ int main(int argc, char** argv) {
   config.default_max_expansions = absl::GetFlag(FLAGS_default_max_expansions);
   config.max_max_expansions = absl::GetFlag(FLAGS_max_max_expansions);
   config.flow_cache_bytes = absl::GetFlag(FLAGS_flow_cache_mb) << 20;
-  if (config.max_queue == 0 || config.max_message_bytes <= 0 ||
+  config.max_batch_queries = absl::GetFlag(FLAGS_max_batch_queries);
+  config.max_total_map_bytes = absl::GetFlag(FLAGS_max_total_map_mb) << 20;
+  config.max_upload_bytes = absl::GetFlag(FLAGS_max_upload_mb) << 20;
+  config.polygon_limits.max_polygons = absl::GetFlag(FLAGS_max_polygons);
+  config.polygon_limits.max_vertices = absl::GetFlag(FLAGS_max_polygon_vertices);
+  config.auth_tokens_file = absl::GetFlag(FLAGS_auth_tokens);
+  config.tls_cert_file = absl::GetFlag(FLAGS_tls_cert);
+  config.tls_key_file = absl::GetFlag(FLAGS_tls_key);
+  config.tls_client_ca_file = absl::GetFlag(FLAGS_tls_client_ca);
+  if (config.max_queue == 0 || config.max_message_bytes <= 0 || config.max_batch_queries <= 0 ||
       config.default_max_expansions == 0 ||
       config.max_max_expansions < config.default_max_expansions) {
     spdlog::critical(
-        "invalid flags: --max_queue and --max_message_bytes must be > 0, and "
+        "invalid flags: --max_queue, --max_message_bytes and --max_batch_queries must be > 0, "
+        "and "
         "0 < --default_max_expansions <= --max_max_expansions");
     return 2;
   }

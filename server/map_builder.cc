@@ -204,7 +204,8 @@ absl::Status ValidateMapName(absl::string_view name, absl::string_view field) {
 }
 
 absl::StatusOr<std::unique_ptr<MapSnapshot>> BuildMap(const v1::Map& map,
-                                                      const GridLimits& limits) {
+                                                      const GridLimits& limits,
+                                                      const PolygonLimits& polygon_limits) {
   WF_RETURN_IF_ERROR(ValidateMapName(map.name(), "map.name"));
 
   auto snapshot = std::make_unique<MapSnapshot>();
@@ -239,7 +240,7 @@ absl::StatusOr<std::unique_ptr<MapSnapshot>> BuildMap(const v1::Map& map,
   PolygonMap polygons;
   if (map.has_polygons()) {
     polygons = PolygonsFromSource(map.polygons());
-    if (absl::Status st = ValidatePolygonMap(polygons, {}); !st.ok()) {
+    if (absl::Status st = ValidatePolygonMap(polygons, polygon_limits); !st.ok()) {
       return InField(st, "map.polygons.");
     }
     double x0 = INFINITY, y0 = INFINITY, x1 = -INFINITY, y1 = -INFINITY;
@@ -318,7 +319,7 @@ absl::StatusOr<std::unique_ptr<MapSnapshot>> BuildMap(const v1::Map& map,
         options.merge_triangles = map.build().navmesh().merge_triangles();
         absl::StatusOr<Navmesh> mesh = snapshot->grid
                                            ? Navmesh::BuildFromGrid(*snapshot->grid, options)
-                                           : Navmesh::Build(polygons, options);
+                                           : Navmesh::Build(polygons, options, polygon_limits);
         if (!mesh.ok()) return InField(mesh.status(), "map.");
         v1::NavmeshInfo* ni = gi->add_navmeshes();
         ni->set_agent_radius(radius);

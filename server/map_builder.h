@@ -8,6 +8,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/status/statusor.h"
 #include "core/grid_map.h"
+#include "core/navmesh.h"
 #include "server/map_snapshot.h"
 #include "wayfinder/v1/wayfinder.pb.h"
 
@@ -26,7 +27,8 @@ absl::Status ValidateMapName(absl::string_view name, absl::string_view field);
 // ("map.grid.cells: ...", "map.movingai: line 7: ..."), UNIMPLEMENTED for
 // sources and graphs this server version cannot build yet.
 absl::StatusOr<std::unique_ptr<MapSnapshot>> BuildMap(const v1::Map& map,
-                                                      const GridLimits& limits);
+                                                      const GridLimits& limits,
+                                                      const PolygonLimits& polygon_limits = {});
 
 }  // namespace wayfinder::server
 

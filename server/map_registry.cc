@@ -32,6 +32,11 @@ size_t MapRegistry::size() const {
   return maps_.size();
 }
 
+uint64_t MapRegistry::total_bytes() const {
+  absl::MutexLock lock(&mu_);
+  return total_bytes_;
+}
+
 void MapRegistry::Stamp(MapSnapshot& snapshot, uint64_t version,
                         int64_t created_unix_ms) {
   snapshot.version = version;
@@ -43,7 +48,19 @@ absl::StatusOr<std::shared_ptr<const MapSnapshot>> MapRegistry::Commit(
     std::unique_ptr<MapSnapshot> built, const v1::Map& source) {
   absl::MutexLock write_lock(&write_mu_);
   uint64_t version = 1;
-  if (auto current = Get(built->name)) version = current->version + 1;
+  const std::shared_ptr<const MapSnapshot> current = Get(built->name);
+  if (current != nullptr) version = current->version + 1;
+  if (max_total_bytes_ != 0) {
+    const uint64_t freed = current != nullptr ? current->info.memory_bytes() : 0;
+    const uint64_t after = total_bytes() - freed + built->info.memory_bytes();
+    if (after > max_total_bytes_) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "map \"", built->name, "\": stored maps would take ", after >> 20,
+          " MiB with this version (", built->info.memory_bytes() >> 20,
+          " MiB), more than the server's --max_total_map_mb of ", max_total_bytes_ >> 20,
+          " MiB; delete maps or raise the limit"));
+    }
+  }
   const int64_t now_ms = absl::ToUnixMillis(absl::Now());
   Stamp(*built, version, now_ms);
 
@@ -61,8 +78,12 @@ absl::StatusOr<std::shared_ptr<const MapSnapshot>> MapRegistry::Commit(
   std::shared_ptr<const MapSnapshot> published = std::move(built);
   {
     absl::MutexLock lock(&mu_);
-    maps_[published->name] = published;
+    std::shared_ptr<const MapSnapshot>& slot = maps_[published->name];
+    if (slot != nullptr) total_bytes_ -= slot->info.memory_bytes();
+    total_bytes_ += published->info.memory_bytes();
+    slot = published;
   }
+  if (commit_listener_) commit_listener_(*published);
   return published;
 }
 
@@ -72,7 +93,10 @@ void MapRegistry::Restore(std::unique_ptr<MapSnapshot> built, uint64_t version,
   Stamp(*built, version, created_unix_ms);
   std::shared_ptr<const MapSnapshot> published = std::move(built);
   absl::MutexLock lock(&mu_);
-  maps_[published->name] = published;
+  std::shared_ptr<const MapSnapshot>& slot = maps_[published->name];
+  if (slot != nullptr) total_bytes_ -= slot->info.memory_bytes();
+  total_bytes_ += published->info.memory_bytes();
+  slot = published;
 }
 
 absl::Status MapRegistry::Delete(absl::string_view name) {
@@ -88,6 +112,7 @@ absl::Status MapRegistry::Delete(absl::string_view name) {
     absl::MutexLock lock(&mu_);
     auto it = maps_.find(name);
     dropped = std::move(it->second);
+    total_bytes_ -= dropped->info.memory_bytes();
     maps_.erase(it);
   }
   return absl::OkStatus();

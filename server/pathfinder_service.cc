@@ -4,7 +4,9 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
@@ -12,6 +14,7 @@
 #include "server/map_builder.h"
 #include "server/status_util.h"
 #include "spdlog/spdlog.h"
+#include "zlib.h"
 
 namespace wayfinder::server {
 namespace {
@@ -30,6 +33,18 @@ absl::Status NotFound(absl::string_view field, absl::string_view name) {
   return absl::NotFoundError(absl::StrCat(field, ": map \"", name, "\" does not exist"));
 }
 
+// "queries[3].goal: ..." for a message that starts with a field path,
+// "queries[3]: ..." for one that does not.
+std::string InQuery(int index, absl::string_view message) {
+  size_t k = 0;
+  while (k < message.size() &&
+         (absl::ascii_isalnum(message[k]) || message[k] == '_' || message[k] == '.')) {
+    ++k;
+  }
+  const bool field = k > 0 && k < message.size() && (message[k] == ':' || message[k] == '[');
+  return absl::StrCat("queries[", index, "]", field ? "." : ": ", message);
+}
+
 std::string GraphSummary(const v1::MapInfo& info) {
   std::string out;
   for (const v1::GraphInfo& g : info.graphs()) {
@@ -40,24 +55,67 @@ std::string GraphSummary(const v1::MapInfo& info) {
   return out;
 }
 
-// A client-streaming call this server version does not take yet: answers
-// UNIMPLEMENTED without reading.
-class UnimplementedUpload final : public grpc::ServerReadReactor<v1::UploadMapRequest> {
+// An upload refused before reading (e.g. no admin token): finishes at once.
+class RejectedUpload final : public grpc::ServerReadReactor<v1::UploadMapRequest> {
  public:
-  UnimplementedUpload() {
-    Finish(grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
-                        "UploadMap (chunked upload) is not available in this server "
-                        "version yet; send the map in one PutMap call"));
-  }
+  explicit RejectedUpload(const absl::Status& status) { Finish(ToGrpcStatus(status)); }
   void OnDone() override { delete this; }
 };
+
+// The bulk field of `map`'s source (see UploadMapRequest), set from `bulk`;
+// INVALID_ARGUMENT when the header already carries bulk data or no source.
+absl::Status AttachBulk(v1::Map& map, std::string bulk) {
+  switch (map.source_case()) {
+    case v1::Map::kGrid:
+      if (!map.grid().cells().empty()) {
+        return absl::InvalidArgumentError("map.grid.cells: must be empty in the upload header");
+      }
+      map.mutable_grid()->set_cells(std::move(bulk));
+      return absl::OkStatus();
+    case v1::Map::kHex:
+      if (!map.hex().walls().empty()) {
+        return absl::InvalidArgumentError("map.hex.walls: must be empty in the upload header");
+      }
+      map.mutable_hex()->set_walls(std::move(bulk));
+      return absl::OkStatus();
+    case v1::Map::kMovingai:
+      if (!map.movingai().empty()) {
+        return absl::InvalidArgumentError("map.movingai: must be empty in the upload header");
+      }
+      map.set_movingai(std::move(bulk));
+      return absl::OkStatus();
+    case v1::Map::kRects:
+      if (map.rects().ByteSizeLong() != 0) {
+        return absl::InvalidArgumentError("map.rects: must be empty in the upload header");
+      }
+      if (!map.mutable_rects()->ParseFromString(bulk)) {
+        return absl::InvalidArgumentError("chunk: the chunks are not a serialized RectSource");
+      }
+      return absl::OkStatus();
+    case v1::Map::kPolygons:
+      if (map.polygons().ByteSizeLong() != 0) {
+        return absl::InvalidArgumentError("map.polygons: must be empty in the upload header");
+      }
+      if (!map.mutable_polygons()->ParseFromString(bulk)) {
+        return absl::InvalidArgumentError(
+            "chunk: the chunks are not a serialized PolygonSource");
+      }
+      return absl::OkStatus();
+    case v1::Map::SOURCE_NOT_SET:
+      break;
+  }
+  return absl::InvalidArgumentError(
+      "map: the upload header sets no source (set grid, movingai, rects, polygons or hex, "
+      "with its bulk field empty)");
+}
 
 }  // namespace
 
 PathfinderService::PathfinderService(MapRegistry* registry, WorkerPool* pool,
-                                     const ServerConfig& config)
+                                     const ServerConfig& config, const TokenAuth* auth)
     : registry_(registry),
       pool_(pool),
+      auth_(auth),
       config_(config),
       query_limits_{config.default_max_expansions, config.max_max_expansions},
       flow_cache_(config.flow_cache_bytes) {}
@@ -71,6 +129,10 @@ grpc::ServerUnaryReactor* PathfinderService::Finish(grpc::CallbackServerContext*
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
   reactor->Finish(ToGrpcStatus(status));
   return reactor;
+}
+
+absl::Status PathfinderService::Authorize(grpc::CallbackServerContext* ctx, Role role) const {
+  return auth_ == nullptr ? absl::OkStatus() : auth_->Check(*ctx, role);
 }
 
 grpc::ServerUnaryReactor* PathfinderService::Offload(grpc::CallbackServerContext* ctx,
@@ -110,33 +172,170 @@ grpc::ServerUnaryReactor* PathfinderService::Offload(grpc::CallbackServerContext
 grpc::ServerUnaryReactor* PathfinderService::PutMap(grpc::CallbackServerContext* ctx,
                                                     const v1::PutMapRequest* request,
                                                     v1::MapInfo* response) {
+  if (absl::Status s = Authorize(ctx, Role::kAdmin); !s.ok()) return Finish(ctx, "PutMap", s);
   if (!request->has_map()) {
     return Finish(ctx, "PutMap", absl::InvalidArgumentError("map: is required"));
   }
   return Offload(ctx, "PutMap", [this, request, response]() -> absl::Status {
-    absl::StatusOr<std::unique_ptr<MapSnapshot>> built =
-        BuildMap(request->map(), config_.grid_limits);
-    if (!built.ok()) return built.status();
-    absl::StatusOr<std::shared_ptr<const MapSnapshot>> published =
-        registry_->Commit(*std::move(built), request->map());
-    if (!published.ok()) return published.status();
-    const MapSnapshot& snapshot = **published;
-    spdlog::info("map {}: version {} stored ({}x{}, {})", snapshot.name, snapshot.version,
-                 snapshot.info.width(), snapshot.info.height(),
-                 GraphSummary(snapshot.info));
-    *response = snapshot.info;
-    return absl::OkStatus();
+    return StoreMap(request->map(), response);
   });
 }
 
+// One UploadMap stream: the header, then chunks appended to `bulk_`; at
+// the end of the stream the sizes and checksum are checked and the map is
+// built and stored on the worker pool, exactly as PutMap would.
+class PathfinderService::UploadReactor final
+    : public grpc::ServerReadReactor<v1::UploadMapRequest> {
+ public:
+  UploadReactor(PathfinderService* service, grpc::CallbackServerContext* ctx,
+                v1::MapInfo* response)
+      : service_(service), ctx_(ctx), response_(response), deadline_(DeadlineOf(ctx)) {
+    StartRead(&message_);
+  }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) {  // the client closed its side (or the call died)
+      Complete();
+      return;
+    }
+    if (absl::Status s = Take(); !s.ok()) {
+      Reply(s);
+      return;
+    }
+    message_.Clear();
+    StartRead(&message_);
+  }
+
+  void OnDone() override { delete this; }
+
+ private:
+  absl::Status Take() {
+    if (message_.has_map()) {
+      if (have_header_) {
+        return absl::InvalidArgumentError("map: a second header; send it only first");
+      }
+      have_header_ = true;
+      header_ = std::move(*message_.mutable_map());
+      total_ = message_.total_bytes();
+      crc_expected_ = message_.crc32();
+      if (total_ > service_->config_.max_upload_bytes) {
+        return absl::ResourceExhaustedError(absl::StrCat(
+            "total_bytes: ", total_, " is more than the server's --max_upload_mb of ",
+            service_->config_.max_upload_bytes >> 20, " MiB"));
+      }
+      bulk_.reserve(total_);
+      return absl::OkStatus();
+    }
+    if (message_.part_case() != v1::UploadMapRequest::kChunk) {
+      return absl::InvalidArgumentError("part: each message must hold the map or a chunk");
+    }
+    if (!have_header_) {
+      return absl::InvalidArgumentError("chunk: came before the header; send the map first");
+    }
+    const std::string& chunk = message_.chunk();
+    if (bulk_.size() + chunk.size() > total_) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "chunk: the chunks exceed total_bytes = ", total_, " (", bulk_.size() + chunk.size(),
+          " bytes so far)"));
+    }
+    crc_ = crc32(crc_, reinterpret_cast<const Bytef*>(chunk.data()),
+                 static_cast<uInt>(chunk.size()));
+    bulk_.append(chunk);
+    return absl::OkStatus();
+  }
+
+  void Complete() {
+    if (ctx_->IsCancelled()) {
+      Reply(absl::CancelledError("the upload was cancelled by the client"));
+      return;
+    }
+    if (!have_header_) {
+      Reply(absl::InvalidArgumentError("map: the stream ended without a header"));
+      return;
+    }
+    if (bulk_.size() != total_) {
+      Reply(absl::InvalidArgumentError(absl::StrCat("total_bytes: the header announced ",
+                                                    total_, " bytes, the chunks held ",
+                                                    bulk_.size())));
+      return;
+    }
+    if (crc_ != crc_expected_) {
+      Reply(absl::InvalidArgumentError(absl::StrCat(
+          "crc32: the chunks' CRC-32 is ", crc_, ", the header said ", crc_expected_)));
+      return;
+    }
+    if (absl::Status s = AttachBulk(header_, std::move(bulk_)); !s.ok()) {
+      Reply(s);
+      return;
+    }
+    if (absl::Now() >= deadline_) {
+      Reply(absl::DeadlineExceededError("the call's deadline passed during the upload"));
+      return;
+    }
+    const bool queued = service_->pool_->TrySubmit([this] {
+      if (ctx_->IsCancelled()) {
+        Reply(absl::CancelledError("the call was cancelled before it started"));
+      } else if (absl::Now() >= deadline_) {
+        Reply(absl::DeadlineExceededError(
+            "the call's deadline passed while it waited for a worker"));
+      } else {
+        Reply(service_->StoreMap(header_, response_));
+      }
+    });
+    if (!queued) {
+      Reply(absl::ResourceExhaustedError(
+          absl::StrCat("server busy: all ", service_->pool_->threads(),
+                       " workers are busy; retry with backoff")));
+    }
+  }
+
+  void Reply(const absl::Status& status) {
+    if (!status.ok()) {
+      spdlog::info("UploadMap from {}: {}", ctx_->peer(), status.ToString());
+    }
+    Finish(ToGrpcStatus(status));
+  }
+
+  PathfinderService* const service_;
+  grpc::CallbackServerContext* const ctx_;
+  v1::MapInfo* const response_;
+  const absl::Time deadline_;
+  v1::UploadMapRequest message_;
+  bool have_header_ = false;
+  v1::Map header_;
+  uint64_t total_ = 0;
+  uint32_t crc_expected_ = 0;
+  uLong crc_ = crc32(0L, Z_NULL, 0);
+  std::string bulk_;
+};
+
 grpc::ServerReadReactor<v1::UploadMapRequest>* PathfinderService::UploadMap(
-    grpc::CallbackServerContext* /*ctx*/, v1::MapInfo* /*response*/) {
-  return new UnimplementedUpload();
+    grpc::CallbackServerContext* ctx, v1::MapInfo* response) {
+  if (absl::Status s = Authorize(ctx, Role::kAdmin); !s.ok()) {
+    spdlog::info("UploadMap from {}: {}", ctx->peer(), s.ToString());
+    return new RejectedUpload(s);
+  }
+  return new UploadReactor(this, ctx, response);
+}
+
+absl::Status PathfinderService::StoreMap(const v1::Map& map, v1::MapInfo* response) {
+  absl::StatusOr<std::unique_ptr<MapSnapshot>> built =
+      BuildMap(map, config_.grid_limits, config_.polygon_limits);
+  if (!built.ok()) return built.status();
+  absl::StatusOr<std::shared_ptr<const MapSnapshot>> published =
+      registry_->Commit(*std::move(built), map);
+  if (!published.ok()) return published.status();
+  const MapSnapshot& snapshot = **published;
+  spdlog::info("map {}: version {} stored ({}x{}, {})", snapshot.name, snapshot.version,
+               snapshot.info.width(), snapshot.info.height(), GraphSummary(snapshot.info));
+  *response = snapshot.info;
+  return absl::OkStatus();
 }
 
 grpc::ServerUnaryReactor* PathfinderService::GetMap(grpc::CallbackServerContext* ctx,
                                                     const v1::GetMapRequest* request,
                                                     v1::MapInfo* response) {
+  if (absl::Status s = Authorize(ctx, Role::kRead); !s.ok()) return Finish(ctx, "GetMap", s);
   if (absl::Status s = ValidateMapName(request->name(), "name"); !s.ok()) {
     return Finish(ctx, "GetMap", s);
   }
@@ -149,6 +348,7 @@ grpc::ServerUnaryReactor* PathfinderService::GetMap(grpc::CallbackServerContext*
 grpc::ServerUnaryReactor* PathfinderService::ListMaps(grpc::CallbackServerContext* ctx,
                                                       const v1::ListMapsRequest* /*request*/,
                                                       v1::ListMapsResponse* response) {
+  if (absl::Status s = Authorize(ctx, Role::kRead); !s.ok()) return Finish(ctx, "ListMaps", s);
   for (const auto& map : registry_->List()) *response->add_maps() = map->info;
   return Finish(ctx, "ListMaps", absl::OkStatus());
 }
@@ -156,6 +356,7 @@ grpc::ServerUnaryReactor* PathfinderService::ListMaps(grpc::CallbackServerContex
 grpc::ServerUnaryReactor* PathfinderService::DeleteMap(grpc::CallbackServerContext* ctx,
                                                        const v1::DeleteMapRequest* request,
                                                        v1::DeleteMapResponse* /*response*/) {
+  if (absl::Status s = Authorize(ctx, Role::kAdmin); !s.ok()) return Finish(ctx, "DeleteMap", s);
   if (absl::Status s = ValidateMapName(request->name(), "name"); !s.ok()) {
     return Finish(ctx, "DeleteMap", s);
   }
@@ -170,6 +371,7 @@ grpc::ServerUnaryReactor* PathfinderService::DeleteMap(grpc::CallbackServerConte
 grpc::ServerUnaryReactor* PathfinderService::FindPath(grpc::CallbackServerContext* ctx,
                                                       const v1::FindPathRequest* request,
                                                       v1::FindPathResponse* response) {
+  if (absl::Status s = Authorize(ctx, Role::kRead); !s.ok()) return Finish(ctx, "FindPath", s);
   if (absl::Status s = ValidateMapName(request->map(), "map"); !s.ok()) {
     return Finish(ctx, "FindPath", s);
   }
@@ -190,17 +392,58 @@ grpc::ServerUnaryReactor* PathfinderService::FindPath(grpc::CallbackServerContex
 }
 
 grpc::ServerUnaryReactor* PathfinderService::FindPaths(grpc::CallbackServerContext* ctx,
-                                                       const v1::FindPathsRequest* /*request*/,
-                                                       v1::FindPathsResponse* /*response*/) {
-  return Finish(ctx, "FindPaths",
-                absl::UnimplementedError(
-                    "FindPaths (batches) is not available in this server version yet; "
-                    "send one FindPath per query"));
+                                                       const v1::FindPathsRequest* request,
+                                                       v1::FindPathsResponse* response) {
+  if (absl::Status s = Authorize(ctx, Role::kRead); !s.ok()) return Finish(ctx, "FindPaths", s);
+  if (request->queries_size() > config_.max_batch_queries) {
+    return Finish(ctx, "FindPaths",
+                  absl::InvalidArgumentError(absl::StrCat(
+                      "queries: ", request->queries_size(), " queries, at most ",
+                      config_.max_batch_queries,
+                      " per call (the server's --max_batch_queries); split the batch")));
+  }
+  // Every map is resolved now, as for FindPath: each query runs on the
+  // version current when the batch arrived.
+  std::vector<std::shared_ptr<const MapSnapshot>> maps(request->queries_size());
+  for (int i = 0; i < request->queries_size(); ++i) {
+    if (ValidateMapName(request->queries(i).map(), "map").ok()) {
+      maps[i] = registry_->Get(request->queries(i).map());
+    }
+  }
+  const absl::Time deadline = DeadlineOf(ctx);
+  return Offload(ctx, "FindPaths", [this, ctx, request, response, deadline,
+                                    maps = std::move(maps)] {
+    auto cancelled = [ctx] { return ctx->IsCancelled(); };
+    response->mutable_results()->Reserve(request->queries_size());
+    for (int i = 0; i < request->queries_size(); ++i) {
+      const v1::FindPathRequest& query = request->queries(i);
+      v1::FindPathResponse* out = response->add_results();
+      absl::Status status = ValidateMapName(query.map(), "map");
+      if (status.ok() && maps[i] == nullptr) status = NotFound("map", query.map());
+      if (status.ok() && absl::Now() >= deadline) {
+        status = absl::DeadlineExceededError("the call's deadline passed before this query");
+      }
+      if (status.ok()) {
+        absl::StatusOr<v1::FindPathResponse> result =
+            RunFindPath(*maps[i], query, query_limits_, deadline, cancelled);
+        if (result.ok()) {
+          *out = *std::move(result);
+          continue;
+        }
+        status = result.status();
+      }
+      // The query's own error, its field path prefixed with its index.
+      out->mutable_error()->set_code(static_cast<int>(status.code()));
+      out->mutable_error()->set_message(InQuery(i, status.message()));
+    }
+    return absl::OkStatus();
+  });
 }
 
 grpc::ServerUnaryReactor* PathfinderService::GetFlowField(
     grpc::CallbackServerContext* ctx, const v1::GetFlowFieldRequest* request,
     v1::FlowField* response) {
+  if (absl::Status s = Authorize(ctx, Role::kRead); !s.ok()) return Finish(ctx, "GetFlowField", s);
   if (absl::Status s = ValidateMapName(request->map(), "map"); !s.ok()) {
     return Finish(ctx, "GetFlowField", s);
   }
@@ -222,6 +465,7 @@ grpc::ServerUnaryReactor* PathfinderService::GetFlowField(
 grpc::ServerUnaryReactor* PathfinderService::SampleFlowField(
     grpc::CallbackServerContext* ctx, const v1::SampleFlowFieldRequest* request,
     v1::SampleFlowFieldResponse* response) {
+  if (absl::Status s = Authorize(ctx, Role::kRead); !s.ok()) return Finish(ctx, "SampleFlowField", s);
   if (absl::Status s = ValidateMapName(request->map(), "map"); !s.ok()) {
     return Finish(ctx, "SampleFlowField", s);
   }

@@ -6,6 +6,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "absl/status/status.h"
+#include "server/auth.h"
 #include "server/config.h"
 #include "server/flow_field_cache.h"
 #include "server/map_registry.h"
@@ -22,10 +23,14 @@ namespace wayfinder::server {
 // finishes the reactor. A full pool queue answers RESOURCE_EXHAUSTED at once.
 // Cheap reads (GetMap, ListMaps) are answered on the callback thread.
 //
-// Thread-safe. `registry` and `pool` must outlive the service.
+// With `auth` set, every call needs a bearer token: a read token for
+// queries, an admin token for PutMap, UploadMap and DeleteMap.
+//
+// Thread-safe. `registry`, `pool` and `auth` must outlive the service.
 class PathfinderService final : public v1::Pathfinder::CallbackService {
  public:
-  PathfinderService(MapRegistry* registry, WorkerPool* pool, const ServerConfig& config);
+  PathfinderService(MapRegistry* registry, WorkerPool* pool, const ServerConfig& config,
+                    const TokenAuth* auth = nullptr);
 
   grpc::ServerUnaryReactor* PutMap(grpc::CallbackServerContext* ctx,
                                    const v1::PutMapRequest* request,
@@ -60,6 +65,12 @@ class PathfinderService final : public v1::Pathfinder::CallbackService {
   // Finishes `ctx`'s reactor with `status` (logged when not OK).
   grpc::ServerUnaryReactor* Finish(grpc::CallbackServerContext* ctx, const char* method,
                                    const absl::Status& status);
+  class UploadReactor;
+
+  // Builds `map` and commits it to the registry (PutMap and UploadMap).
+  absl::Status StoreMap(const v1::Map& map, v1::MapInfo* response);
+  // OK without auth or with a token of `role` (see TokenAuth::Check).
+  absl::Status Authorize(grpc::CallbackServerContext* ctx, Role role) const;
   // Runs `work` on the worker pool and finishes the call with its status.
   // Refuses at once when the queue is full, and does not start work whose
   // call was cancelled or whose deadline passed while it waited.
@@ -68,6 +79,7 @@ class PathfinderService final : public v1::Pathfinder::CallbackService {
 
   MapRegistry* const registry_;
   WorkerPool* const pool_;
+  const TokenAuth* const auth_;
   const ServerConfig config_;
   const QueryLimits query_limits_;
   FlowFieldCache flow_cache_;

@@ -1,7 +1,11 @@
 #include "server/server.h"
 
+#include <fstream>
+#include <sstream>
+#include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
@@ -12,6 +16,50 @@
 #include "spdlog/spdlog.h"
 
 namespace wayfinder::server {
+namespace {
+
+absl::StatusOr<std::string> ReadPem(const std::string& path, absl::string_view flag) {
+  std::ifstream in(path);
+  std::stringstream text;
+  if (in) text << in.rdbuf();
+  if (!in || text.str().empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(flag, ": cannot read \"", path, "\""));
+  }
+  return text.str();
+}
+
+// Plaintext, TLS, or mutual TLS, from the configured PEM files.
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentialsFor(
+    const ServerConfig& config) {
+  if (config.tls_cert_file.empty() && config.tls_key_file.empty()) {
+    if (!config.tls_client_ca_file.empty()) {
+      return absl::InvalidArgumentError("--tls_client_ca needs --tls_cert and --tls_key");
+    }
+    return grpc::InsecureServerCredentials();
+  }
+  if (config.tls_cert_file.empty() || config.tls_key_file.empty()) {
+    return absl::InvalidArgumentError("--tls_cert and --tls_key go together");
+  }
+  grpc::SslServerCredentialsOptions options;
+  grpc::SslServerCredentialsOptions::PemKeyCertPair pair;
+  absl::StatusOr<std::string> cert = ReadPem(config.tls_cert_file, "--tls_cert");
+  if (!cert.ok()) return cert.status();
+  absl::StatusOr<std::string> key = ReadPem(config.tls_key_file, "--tls_key");
+  if (!key.ok()) return key.status();
+  pair.cert_chain = *std::move(cert);
+  pair.private_key = *std::move(key);
+  options.pem_key_cert_pairs.push_back(std::move(pair));
+  if (!config.tls_client_ca_file.empty()) {
+    absl::StatusOr<std::string> ca = ReadPem(config.tls_client_ca_file, "--tls_client_ca");
+    if (!ca.ok()) return ca.status();
+    options.pem_root_certs = *std::move(ca);
+    options.client_certificate_request =
+        GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
+  }
+  return grpc::SslServerCredentials(options);
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<WayfinderServer>> WayfinderServer::Start(
     const ServerConfig& config) {
@@ -25,18 +73,44 @@ absl::StatusOr<std::unique_ptr<WayfinderServer>> WayfinderServer::Start(
     if (!store.ok()) return store.status();
     s->store_ = *std::move(store);
   }
-  s->registry_ = std::make_unique<MapRegistry>(s->store_.get());
+  s->registry_ = std::make_unique<MapRegistry>(s->store_.get(), config.max_total_map_bytes);
   s->pool_ = std::make_unique<WorkerPool>(s->config_.workers, s->config_.max_queue);
-  s->service_ =
-      std::make_unique<PathfinderService>(s->registry_.get(), s->pool_.get(), s->config_);
+  if (!config.auth_tokens_file.empty()) {
+    absl::StatusOr<std::unique_ptr<TokenAuth>> auth = TokenAuth::Load(config.auth_tokens_file);
+    if (!auth.ok()) return auth.status();
+    s->auth_ = *std::move(auth);
+  }
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
+      ServerCredentialsFor(config);
+  if (!credentials.ok()) return credentials.status();
+  s->service_ = std::make_unique<PathfinderService>(s->registry_.get(), s->pool_.get(),
+                                                    s->config_, s->auth_.get());
+  if (!config.metrics_listen.empty()) {
+    absl::StatusOr<std::unique_ptr<Metrics>> metrics =
+        Metrics::Start(config.metrics_listen, {.registry = s->registry_.get(),
+                                               .pool = s->pool_.get(),
+                                               .service = s->service_.get(),
+                                               .workers = s->config_.workers});
+    if (!metrics.ok()) return metrics.status();
+    s->metrics_ = *std::move(metrics);
+    s->registry_->set_commit_listener(s->metrics_->MapCommitListener());
+    spdlog::info("metrics on http://{}/metrics (port {})", config.metrics_listen,
+                 s->metrics_->port());
+  }
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(config.listen, grpc::InsecureServerCredentials(), &s->port_);
+  builder.AddListeningPort(config.listen, *credentials, &s->port_);
   builder.SetMaxReceiveMessageSize(config.max_message_bytes);
   builder.SetMaxSendMessageSize(config.max_message_bytes);
   builder.RegisterService(s->service_.get());
+  if (s->metrics_ != nullptr) {
+    std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
+        interceptors;
+    interceptors.push_back(s->metrics_->NewInterceptorFactory());
+    builder.experimental().SetInterceptorCreators(std::move(interceptors));
+  }
   s->server_ = builder.BuildAndStart();
   if (s->server_ == nullptr || s->port_ == 0) {
     return absl::UnavailableError(
@@ -45,8 +119,12 @@ absl::StatusOr<std::unique_ptr<WayfinderServer>> WayfinderServer::Start(
   }
   grpc::HealthCheckServiceInterface* health = s->server_->GetHealthCheckService();
   health->SetServingStatus(false);
-  spdlog::info("listening on {} (port {}), {} workers, queue {}", config.listen, s->port_,
-               s->config_.workers, s->config_.max_queue);
+  spdlog::info("listening on {} (port {}), {} workers, queue {}, {}, {}", config.listen,
+               s->port_, s->config_.workers, s->config_.max_queue,
+               config.tls_cert_file.empty()           ? "plaintext"
+               : config.tls_client_ca_file.empty() ? "TLS"
+                                                     : "mutual TLS",
+               s->auth_ ? absl::StrCat(s->auth_->size(), " bearer tokens") : "no auth");
   s->LoadStoredMaps();
   health->SetServingStatus(true);
   return s;
@@ -61,7 +139,7 @@ void WayfinderServer::LoadStoredMaps() {
   int loaded = 0;
   for (storage::v1::StoredMap& stored : store_->LoadAll()) {
     absl::StatusOr<std::unique_ptr<MapSnapshot>> built =
-        BuildMap(stored.map(), config_.grid_limits);
+        BuildMap(stored.map(), config_.grid_limits, config_.polygon_limits);
     if (!built.ok()) {
       store_->MoveAside(stored.map().name(), built.status().ToString());
       continue;
@@ -74,7 +152,7 @@ void WayfinderServer::LoadStoredMaps() {
 }
 
 void WayfinderServer::Shutdown(absl::Duration grace) {
-  if (shut_down_) return;
+  if (shut_down_ || server_ == nullptr) return;  // server_ null: Start failed early
   shut_down_ = true;
   server_->GetHealthCheckService()->SetServingStatus(false);
   server_->Shutdown(absl::ToChronoTime(absl::Now() + grace));

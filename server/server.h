@@ -7,9 +7,11 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "server/auth.h"
 #include "server/config.h"
 #include "server/map_registry.h"
 #include "server/map_store.h"
+#include "server/metrics.h"
 #include "server/pathfinder_service.h"
 #include "server/worker_pool.h"
 
@@ -27,13 +29,15 @@ class WayfinderServer {
  public:
   // Opens storage, starts listening, loads every stored map, then reports
   // SERVING. Errors: the listen address cannot be bound, the data directory
-  // is unusable.
+  // is unusable, the token or certificate files cannot be read.
   static absl::StatusOr<std::unique_ptr<WayfinderServer>> Start(const ServerConfig& config);
 
   ~WayfinderServer();
 
   // The port actually bound (useful with port 0).
   int port() const { return port_; }
+  // The /metrics HTTP port actually bound; 0 without config.metrics_listen.
+  int metrics_port() const { return metrics_ != nullptr ? metrics_->port() : 0; }
   const MapRegistry& registry() const { return *registry_; }
   // For tests that need to occupy the workers deterministically.
   WorkerPool& worker_pool_for_testing() { return *pool_; }
@@ -49,9 +53,12 @@ class WayfinderServer {
   ServerConfig config_;
   std::unique_ptr<MapStore> store_;
   std::unique_ptr<MapRegistry> registry_;
+  std::unique_ptr<TokenAuth> auth_;
   std::unique_ptr<WorkerPool> pool_;
   std::unique_ptr<PathfinderService> service_;
   std::unique_ptr<grpc::Server> server_;
+  // After server_: destroyed first, so scrapes stop before the parts they read.
+  std::unique_ptr<Metrics> metrics_;
   int port_ = 0;
   bool shut_down_ = false;
 };

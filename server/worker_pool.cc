@@ -14,7 +14,10 @@ WorkerPool::~WorkerPool() { Shutdown(); }
 
 bool WorkerPool::TrySubmit(std::function<void()> task) {
   absl::MutexLock lock(&mu_);
-  if (stopping_ || queue_.size() >= max_queue_) return false;
+  if (stopping_ || queue_.size() >= max_queue_) {
+    rejected_.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
   queue_.push_back(std::move(task));
   return true;
 }

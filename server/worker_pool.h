@@ -1,7 +1,9 @@
 #ifndef WAYFINDER_SERVER_WORKER_POOL_H_
 #define WAYFINDER_SERVER_WORKER_POOL_H_
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <thread>
@@ -39,6 +41,8 @@ class WorkerPool {
   void Shutdown();
 
   size_t queue_depth() const;
+  // Tasks TrySubmit refused (queue full or shutting down), since start.
+  uint64_t rejected() const { return rejected_.load(std::memory_order_relaxed); }
   int threads() const { return static_cast<int>(threads_.size()); }
   size_t max_queue() const { return max_queue_; }
 
@@ -49,6 +53,7 @@ class WorkerPool {
   mutable absl::Mutex mu_;
   std::deque<std::function<void()>> queue_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::atomic<uint64_t> rejected_{0};
   std::vector<std::thread> threads_;
 };
 

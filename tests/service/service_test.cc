@@ -739,30 +739,6 @@ TEST(ErrorsTest, MapNamesAreValidatedOnEveryRpc) {
   EXPECT_EQ(s.error_message(), "name: map \"absent\" does not exist");
 }
 
-TEST(ErrorsTest, CapabilitiesStillToComeAnswerUnimplemented) {
-  ServerHarness h;
-  MustPut(h, GridMapFromRows("corridor", kCorridor));
-  {
-    auto ctx = Ctx();
-    v1::FindPathsResponse resp;
-    grpc::Status s = h.stub().FindPaths(ctx.get(), {}, &resp);
-    EXPECT_EQ(s.error_code(), StatusCode::UNIMPLEMENTED);
-    EXPECT_NE(s.error_message().find("FindPaths"), std::string::npos);
-  }
-  {
-    auto ctx = Ctx();
-    v1::MapInfo info;
-    auto writer = h.stub().UploadMap(ctx.get(), &info);
-    v1::UploadMapRequest part;
-    *part.mutable_map() = GridMapFromRows("up", kCorridor);
-    writer->Write(part);  // may fail once the server has answered
-    writer->WritesDone();
-    grpc::Status s = writer->Finish();
-    EXPECT_EQ(s.error_code(), StatusCode::UNIMPLEMENTED);
-    EXPECT_NE(s.error_message().find("PutMap"), std::string::npos);
-  }
-}
-
 TEST(ErrorsTest, ExpiredDeadlineIsNotStarted) {
   ServerHarness h;
   MustPut(h, GridMapFromRows("corridor", kCorridor));

@@ -122,6 +122,39 @@ TEST(NavmeshSearchTest, FunnelHugsTheObstacleCorner) {
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+// A start or goal exactly on a triangle edge (here the diagonal from the
+// corner (0, 0) to the block's corner (4, 4)) is in both triangles. The
+// funnel once kept that edge as a portal through the start, opened to a
+// straight angle, and bent at (0, 0): 13.31 instead of 10.49.
+TEST(NavmeshSearchTest, StartOrGoalOnATriangleEdge) {
+  PolygonMap map;
+  map.walkable = {Box(0, 0, 10, 6)};
+  map.obstacles = {Box(4, 0, 6, 4)};
+  auto mesh = Navmesh::Build(map, {});
+  ASSERT_TRUE(mesh.ok()) << mesh.status();
+  NavmeshSearchScratch scratch;
+  const double shortest = 2 * std::hypot(3, 3) + 2;  // under the block
+  for (const auto& [s, g] : {std::pair<Point, Point>{{1, 1}, {9, 1}},
+                             std::pair<Point, Point>{{9, 1}, {1, 1}},
+                             std::pair<Point, Point>{{2, 2}, {9, 1}},
+                             std::pair<Point, Point>{{0, 0}, {10, 0}}}) {
+    for (NavmeshMethod method :
+         {NavmeshMethod::kCorridor, NavmeshMethod::kVertices, NavmeshMethod::kAnyAngle}) {
+      NavmeshPathOptions options;
+      options.method = method;
+      auto r = FindNavmeshPath(*mesh, Req(s, g), options, SearchBudget(), scratch);
+      ASSERT_TRUE(r.ok()) << r.status();
+      const double expected = std::min(Distance(s, {4, 4}) + 2 + Distance({6, 4}, g),
+                                       Distance(s, {6, 4}) + 2 + Distance({4, 4}, g));
+      EXPECT_NEAR(r->length, expected, 1e-9)
+          << "from (" << s.x << ", " << s.y << ") method " << static_cast<int>(method);
+      if (s == Point{1, 1}) {
+        EXPECT_NEAR(expected, shortest, 1e-12);
+      }
+    }
+  }
+}
+
 TEST(NavmeshSearchTest, AgentRadiusKeepsClearance) {
   PolygonMap map;
   map.walkable = {Box(0, 0, 20, 20)};

@@ -1,0 +1,342 @@
+#include "server/metrics.h"
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <exception>
+#include <utility>
+#include <vector>
+
+#include <google/protobuf/descriptor.h>
+#include <prometheus/collectable.h>
+#include <prometheus/counter.h>
+#include <prometheus/exposer.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/metric_family.h>
+#include <prometheus/registry.h>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "server/map_snapshot.h"
+#include "server/pathfinder_service.h"
+#include "server/worker_pool.h"
+#include "wayfinder/v1/wayfinder.grpc.pb.h"
+
+namespace wayfinder::server {
+namespace {
+
+using grpc::experimental::InterceptionHookPoints;
+
+// grpc::StatusCode values are 0..16.
+constexpr int kNumCodes = 17;
+constexpr std::array<const char*, kNumCodes> kCodeNames = {
+    "OK",
+    "CANCELLED",
+    "UNKNOWN",
+    "INVALID_ARGUMENT",
+    "DEADLINE_EXCEEDED",
+    "NOT_FOUND",
+    "ALREADY_EXISTS",
+    "PERMISSION_DENIED",
+    "RESOURCE_EXHAUSTED",
+    "FAILED_PRECONDITION",
+    "ABORTED",
+    "OUT_OF_RANGE",
+    "UNIMPLEMENTED",
+    "INTERNAL",
+    "UNAVAILABLE",
+    "DATA_LOSS",
+    "UNAUTHENTICATED",
+};
+
+// Request latency: 50 us (a cached lookup) to 10 s (a large build).
+const prometheus::Histogram::BucketBoundaries kRequestBuckets = {
+    50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 25e-3,
+    50e-3, 100e-3, 250e-3, 500e-3, 1,    2.5,    5,    10};
+// Graph build time: 1 ms to 2 min.
+const prometheus::Histogram::BucketBoundaries kBuildBuckets = {
+    1e-3, 2.5e-3, 5e-3, 10e-3, 25e-3, 50e-3, 100e-3, 250e-3,
+    500e-3, 1, 2.5, 5, 10, 30, 60, 120};
+
+// Services other than Pathfinder whose methods get their own label.
+constexpr std::array<const char*, 3> kOtherMethods = {
+    "/grpc.health.v1.Health/Check",
+    "/grpc.health.v1.Health/Watch",
+    "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+};
+
+// The per-RPC series of one method label.
+struct MethodMetrics {
+  std::string label;
+  prometheus::Family<prometheus::Counter>* requests = nullptr;
+  prometheus::Histogram* duration = nullptr;
+  prometheus::Gauge* in_flight = nullptr;
+  // requests{method=label, code} by code, added on first use.
+  mutable std::array<std::atomic<prometheus::Counter*>, kNumCodes> by_code{};
+
+  prometheus::Counter& Requests(grpc::StatusCode code) const {
+    int i = static_cast<int>(code);
+    if (i < 0 || i >= kNumCodes) i = static_cast<int>(grpc::StatusCode::UNKNOWN);
+    prometheus::Counter* c = by_code[i].load(std::memory_order_acquire);
+    if (c == nullptr) {
+      // Family::Add is thread-safe and returns the existing series for the
+      // same labels, so racing first calls agree.
+      c = &requests->Add({{"method", label}, {"code", kCodeNames[i]}});
+      by_code[i].store(c, std::memory_order_release);
+    }
+    return *c;
+  }
+};
+
+}  // namespace
+
+struct Metrics::Recorded {
+  std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
+  prometheus::Family<prometheus::Counter>& requests =
+      prometheus::BuildCounter()
+          .Name("wayfinder_requests_total")
+          .Help("RPCs answered, by method and status code")
+          .Register(*registry);
+  prometheus::Family<prometheus::Histogram>& durations =
+      prometheus::BuildHistogram()
+          .Name("wayfinder_request_duration_seconds")
+          .Help("RPC latency from arrival to status sent, seconds")
+          .Register(*registry);
+  prometheus::Family<prometheus::Gauge>& in_flight =
+      prometheus::BuildGauge()
+          .Name("wayfinder_requests_in_flight")
+          .Help("RPCs received and not yet answered")
+          .Register(*registry);
+  prometheus::Family<prometheus::Histogram>& builds =
+      prometheus::BuildHistogram()
+          .Name("wayfinder_map_build_seconds")
+          .Help("Build time of each graph of each committed map, seconds")
+          .Register(*registry);
+
+  // By full method path ("/wayfinder.v1.Pathfinder/FindPath"). Filled in
+  // the constructor, read-only after.
+  absl::flat_hash_map<std::string, std::unique_ptr<MethodMetrics>> methods;
+  std::unique_ptr<MethodMetrics> other;
+
+  Recorded() {
+    const google::protobuf::ServiceDescriptor* pathfinder =
+        google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(
+            v1::Pathfinder::service_full_name());
+    for (int i = 0; pathfinder != nullptr && i < pathfinder->method_count(); ++i) {
+      const std::string& name = pathfinder->method(i)->name();
+      methods[absl::StrCat("/", pathfinder->full_name(), "/", name)] = NewMethod(name);
+    }
+    for (const char* path : kOtherMethods) methods[path] = NewMethod(path + 1);
+    other = NewMethod("other");
+    for (int k = 0; k < v1::GraphKind_descriptor()->value_count(); ++k) {
+      const google::protobuf::EnumValueDescriptor* kind = v1::GraphKind_descriptor()->value(k);
+      if (kind->number() != v1::GRAPH_KIND_UNSPECIFIED) {
+        builds.Add({{"graph", kind->name()}}, kBuildBuckets);
+      }
+    }
+  }
+
+  std::unique_ptr<MethodMetrics> NewMethod(const std::string& label) {
+    auto m = std::make_unique<MethodMetrics>();
+    m->label = label;
+    m->requests = &requests;
+    m->duration = &durations.Add({{"method", label}}, kRequestBuckets);
+    m->in_flight = &in_flight.Add({{"method", label}});
+    return m;
+  }
+
+  const MethodMetrics& Find(const char* path) const {
+    if (path == nullptr) return *other;
+    auto it = methods.find(absl::string_view(path));
+    return it == methods.end() ? *other : *it->second;
+  }
+};
+
+namespace {
+
+// One call's interceptor: counts the call in flight from its creation (when
+// the call arrives) until its status is sent, then records code and
+// latency. Records are made before the status leaves, so a client that has
+// its answer sees it counted.
+class RequestInterceptor final : public grpc::experimental::Interceptor {
+ public:
+  explicit RequestInterceptor(const MethodMetrics* method)
+      : method_(method), start_(std::chrono::steady_clock::now()) {
+    method_->in_flight->Increment();
+  }
+  // A call torn down without a status sent (cancelled before its handler
+  // answered) counts as CANCELLED.
+  ~RequestInterceptor() override {
+    if (!recorded_) Record(grpc::StatusCode::CANCELLED);
+  }
+
+  void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
+    if (!recorded_ &&
+        methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_STATUS)) {
+      Record(methods->GetSendStatus().error_code());
+    }
+    methods->Proceed();
+  }
+
+ private:
+  void Record(grpc::StatusCode code) {
+    recorded_ = true;
+    const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start_;
+    method_->Requests(code).Increment();
+    method_->duration->Observe(elapsed.count());
+    method_->in_flight->Decrement();
+  }
+
+  const MethodMetrics* const method_;
+  const std::chrono::steady_clock::time_point start_;
+  bool recorded_ = false;
+};
+
+class InterceptorFactory final : public grpc::experimental::ServerInterceptorFactoryInterface {
+ public:
+  explicit InterceptorFactory(std::shared_ptr<const Metrics::Recorded> recorded)
+      : recorded_(std::move(recorded)) {}
+
+  grpc::experimental::Interceptor* CreateServerInterceptor(
+      grpc::experimental::ServerRpcInfo* info) override {
+    return new RequestInterceptor(&recorded_->Find(info->method()));
+  }
+
+ private:
+  // Keeps the series alive for as long as the gRPC server holds the factory.
+  const std::shared_ptr<const Metrics::Recorded> recorded_;
+};
+
+prometheus::MetricFamily Family(std::string name, std::string help, prometheus::MetricType type) {
+  prometheus::MetricFamily f;
+  f.name = std::move(name);
+  f.help = std::move(help);
+  f.type = type;
+  return f;
+}
+
+prometheus::MetricFamily Gauge(std::string name, std::string help, double value) {
+  prometheus::MetricFamily f =
+      Family(std::move(name), std::move(help), prometheus::MetricType::Gauge);
+  f.metric.emplace_back().gauge.value = value;
+  return f;
+}
+
+prometheus::MetricFamily Counter(std::string name, std::string help, double value) {
+  prometheus::MetricFamily f =
+      Family(std::move(name), std::move(help), prometheus::MetricType::Counter);
+  f.metric.emplace_back().counter.value = value;
+  return f;
+}
+
+// Reads the server's state when scraped.
+class ServerCollector final : public prometheus::Collectable {
+ public:
+  explicit ServerCollector(const Metrics::Sources& sources) : sources_(sources) {}
+
+  std::vector<prometheus::MetricFamily> Collect() const override {
+    std::vector<prometheus::MetricFamily> out;
+    if (const WorkerPool* pool = sources_.pool; pool != nullptr) {
+      out.push_back(Gauge("wayfinder_worker_queue_depth",
+                          "Tasks waiting for a worker thread",
+                          static_cast<double>(pool->queue_depth())));
+      out.push_back(Gauge("wayfinder_worker_queue_capacity",
+                          "Tasks allowed to wait (--max_queue)",
+                          static_cast<double>(pool->max_queue())));
+      out.push_back(Gauge("wayfinder_workers", "Worker threads",
+                          static_cast<double>(sources_.workers)));
+      out.push_back(Counter("wayfinder_rejected_requests_total",
+                            "Requests refused because the worker queue was full "
+                            "(answered RESOURCE_EXHAUSTED)",
+                            static_cast<double>(pool->rejected())));
+    }
+    if (const MapRegistry* registry = sources_.registry; registry != nullptr) {
+      const std::vector<std::shared_ptr<const MapSnapshot>> maps = registry->List();
+      out.push_back(Gauge("wayfinder_maps", "Maps held", static_cast<double>(maps.size())));
+      prometheus::MetricFamily per_map =
+          Family("wayfinder_map_memory_bytes", "Approximate memory of each map, bytes",
+                 prometheus::MetricType::Gauge);
+      double total = 0;
+      for (const auto& map : maps) {
+        prometheus::ClientMetric& m = per_map.metric.emplace_back();
+        m.label.push_back({"map", map->name});
+        m.gauge.value = static_cast<double>(map->info.memory_bytes());
+        total += m.gauge.value;
+      }
+      out.push_back(Gauge("wayfinder_maps_memory_bytes",
+                          "Approximate memory of all maps together, bytes", total));
+      out.push_back(std::move(per_map));
+    }
+    if (const PathfinderService* service = sources_.service; service != nullptr) {
+      const FlowFieldCache::Stats s = service->flow_cache_stats();
+      out.push_back(Counter("wayfinder_flow_cache_hits_total",
+                            "Flow fields answered from the cache", static_cast<double>(s.hits)));
+      out.push_back(Counter("wayfinder_flow_cache_misses_total", "Flow fields computed",
+                            static_cast<double>(s.misses)));
+      out.push_back(Counter("wayfinder_flow_cache_coalesced_total",
+                            "Flow field requests that waited for another request's "
+                            "computation",
+                            static_cast<double>(s.coalesced)));
+      out.push_back(Counter("wayfinder_flow_cache_evictions_total",
+                            "Flow fields dropped to stay within the cache's memory",
+                            static_cast<double>(s.evictions)));
+      out.push_back(Gauge("wayfinder_flow_cache_entries", "Flow fields cached",
+                          static_cast<double>(s.entries)));
+      out.push_back(Gauge("wayfinder_flow_cache_bytes", "Memory of the cached flow fields, bytes",
+                          static_cast<double>(s.bytes)));
+    }
+    return out;
+  }
+
+ private:
+  const Metrics::Sources sources_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Metrics>> Metrics::Start(const std::string& listen,
+                                                        const Sources& sources) {
+  std::unique_ptr<Metrics> m(new Metrics());
+  m->recorded_ = std::make_shared<Recorded>();
+  m->scraped_ = std::make_shared<ServerCollector>(sources);
+  try {
+    m->exposer_ = std::make_unique<prometheus::Exposer>(listen, /*num_threads=*/2);
+  } catch (const std::exception& e) {
+    return absl::UnavailableError(
+        absl::StrCat("--metrics_listen: cannot listen on ", listen,
+                     " (address in use, or not a valid host:port): ", e.what()));
+  }
+  const std::vector<int> ports = m->exposer_->GetListeningPorts();
+  if (ports.empty() || ports.front() <= 0) {
+    return absl::UnavailableError(
+        absl::StrCat("--metrics_listen: cannot listen on ", listen));
+  }
+  m->port_ = ports.front();
+  m->exposer_->RegisterCollectable(m->recorded_->registry);
+  m->exposer_->RegisterCollectable(m->scraped_);
+  return m;
+}
+
+Metrics::~Metrics() {
+  // Stop serving before the collector (and what it reads) can go away.
+  exposer_.reset();
+}
+
+std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>
+Metrics::NewInterceptorFactory() const {
+  return std::make_unique<InterceptorFactory>(recorded_);
+}
+
+MapRegistry::CommitListener Metrics::MapCommitListener() const {
+  return [recorded = recorded_](const MapSnapshot& map) {
+    for (const v1::GraphInfo& g : map.info.graphs()) {
+      recorded->builds.Add({{"graph", v1::GraphKind_Name(g.kind())}}, kBuildBuckets)
+          .Observe(g.build_ms() / 1000.0);
+    }
+  };
+}
+
+}  // namespace wayfinder::server

@@ -1,0 +1,265 @@
+#!/usr/bin/env bash
+# Crash loop: the real wayfinder-server on one --data_dir, a client putting
+# and deleting maps, `kill -9` at random moments, restart, many rounds. Every
+# acknowledged PutMap / DeleteMap (the CLI exited 0) must survive: after each
+# restart every map of the ledger is there with its version and content (its
+# size, and the length of a path whose octile length differs per content),
+# deleted maps stay deleted, nothing else is listed. The one operation whose
+# CLI call did not succeed (the kill came in flight) may have landed or not;
+# both states are accepted and the ledger follows what the server reports.
+# Some rounds also kill the server while it is still loading. At the end the
+# data directory holds exactly the ledger's maps: no temporary or *.corrupt
+# files.
+#   usage: crash_loop_test.sh SERVER CLI PROBE EXAMPLES_DIR [ROUNDS]
+#   env:   CRASH_SEED (default: the PID) to replay the same random choices.
+set -euo pipefail
+server_bin=$1 cli_bin=$2 probe_bin=$3 examples_dir=$4 rounds=${5:-20}
+seed=${CRASH_SEED:-$$}
+RANDOM=$seed
+
+work=$(mktemp -d)
+data="$work/data"
+mkdir -p "$data"
+server_pid="" client_pid=""
+cleanup() {
+  for pid in $client_pid $server_pid; do
+    if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid" 2>/dev/null || true; fi
+  done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+fail() {
+  echo "FAIL (round $round, seed $seed): $*" >&2
+  echo "--- data dir ---" >&2; find "$data" -type f 2>/dev/null | sort >&2 || true
+  echo "--- operations of the last round ---" >&2; cat "$work/ops" >&2 2>/dev/null || true
+  echo "--- server log (last 60 lines) ---" >&2; tail -n 60 "$work/server.log" >&2 || true
+  exit 1
+}
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+addr=""
+cli() { timeout 20 "$cli_bin" --server="$addr" --timeout=10 "$@"; }
+
+# --- Contents. c0 is examples/maps/rooms.map; c1..c4 are 20-wide corridors
+# with a wall in column 8 from row 1 down to row d, so the query below must
+# dodge under it: octile length 13 + 2d(sqrt2 - 1). Each content has its own
+# size and its own answer.
+names=(n0 n1 n2 n3 n4)
+ncontents=5
+declare -a content_file content_size content_length
+content_file[0]="$examples_dir/rooms.map"
+[ -f "${content_file[0]}" ] || { echo "no ${content_file[0]}" >&2; exit 2; }
+content_size[0]=$(awk '$1=="width"{w=$2} $1=="height"{h=$2} END{print w" x "h}' "${content_file[0]}")
+content_length[0]=13
+for d in 1 2 3 4; do
+  f="$work/wall$d.map"
+  {
+    printf 'type octile\nheight %d\nwidth 20\nmap\n' $((d + 3))
+    printf '@%.0s' $(seq 20); echo
+    for row in $(seq 1 $((d + 1))); do
+      if [ "$row" -le "$d" ]; then echo "@.......@..........@"; else echo "@..................@"; fi
+    done
+    printf '@%.0s' $(seq 20); echo
+  } >"$f"
+  content_file[d]=$f
+  content_size[d]="20 x $((d + 3))"
+  content_length[d]=$(awk -v d="$d" 'BEGIN{printf "%.6f", 13 + 2 * d * (sqrt(2) - 1)}')
+done
+query=(1.5 1.5 14.5 1.5)
+
+# --- The ledger: what the server acknowledged. version 0 = absent.
+declare -A ver con
+for n in "${names[@]}"; do ver[$n]=0; con[$n]=-; done
+unk_kind="" unk_name="" unk_content=""  # the op in flight at the kill, if any
+
+start_server() {  # [kill_after]: kill -9 that soon after the start instead
+  addr="127.0.0.1:$(free_port)"
+  "$server_bin" --listen="$addr" --data_dir="$data" --workers=2 >>"$work/server.log" 2>&1 &
+  server_pid=$!
+  if [ $# -gt 0 ]; then
+    sleep "$1"
+    kill_server
+    return 0
+  fi
+  for _ in $(seq 1 200); do
+    if timeout 5 "$probe_bin" --server="$addr" >/dev/null 2>&1; then return 0; fi
+    kill -0 "$server_pid" 2>/dev/null || fail "server exited at start"
+    sleep 0.1
+  done
+  fail "server not SERVING after 20 s"
+}
+
+kill_server() {
+  kill -KILL "$server_pid" 2>/dev/null || true
+  wait "$server_pid" 2>/dev/null || true
+  server_pid=""
+}
+
+# Sets obs_ver (0 = absent) and obs_con (content index, - if absent) from
+# what the server says about map $1, checking its path answer.
+observe() {
+  local n=$1 out rc=0 size fp length fpver c
+  out=$(cli get "$n" 2>&1) || rc=$?
+  if [ "$rc" -eq 1 ] && echo "$out" | grep -q "NOT_FOUND"; then
+    obs_ver=0 obs_con=-
+    return 0
+  fi
+  [ "$rc" -eq 0 ] || fail "get $n exited $rc: $out"
+  obs_ver=$(echo "$out" | sed -n 's/^version: *\([0-9][0-9]*\)$/\1/p')
+  size=$(echo "$out" | sed -n 's/^size: *//p')
+  [ -n "$obs_ver" ] || fail "get $n: no version in: $out"
+  obs_con=-
+  for c in $(seq 0 $((ncontents - 1))); do
+    if [ "$size" = "${content_size[c]}" ]; then obs_con=$c; fi
+  done
+  [ "$obs_con" != - ] || fail "get $n: size \"$size\" is none of the uploaded contents"
+  fp=$(cli --graph=grid --smoothing=none find-path "$n" "${query[@]}" 2>&1) \
+    || fail "find-path $n: $fp"
+  length=$(echo "$fp" | sed -n 's/^FOUND  length \([0-9.e+-]*\) .*/\1/p')
+  fpver=$(echo "$fp" | sed -n 's/.* map version \([0-9][0-9]*\) .*/\1/p')
+  [ -n "$length" ] || fail "find-path $n: $fp"
+  awk -v a="$length" -v b="${content_length[obs_con]}" 'BEGIN{exit !(a - b < 1e-3 && b - a < 1e-3)}' \
+    || fail "find-path $n (content c$obs_con): length $length, expected ${content_length[obs_con]}"
+  [ "$fpver" = "$obs_ver" ] || fail "find-path $n answered from version $fpver, get says $obs_ver"
+}
+
+state() { if [ "$1" -eq 0 ]; then echo "absent"; else echo "v$1/c$2"; fi; }
+
+verified=0 resolved_new=0 resolved_old=0
+# After a restart: every name is in its acknowledged state, or, for the op
+# in flight at the kill, in its new state; then the ledger follows the server.
+verify() {
+  local n expect alt got listed want
+  for n in "${names[@]}"; do
+    observe "$n"
+    expect=$(state "${ver[$n]}" "${con[$n]}")
+    got=$(state "$obs_ver" "$obs_con")
+    alt=""
+    if [ "$unk_name" = "$n" ]; then
+      if [ "$unk_kind" = put ]; then alt=$(state $((ver[$n] + 1)) "$unk_content"); else alt=absent; fi
+    fi
+    if [ "$got" = "$expect" ]; then
+      [ -z "$alt" ] || resolved_old=$((resolved_old + 1))
+    elif [ -n "$alt" ] && [ "$got" = "$alt" ]; then
+      resolved_new=$((resolved_new + 1))
+      ver[$n]=$obs_ver con[$n]=$obs_con
+    else
+      fail "map $n: acknowledged $expect${alt:+ (or $alt, in flight at the kill)}, server has $got"
+    fi
+    verified=$((verified + 1))
+  done
+  unk_kind="" unk_name="" unk_content=""
+  listed=$(cli list) || fail "list: $listed"
+  listed=$(echo "$listed" | awk 'NR > 1 {print $1, $2}' | sort)
+  want=$(for n in "${names[@]}"; do [ "${ver[$n]}" -eq 0 ] || echo "$n ${ver[$n]}"; done | sort)
+  [ "$listed" = "$want" ] || fail "list says [$listed], ledger [$want]"
+}
+
+# The client: a random mix of new maps, replacements and deletes, one at a
+# time. A line goes to $work/ops only once the CLI exited 0 (acknowledged);
+# the first failure (the kill) is logged as unknown and ends the loop.
+client_loop() {
+  local n c out rc v
+  while true; do
+    n=${names[RANDOM % ${#names[@]}]}
+    if [ "${ver[$n]}" -ne 0 ] && [ $((RANDOM % 100)) -lt 35 ]; then
+      rc=0; out=$(cli delete "$n" 2>&1) || rc=$?
+      if [ "$rc" -ne 0 ]; then echo "unknown delete $n - - $rc"; return 0; fi
+      echo "ack delete $n - - -"
+      ver[$n]=0 con[$n]=-
+    else
+      c=$((RANDOM % ncontents))
+      [ "$c" != "${con[$n]}" ] || c=$(((c + 1) % ncontents))
+      rc=0; out=$(cli put-map "${content_file[c]}" --name="$n" 2>&1) || rc=$?
+      if [ "$rc" -ne 0 ]; then echo "unknown put $n $c - $rc"; return 0; fi
+      v=$(echo "$out" | sed -n "s/^stored $n version \([0-9][0-9]*\) .*/\1/p")
+      echo "ack put $n $c ${v:-?} $((ver[$n] + 1))"
+      ver[$n]=$((ver[$n] + 1)) con[$n]=$c
+    fi
+  done
+}
+
+# Replays the client's log into the ledger.
+apply_ops() {
+  local status kind n c v want
+  while read -r status kind n c v want; do
+    if [ "$status" = unknown ]; then
+      unk_kind=$kind unk_name=$n unk_content=$c
+      continue
+    fi
+    if [ "$kind" = put ]; then
+      [ "$v" = "$want" ] || fail "put $n acknowledged version $v, expected $want"
+      ver[$n]=$v con[$n]=$c
+      acked_puts=$((acked_puts + 1))
+    else
+      ver[$n]=0 con[$n]=-
+      acked_deletes=$((acked_deletes + 1))
+    fi
+  done <"$work/ops"
+}
+
+# Only NAME.wfmap files and, right after a kill, NAME.wfmap.tmp-PID ones.
+check_files() {  # $1: 1 if temporaries are allowed
+  local f bad
+  bad=$(find "$data" -type f ! -name '*.wfmap' ! -name '*.wfmap.tmp-*' | sort) \
+    || fail "cannot list the data dir $data"
+  [ -z "$bad" ] || fail "unexpected files in the data dir: $bad"
+  if [ "$1" -eq 0 ]; then
+    f=$(find "$data" -type f -name '*.tmp-*')
+    [ -z "$f" ] || fail "temporary files left after a start: $f"
+  fi
+}
+
+acked_puts=0 acked_deletes=0 mid_write=0 load_kills=0 in_flight=0
+started=$SECONDS
+round=0
+start_server
+for round in $(seq 1 "$rounds"); do
+  verify
+  check_files 0
+
+  : >"$work/ops"
+  client_loop >>"$work/ops" 2>>"$work/client.err" &
+  client_pid=$!
+  # Let the client get going (under load a CLI call can take a while), then
+  # kill at a random moment 0..700 ms later.
+  for _ in $(seq 1 200); do [ -s "$work/ops" ] && break; sleep 0.1; done
+  sleep "$(printf '0.%03d' $((RANDOM % 700)))"
+  kill_server
+  wait "$client_pid" || true
+  client_pid=""
+  apply_ops
+  [ -z "$unk_name" ] || in_flight=$((in_flight + 1))
+  if [ -n "$(find "$data" -name '*.tmp-*')" ]; then mid_write=$((mid_write + 1)); fi
+  check_files 1
+
+  # One round in four, also kill it while it loads the maps.
+  if [ $((RANDOM % 4)) -eq 0 ]; then
+    start_server "$(printf '0.%03d' $((RANDOM % 150)))"
+    load_kills=$((load_kills + 1))
+  fi
+  start_server
+done
+
+round=final
+verify
+check_files 0
+kill -TERM "$server_pid"
+rc=0; wait "$server_pid" || rc=$?
+server_pid=""
+[ "$rc" -eq 0 ] || fail "server exited with $rc after SIGTERM"
+stored=$(find "$data" -type f -name '*.wfmap' -printf '%f\n' | sed 's/\.wfmap$//' | sort)
+want=$(for n in "${names[@]}"; do [ "${ver[$n]}" -eq 0 ] || echo "$n"; done | sort)
+[ "$stored" = "$want" ] || fail "data dir holds [$stored], ledger [$want]"
+check_files 0
+# Guard against a vacuous pass (a client that never got an op through).
+[ $((acked_puts + acked_deletes)) -ge "$rounds" ] \
+  || fail "only $((acked_puts + acked_deletes)) ops acknowledged in $rounds rounds"
+
+echo "crash loop: $rounds rounds (seed $seed) in $((SECONDS - started)) s:" \
+  "$acked_puts puts and $acked_deletes deletes acknowledged, $verified map checks;" \
+  "$in_flight ops cut off by a kill ($resolved_new had landed, $resolved_old had not)," \
+  "$mid_write left a temporary file; $load_kills kills while loading"

@@ -1,0 +1,290 @@
+// UploadMap (every source kind through the client library, and every way a
+// stream can be malformed), FindPaths (order, per-query errors, the batch
+// limit, the deadline), and the total map memory limit.
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "client/client.h"
+#include "service_test_util.h"
+#include "zlib.h"
+
+namespace wayfinder::testing {
+namespace {
+
+using ::grpc::StatusCode;
+
+const std::vector<std::string> kCorridor = {
+    ".....",
+    ".###.",
+    ".....",
+};
+
+std::unique_ptr<client::Client> ClientFor(ServerHarness& h, size_t threshold, size_t chunk) {
+  client::ClientOptions options;
+  options.upload_threshold_bytes = threshold;
+  options.upload_chunk_bytes = chunk;
+  return std::make_unique<client::Client>(h.channel(), options);
+}
+
+uint32_t Crc(const std::string& bytes) {
+  return static_cast<uint32_t>(crc32(crc32(0L, Z_NULL, 0),
+                                     reinterpret_cast<const Bytef*>(bytes.data()),
+                                     static_cast<uInt>(bytes.size())));
+}
+
+// Sends `parts` as one UploadMap stream, returns the status.
+grpc::Status Stream(ServerHarness& h, const std::vector<v1::UploadMapRequest>& parts) {
+  auto ctx = Ctx();
+  v1::MapInfo info;
+  auto writer = h.stub().UploadMap(ctx.get(), &info);
+  for (const auto& p : parts) {
+    if (!writer->Write(p)) break;  // the server answered early
+  }
+  writer->WritesDone();
+  return writer->Finish();
+}
+
+v1::UploadMapRequest Header(const v1::Map& map, uint64_t total, uint32_t crc) {
+  v1::UploadMapRequest r;
+  *r.mutable_map() = map;
+  r.set_total_bytes(total);
+  r.set_crc32(crc);
+  return r;
+}
+
+v1::UploadMapRequest Chunk(const std::string& bytes) {
+  v1::UploadMapRequest r;
+  r.set_chunk(bytes);
+  return r;
+}
+
+bool Exists(ServerHarness& h, const std::string& name) {
+  auto ctx = Ctx();
+  v1::GetMapRequest req;
+  req.set_name(name);
+  v1::MapInfo info;
+  return h.stub().GetMap(ctx.get(), req, &info).ok();
+}
+
+TEST(UploadTest, EverySourceKindThroughTheClientInSmallChunks) {
+  ServerHarness h;
+  // Threshold 0: every PutMap of the client goes through UploadMap, in
+  // 7-byte chunks.
+  auto client = ClientFor(h, 0, 7);
+  std::vector<v1::Map> maps;
+  maps.push_back(GridMapFromRows("grid", kCorridor));
+  {
+    v1::Map m;
+    m.set_name("ai");
+    m.set_movingai("type octile\nheight 3\nwidth 5\nmap\n.....\n.@@@.\n.....\n");
+    maps.push_back(m);
+  }
+  {
+    v1::Map m;
+    m.set_name("hex");
+    m.mutable_hex()->set_width(4);
+    m.mutable_hex()->set_height(3);
+    m.mutable_hex()->set_walls(std::string("\0\1\0\0\0\1\0\0\0\0\0\0", 12));
+    maps.push_back(m);
+  }
+  {
+    v1::Map m;
+    m.set_name("rects");
+    m.mutable_rects()->set_width(10);
+    m.mutable_rects()->set_height(6);
+    auto* b = m.mutable_rects()->add_blockers();
+    b->set_x(4);
+    b->set_y(0);
+    b->set_width(2);
+    b->set_height(4);
+    maps.push_back(m);
+  }
+  {
+    v1::Map m;
+    m.set_name("poly");
+    auto* w = m.mutable_polygons()->add_walkable();
+    for (auto p : {Pt(0, 0), Pt(10, 0), Pt(10, 6), Pt(0, 6)}) *w->add_points() = p;
+    auto* o = m.mutable_polygons()->add_obstacles();
+    for (auto p : {Pt(4, -1), Pt(6, -1), Pt(6, 4), Pt(4, 4)}) *o->add_points() = p;
+    maps.push_back(m);
+  }
+  for (const v1::Map& m : maps) {
+    absl::StatusOr<v1::MapInfo> info = client->PutMap(m);
+    ASSERT_TRUE(info.ok()) << m.name() << ": " << info.status();
+    EXPECT_EQ(info->version(), 1u) << m.name();
+  }
+  // The uploaded maps answer like maps sent with PutMap.
+  for (const std::string name : {"grid", "ai"}) {
+    auto path = client->FindPath(PathRequest(name, 0.5, 1.5, 4.5, 1.5));
+    ASSERT_TRUE(path.ok()) << name << ": " << path.status();
+    EXPECT_DOUBLE_EQ(path->length(), 6) << name;
+  }
+  auto hex = client->FindPath(PathRequest("hex", 0.5, 0.5, 2.5, 0.5));
+  ASSERT_TRUE(hex.ok()) << hex.status();
+  EXPECT_GT(hex->length(), 2);  // round the walls at (1, 0) and (1, 1)
+  for (const std::string name : {"rects", "poly"}) {
+    v1::FindPathRequest req = PathRequest(name, 1, 1, 9, 1);
+    req.set_graph(v1::NAVMESH);
+    auto path = client->FindPath(req);
+    ASSERT_TRUE(path.ok()) << name << ": " << path.status();
+    EXPECT_NEAR(path->length(), 2 * std::hypot(3, 3) + 2, 1e-6) << name;  // under the block
+  }
+}
+
+TEST(UploadTest, MalformedStreamsAreRefusedAndStoreNothing) {
+  server::ServerConfig config;
+  config.max_upload_bytes = 1000;
+  ServerHarness h(config);
+  v1::Map head = GridMapFromRows("up", kCorridor);
+  const std::string bulk = head.grid().cells();
+  head.mutable_grid()->clear_cells();
+  struct Case {
+    std::string what;
+    std::vector<v1::UploadMapRequest> parts;
+    StatusCode code;
+    std::string message;
+  };
+  std::vector<Case> cases;
+  cases.push_back({"chunk first", {Chunk(bulk), Header(head, 15, Crc(bulk))},
+                   StatusCode::INVALID_ARGUMENT, "chunk: came before the header"});
+  cases.push_back({"no header", {}, StatusCode::INVALID_ARGUMENT, "without a header"});
+  cases.push_back({"two headers",
+                   {Header(head, 15, Crc(bulk)), Header(head, 15, Crc(bulk))},
+                   StatusCode::INVALID_ARGUMENT, "a second header"});
+  cases.push_back({"short", {Header(head, 15, Crc(bulk)), Chunk(bulk.substr(0, 10))},
+                   StatusCode::INVALID_ARGUMENT, "announced 15 bytes, the chunks held 10"});
+  cases.push_back({"long", {Header(head, 15, Crc(bulk)), Chunk(bulk), Chunk("x")},
+                   StatusCode::INVALID_ARGUMENT, "exceed total_bytes = 15"});
+  cases.push_back({"bad crc", {Header(head, 15, Crc(bulk) ^ 1), Chunk(bulk)},
+                   StatusCode::INVALID_ARGUMENT, "crc32: the chunks' CRC-32"});
+  cases.push_back({"over the limit", {Header(head, 5000, 0)}, StatusCode::RESOURCE_EXHAUSTED,
+                   "--max_upload_mb"});
+  cases.push_back({"empty message", {Header(head, 15, Crc(bulk)), v1::UploadMapRequest()},
+                   StatusCode::INVALID_ARGUMENT, "part:"});
+  {
+    v1::Map full = GridMapFromRows("up", kCorridor);
+    cases.push_back({"bulk in header", {Header(full, 15, Crc(bulk)), Chunk(bulk)},
+                     StatusCode::INVALID_ARGUMENT, "map.grid.cells: must be empty"});
+  }
+  {
+    v1::Map none;
+    none.set_name("up");
+    cases.push_back({"no source", {Header(none, 15, Crc(bulk)), Chunk(bulk)},
+                     StatusCode::INVALID_ARGUMENT, "sets no source"});
+    v1::Map rects;
+    rects.set_name("up");
+    rects.mutable_rects();
+    const std::string junk = "\xff\xff\xff";
+    cases.push_back({"rects not a message", {Header(rects, 3, Crc(junk)), Chunk(junk)},
+                     StatusCode::INVALID_ARGUMENT, "not a serialized RectSource"});
+  }
+  {
+    // A well-formed stream of a malformed map: the build's own error.
+    v1::Map bad = head;
+    bad.mutable_grid()->set_width(4);
+    cases.push_back({"cells do not fit", {Header(bad, 15, Crc(bulk)), Chunk(bulk)},
+                     StatusCode::INVALID_ARGUMENT, "map.grid.cells"});
+  }
+  for (const Case& c : cases) {
+    grpc::Status s = Stream(h, c.parts);
+    EXPECT_EQ(s.error_code(), c.code) << c.what << ": " << s.error_message();
+    EXPECT_NE(s.error_message().find(c.message), std::string::npos)
+        << c.what << ": \"" << s.error_message() << "\"";
+    EXPECT_FALSE(Exists(h, "up")) << c.what;
+  }
+  // And the well-formed stream stores it.
+  EXPECT_TRUE(Stream(h, {Header(head, 15, Crc(bulk)), Chunk(bulk.substr(0, 4)),
+                         Chunk(bulk.substr(4))})
+                  .ok());
+  EXPECT_TRUE(Exists(h, "up"));
+}
+
+TEST(BatchTest, AnsweredInOrderEachWithItsOwnStatus) {
+  ServerHarness h;
+  auto client = ClientFor(h, size_t{4} << 20, 1 << 20);
+  ASSERT_TRUE(client->PutMap(GridMapFromRows("corridor", kCorridor)).ok());
+  v1::FindPathsRequest batch;
+  *batch.add_queries() = PathRequest("corridor", 0.5, 1.5, 4.5, 1.5);  // 6
+  *batch.add_queries() = PathRequest("nosuch", 0.5, 0.5, 1.5, 0.5);
+  *batch.add_queries() = PathRequest("corridor", 0.5, 0.5, 4.5, 0.5);  // 4
+  *batch.add_queries() = PathRequest("corridor", 1.5, 1.5, 4.5, 0.5);  // blocked start
+  *batch.add_queries() = PathRequest("corridor", 0.5, 0.5, 99, 0.5);   // outside
+  {
+    v1::FindPathRequest q = PathRequest("corridor", 0.5, 0.5, 4.5, 2.5);
+    q.mutable_options()->set_max_expansions(1);
+    *batch.add_queries() = q;  // budget
+  }
+  auto r = client->FindPaths(batch);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->results_size(), 6);
+  EXPECT_EQ(r->results(0).status(), v1::FOUND);
+  EXPECT_DOUBLE_EQ(r->results(0).length(), 6);
+  EXPECT_FALSE(r->results(0).has_error());
+  EXPECT_EQ(r->results(1).error().code(), static_cast<int>(StatusCode::NOT_FOUND));
+  EXPECT_EQ(r->results(1).error().message(), "queries[1].map: map \"nosuch\" does not exist");
+  EXPECT_EQ(r->results(1).status(), v1::PATH_STATUS_UNSPECIFIED);
+  EXPECT_DOUBLE_EQ(r->results(2).length(), 4);
+  EXPECT_EQ(r->results(3).error().code(), static_cast<int>(StatusCode::FAILED_PRECONDITION));
+  EXPECT_EQ(r->results(3).error().message().rfind("queries[3].start: cell (1, 1)", 0), 0u)
+      << r->results(3).error().message();
+  EXPECT_EQ(r->results(4).error().code(), static_cast<int>(StatusCode::INVALID_ARGUMENT));
+  EXPECT_EQ(r->results(4).error().message().rfind("queries[4].goal:", 0), 0u);
+  EXPECT_EQ(r->results(5).error().code(), static_cast<int>(StatusCode::RESOURCE_EXHAUSTED));
+  EXPECT_EQ(r->results(5).error().message().rfind("queries[5]: search gave up", 0), 0u)
+      << r->results(5).error().message();
+
+  // An empty batch is an empty answer.
+  auto empty = client->FindPaths({});
+  ASSERT_TRUE(empty.ok());
+  EXPECT_EQ(empty->results_size(), 0);
+}
+
+TEST(BatchTest, TheBatchLimitIsAFlag) {
+  server::ServerConfig config;
+  config.max_batch_queries = 3;
+  ServerHarness h(config);
+  auto client = ClientFor(h, size_t{4} << 20, 1 << 20);
+  ASSERT_TRUE(client->PutMap(GridMapFromRows("corridor", kCorridor)).ok());
+  v1::FindPathsRequest batch;
+  for (int i = 0; i < 4; ++i) *batch.add_queries() = PathRequest("corridor", 0.5, 0.5, 4.5, 0.5);
+  auto r = client->FindPaths(batch);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("queries: 4 queries, at most 3 per call "
+                                      "(the server's --max_batch_queries)"),
+            std::string::npos)
+      << r.status();
+  batch.mutable_queries()->RemoveLast();
+  EXPECT_TRUE(client->FindPaths(batch).ok());
+}
+
+TEST(LimitsTest, TotalMapMemoryIsBounded) {
+  server::ServerConfig config;
+  config.max_total_map_bytes = 15 << 20;
+  ServerHarness h(config);
+  auto client = ClientFor(h, size_t{64} << 20, 1 << 20);
+  // About 6 MiB each with its graph (1000 x 1000 cells, GRID only).
+  auto big = [](const std::string& name) {
+    v1::Map m = GridMapFromRows(name, std::vector<std::string>(1000, std::string(1000, '.')));
+    m.mutable_build()->add_graphs(v1::GRID);
+    return m;
+  };
+  ASSERT_TRUE(client->PutMap(big("a")).ok());
+  ASSERT_TRUE(client->PutMap(big("b")).ok());
+  auto third = client->PutMap(big("c"));
+  EXPECT_EQ(third.status().code(), absl::StatusCode::kResourceExhausted) << third.status();
+  EXPECT_NE(third.status().message().find("--max_total_map_mb of 15 MiB"), std::string::npos)
+      << third.status();
+  EXPECT_FALSE(Exists(h, "c"));
+  // Replacing a map counts its old version as freed.
+  EXPECT_TRUE(client->PutMap(big("b")).ok());
+  // Deleting frees room.
+  ASSERT_TRUE(client->DeleteMap("a").ok());
+  EXPECT_TRUE(client->PutMap(big("c")).ok());
+}
+
+}  // namespace
+}  // namespace wayfinder::testing

@@ -11,16 +11,16 @@ PACKAGES=(
   python3
   # RPC stack
   libgrpc++-dev libgrpc-dev protobuf-compiler protobuf-compiler-grpc libprotobuf-dev
-  # engine and service libraries
-  libabsl-dev libspdlog-dev libfmt-dev
+  # engine and service libraries (zlib: CRC-32 of chunked uploads)
+  libabsl-dev libspdlog-dev libfmt-dev zlib1g-dev
   # Prometheus /metrics endpoint (prometheus-cpp core + pull, civetweb)
   prometheus-cpp-dev
   # navmesh generation: polygon clipping and offsetting, constrained Delaunay
   libpolyclipping-dev libcgal-dev
   # benchmark baseline: Recast/Detour navmeshes (bench only)
   librecast-dev
-  # tests and benchmarks
-  libgtest-dev libgmock-dev libbenchmark-dev
+  # tests and benchmarks (openssl: certificates made by the TLS tests)
+  libgtest-dev libgmock-dev libbenchmark-dev openssl
   # fuzz targets in make test (tests/fuzz): clang 14, its libFuzzer and
   # sanitizer runtimes (only recommended by clang, so named here), and
   # llvm-symbolizer for readable stacks

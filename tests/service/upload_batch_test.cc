@@ -2,7 +2,10 @@
 // stream can be malformed), FindPaths (order, per-query errors, the batch
 // limit, the deadline), and the total map memory limit.
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -284,6 +287,60 @@ TEST(LimitsTest, TotalMapMemoryIsBounded) {
   // Deleting frees room.
   ASSERT_TRUE(client->DeleteMap("a").ok());
   EXPECT_TRUE(client->PutMap(big("c")).ok());
+}
+
+TEST(LimitsTest, OverloadRefusesSomeAndAnswersTheRestPromptly) {
+  server::ServerConfig config;
+  config.workers = 2;
+  config.max_queue = 4;
+  ServerHarness h(config);
+  // A 1-wide serpentine: every query walks the whole of it (~100k cells).
+  std::vector<std::string> rows;
+  for (int y = 0; y < 199; ++y) {
+    if (y % 2 == 0) {
+      rows.push_back(std::string(500, '.'));
+    } else {
+      std::string wall(500, '#');
+      wall[(y / 2) % 2 == 0 ? 499 : 0] = '.';
+      rows.push_back(wall);
+    }
+  }
+  v1::Map maze = GridMapFromRows("maze", rows);
+  maze.mutable_build()->add_graphs(v1::GRID);
+  auto client = ClientFor(h, size_t{64} << 20, 1 << 20);
+  ASSERT_TRUE(client->PutMap(maze).ok());
+  constexpr int kCalls = 64;
+  std::vector<absl::StatusCode> codes(kCalls);
+  std::vector<double> seconds(kCalls);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kCalls; ++i) {
+    threads.emplace_back([&, i] {
+      const auto t0 = std::chrono::steady_clock::now();
+      auto r = client->FindPath(PathRequest("maze", 0.5, 0.5, 0.5, 198.5), absl::Seconds(30));
+      seconds[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      codes[i] = r.status().code();
+    });
+  }
+  for (auto& t : threads) t.join();
+  int ok = 0, refused = 0;
+  double slowest_ok = 0;
+  for (int i = 0; i < kCalls; ++i) {
+    if (codes[i] == absl::StatusCode::kOk) {
+      ++ok;
+      slowest_ok = std::max(slowest_ok, seconds[i]);
+    } else {
+      EXPECT_EQ(codes[i], absl::StatusCode::kResourceExhausted) << i;
+      ++refused;
+      EXPECT_LT(seconds[i], 5.0) << "a refusal must be immediate";
+    }
+  }
+  EXPECT_GT(ok, 0);
+  EXPECT_GT(refused, 0);
+  EXPECT_EQ(ok + refused, kCalls);  // none hung or failed otherwise
+  // Admitted calls waited behind at most 2 + 4 others.
+  EXPECT_LT(slowest_ok, 20.0);
+  // And the server still answers.
+  EXPECT_TRUE(client->FindPath(PathRequest("maze", 0.5, 0.5, 2.5, 0.5)).ok());
 }
 
 }  // namespace

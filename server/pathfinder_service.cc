@@ -125,6 +125,8 @@ grpc::ServerUnaryReactor* PathfinderService::Finish(grpc::CallbackServerContext*
                                                     const absl::Status& status) {
   if (!status.ok()) {
     spdlog::info("{} from {}: {}", method, ctx->peer(), status.ToString());
+  } else {
+    spdlog::debug("{} from {}: OK", method, ctx->peer());
   }
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
   reactor->Finish(ToGrpcStatus(status));
@@ -146,6 +148,7 @@ grpc::ServerUnaryReactor* PathfinderService::Offload(grpc::CallbackServerContext
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
   const bool queued = pool_->TrySubmit([this, ctx, reactor, method, deadline,
                                         work = std::move(work)] {
+    const absl::Time started = absl::Now();
     absl::Status status;
     if (ctx->IsCancelled()) {
       status = absl::CancelledError("the call was cancelled before it started");
@@ -155,7 +158,12 @@ grpc::ServerUnaryReactor* PathfinderService::Offload(grpc::CallbackServerContext
     } else {
       status = work();
     }
-    if (!status.ok()) spdlog::info("{} from {}: {}", method, ctx->peer(), status.ToString());
+    if (!status.ok()) {
+      spdlog::info("{} from {}: {}", method, ctx->peer(), status.ToString());
+    } else if (spdlog::should_log(spdlog::level::debug)) {
+      spdlog::debug("{} from {}: OK, {:.0f} us on a worker", method, ctx->peer(),
+                    absl::ToDoubleMicroseconds(absl::Now() - started));
+    }
     reactor->Finish(ToGrpcStatus(status));
   });
   if (!queued) {

@@ -134,4 +134,32 @@ echo "$out" | grep -q "^second" && fail "deleted map came back: $out"
 out=$(cli find-path rooms 1.5 1.5 14.5 1.5)
 echo "$out" | grep -q "^FOUND  length 13 .*map version 2" || fail "after restart find-path: $out"
 stop_server
+
+# Tokens: the same server with --auth_tokens; the CLI and the probe with
+# --token_file or $WAYFINDER_TOKEN.
+printf 'read read-token-0123456789abcdef\nadmin admin-token-0123456789abcdef\n' >"$work/tokens"
+printf 'read-token-0123456789abcdef\n' >"$work/read.token"
+printf 'admin-token-0123456789abcdef\n' >"$work/admin.token"
+"$server_bin" --listen="$addr" --data_dir="$work/data" --workers=2 \
+  --auth_tokens="$work/tokens" >>"$work/server.log" 2>&1 &
+server_pid=$!
+for _ in $(seq 1 200); do
+  timeout 5 "$probe_bin" --server="$addr" >/dev/null 2>&1 && break
+  sleep 0.1
+done
+set +e
+err=$(cli list 2>&1); rc=$?
+set -e
+[ "$rc" -eq 1 ] && echo "$err" | grep -q "UNAUTHENTICATED" || fail "no token: $rc $err"
+out=$(cli --token_file="$work/read.token" list) || fail "read token list: $out"
+echo "$out" | grep -Eq "^rooms +2 " || fail "read token list: $out"
+set +e
+err=$(cli --token_file="$work/read.token" delete rooms 2>&1); rc=$?
+set -e
+[ "$rc" -eq 1 ] && echo "$err" | grep -q "PERMISSION_DENIED" || fail "read token delete: $rc $err"
+out=$(WAYFINDER_TOKEN=admin-token-0123456789abcdef cli put-map "$example_map") \
+  || fail "admin token put-map: $out"
+echo "$out" | grep -q "stored rooms version 3" || fail "admin token put-map: $out"
+grep -q "token-0123456789abcdef" "$work/server.log" && fail "a token appears in the server log"
+stop_server
 echo "e2e: all checks passed"

@@ -19,6 +19,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/strip.h"
 #include "client/client.h"
+#include "client/svg.h"
 #include "google/protobuf/util/json_util.h"
 
 ABSL_FLAG(std::string, server, "127.0.0.1:50051", "server address, host:port or dns:///host:port");
@@ -46,7 +47,7 @@ ABSL_FLAG(std::string, navmesh_method, "",
           "find-path: corridor, vertices or any_angle (NAVMESH)");
 ABSL_FLAG(std::string, out, "",
           "flow-field: write the field to this file (.pb: the FlowField message, binary; "
-          "else text, one character per cell)");
+          "else text, one character per cell); render: the SVG file");
 ABSL_FLAG(std::vector<std::string>, window, {},
           "flow-field: only the cells X,Y,WIDTH,HEIGHT (columns X.., rows Y..)");
 ABSL_FLAG(bool, distances, false, "flow-field: also fetch the distance of every cell");
@@ -84,6 +85,11 @@ Commands:
                               0..7 = step (1,0) (1,1) (0,1) (-1,1) (-1,0)
                               (-1,-1) (0,-1) (1,-1); HEX 0..5 = N NE SE S SW
                               NW; '*' goal; '#' blocked or unreachable
+  render NAME --out=FILE.svg  draw the map, a graph (--graph), paths
+                              (--path SX,SY,GX,GY, repeatable) and a flow
+                              field (--flow X,Y, repeatable goals) as SVG
+      [--graph=quadtree] [--agent_radius=R] [--smoothing=..]
+      [--navmesh_method=..]
 
 Security: --token_file=FILE (or $WAYFINDER_TOKEN) sends a bearer token;
 --tls, --tls_ca=PEM, --tls_cert=PEM --tls_key=PEM connect with (mutual) TLS.
@@ -344,30 +350,117 @@ int FlowField(Client& client, const std::vector<std::string>& args,
   return 0;
 }
 
-// Takes every "--goal X,Y" / "--goal=X,Y" out of argv (absl flags keep only
-// the last occurrence of a flag, and split lists at commas).
-std::vector<std::string> TakeGoals(int* argc, char** argv) {
-  std::vector<std::string> goals;
+// Takes every "--NAME VALUE" / "--NAME=VALUE" out of argv (absl flags keep
+// only the last occurrence of a flag, and split lists at commas).
+std::vector<std::string> TakeRepeated(const std::string& name, int* argc, char** argv) {
+  std::vector<std::string> values;
+  const std::string flag = "--" + name, single = "-" + name;
   int kept = 1;
   for (int i = 1; i < *argc; ++i) {
     const absl::string_view a = argv[i];
-    if ((a == "--goal" || a == "-goal") && i + 1 < *argc) {
-      goals.emplace_back(argv[++i]);
-    } else if (absl::StartsWith(a, "--goal=") || absl::StartsWith(a, "-goal=")) {
-      goals.emplace_back(a.substr(a.find('=') + 1));
+    if ((a == flag || a == single) && i + 1 < *argc) {
+      values.emplace_back(argv[++i]);
+    } else if (absl::StartsWith(a, flag + "=") || absl::StartsWith(a, single + "=")) {
+      values.emplace_back(a.substr(a.find('=') + 1));
     } else {
       argv[kept++] = argv[i];
     }
   }
   *argc = kept;
-  return goals;
+  return values;
+}
+
+// "A,B,..." as exactly `n` numbers.
+bool ParseNumbers(const std::string& text, size_t n, std::vector<double>* out) {
+  std::vector<std::string> parts = absl::StrSplit(text, ',');
+  if (parts.size() != n) return false;
+  out->resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (!absl::SimpleAtod(parts[i], &(*out)[i])) return false;
+  }
+  return true;
+}
+
+int Render(Client& client, const std::vector<std::string>& args,
+           const std::vector<std::string>& paths, const std::vector<std::string>& flows) {
+  if (args.size() != 1) return Usage("render takes one NAME");
+  const std::string out = absl::GetFlag(FLAGS_out);
+  if (out.empty()) return Usage("render needs --out=FILE.svg");
+  std::string problem;
+  v1::GraphKind graph = v1::GRAPH_KIND_UNSPECIFIED;
+  v1::Smoothing smoothing = v1::SMOOTHING_UNSPECIFIED;
+  v1::NavmeshMethod method = v1::NAVMESH_METHOD_UNSPECIFIED;
+  if (!ParseEnum("graph", absl::GetFlag(FLAGS_graph), &v1::GraphKind_Parse, &graph, &problem) ||
+      !ParseEnum("smoothing", absl::GetFlag(FLAGS_smoothing), &v1::Smoothing_Parse, &smoothing,
+                 &problem) ||
+      !ParseEnum("navmesh_method", absl::GetFlag(FLAGS_navmesh_method),
+                 &v1::NavmeshMethod_Parse, &method, &problem)) {
+    return Usage(problem);
+  }
+  v1::GetGraphRequest graph_request;
+  graph_request.set_map(args[0]);
+  graph_request.set_graph(graph);
+  graph_request.set_agent_radius(absl::GetFlag(FLAGS_agent_radius));
+  auto geometry = client.GetGraph(graph_request);
+  if (!geometry.ok()) return Fail(geometry.status());
+
+  wayfinder::client::RenderInput input;
+  input.geometry = &*geometry;
+  for (const std::string& p : paths) {
+    std::vector<double> c;
+    if (!ParseNumbers(p, 4, &c)) return Usage(absl::StrCat("--path: \"", p, "\" is not SX,SY,GX,GY"));
+    v1::FindPathRequest request;
+    request.set_map(args[0]);
+    request.set_graph(geometry->graph());
+    request.mutable_start()->set_x(c[0]);
+    request.mutable_start()->set_y(c[1]);
+    request.mutable_goal()->set_x(c[2]);
+    request.mutable_goal()->set_y(c[3]);
+    request.mutable_options()->set_smoothing(smoothing);
+    request.mutable_options()->set_navmesh_method(method);
+    request.mutable_options()->set_agent_radius(absl::GetFlag(FLAGS_agent_radius));
+    request.mutable_options()->set_snap_distance(absl::GetFlag(FLAGS_snap_distance));
+    auto path = client.FindPath(request);
+    if (!path.ok()) return Fail(path.status());
+    input.paths.push_back(*std::move(path));
+  }
+  absl::StatusOr<v1::FlowField> field;
+  if (!flows.empty()) {
+    v1::GetFlowFieldRequest request;
+    request.set_map(args[0]);
+    if (geometry->graph() == v1::HEX || geometry->graph() == v1::GRID) {
+      request.set_graph(geometry->graph());
+    }
+    for (const std::string& f : flows) {
+      std::vector<double> c;
+      if (!ParseNumbers(f, 2, &c)) return Usage(absl::StrCat("--flow: \"", f, "\" is not X,Y"));
+      v1::Point* g = request.add_goals();
+      g->set_x(c[0]);
+      g->set_y(c[1]);
+    }
+    field = client.GetFlowField(request);
+    if (!field.ok()) return Fail(field.status());
+    input.flow = &*field;
+  }
+  const std::string svg = wayfinder::client::RenderSvg(input);
+  std::ofstream file(out, std::ios::binary);
+  file << svg;
+  if (!file.good()) return Fail(absl::UnavailableError(absl::StrCat("cannot write ", out)));
+  if (!absl::GetFlag(FLAGS_json)) {
+    absl::PrintF("wrote %s (%d bytes): %s of %s version %d, %d paths%s\n", out, svg.size(),
+                 v1::GraphKind_Name(geometry->graph()), args[0], geometry->map_version(),
+                 input.paths.size(), input.flow != nullptr ? ", a flow field" : "");
+  }
+  return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(kUsage);
-  const std::vector<std::string> goals = TakeGoals(&argc, argv);
+  const std::vector<std::string> goals = TakeRepeated("goal", &argc, argv);
+  const std::vector<std::string> paths = TakeRepeated("path", &argc, argv);
+  const std::vector<std::string> flows = TakeRepeated("flow", &argc, argv);
   std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
   std::vector<std::string> args(positional.begin() + 1, positional.end());
   if (args.empty() || args[0] == "help") {
@@ -395,5 +488,6 @@ int main(int argc, char** argv) {
   if (command == "delete") return Delete(*client, args);
   if (command == "find-path") return FindPath(*client, args);
   if (command == "flow-field") return FlowField(*client, args, goals);
+  if (command == "render") return Render(*client, args, paths, flows);
   return Usage(absl::StrCat("unknown command \"", command, "\""));
 }

@@ -298,6 +298,15 @@ absl::StatusOr<v1::SampleFlowFieldResponse> Client::SampleFlowField(
   });
 }
 
+absl::StatusOr<v1::GraphGeometry> Client::GetGraph(const v1::GetGraphRequest& request,
+                                                   Deadline deadline) {
+  return Unary<v1::GraphGeometry>([&](v1::GraphGeometry* out) {
+    grpc::ClientContext ctx;
+    Prepare(ctx, deadline);
+    return stub_->GetGraph(&ctx, request, out);
+  });
+}
+
 absl::StatusOr<Health> Client::CheckHealth(absl::string_view service, Deadline deadline) {
   grpc::GenericStub generic(channel_);
   grpc::CompletionQueue cq;

@@ -97,6 +97,8 @@ class Client {
                                              Deadline deadline = {});
   absl::StatusOr<v1::SampleFlowFieldResponse> SampleFlowField(
       const v1::SampleFlowFieldRequest& request, Deadline deadline = {});
+  absl::StatusOr<v1::GraphGeometry> GetGraph(const v1::GetGraphRequest& request,
+                                             Deadline deadline = {});
 
   // Asks grpc.health.v1.Health/Check about `service` ("" = the whole
   // server). Transport errors come back as the error status.

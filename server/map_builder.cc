@@ -254,12 +254,14 @@ absl::StatusOr<std::unique_ptr<MapSnapshot>> BuildMap(const v1::Map& map,
     }
     info.set_width(x1 - x0);
     info.set_height(y1 - y0);
+    snapshot->geometry = std::make_shared<const PolygonMap>(polygons);
   } else if (map.has_rects()) {
     field = FieldFromSource(map.rects());
     if (absl::Status st = ValidateRectField(field, {}); !st.ok()) {
       return InField(st, "map.rects.");
     }
     info.set_width(field.width);
+    snapshot->geometry = std::make_shared<const PolygonMap>(PolygonsFromRects(field));
     info.set_height(field.height);
     memory += sizeof(Rect) * field.blockers.size();
   } else {

@@ -38,6 +38,9 @@ struct MapSnapshot {
   std::vector<std::unique_ptr<const Navmesh>> navmeshes;
   // The HEX graph, when built (hex sources).
   std::unique_ptr<const HexGraph> hex_graph;
+  // Polygon and rects sources: the geometry (walkable polygons and
+  // obstacles; rect blockers as rectangles), for GetGraph.
+  std::shared_ptr<const PolygonMap> geometry;
 
   bool HasGraph(v1::GraphKind kind) const {
     switch (kind) {

@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "server/flow_query.h"
+#include "server/graph_query.h"
 #include "server/map_builder.h"
 #include "server/status_util.h"
 #include "spdlog/spdlog.h"
@@ -489,6 +490,25 @@ grpc::ServerUnaryReactor* PathfinderService::SampleFlowField(
                    *response = *std::move(result);
                    return absl::OkStatus();
                  });
+}
+
+grpc::ServerUnaryReactor* PathfinderService::GetGraph(grpc::CallbackServerContext* ctx,
+                                                      const v1::GetGraphRequest* request,
+                                                      v1::GraphGeometry* response) {
+  if (absl::Status s = Authorize(ctx, Role::kRead); !s.ok()) return Finish(ctx, "GetGraph", s);
+  if (absl::Status s = ValidateMapName(request->map(), "map"); !s.ok()) {
+    return Finish(ctx, "GetGraph", s);
+  }
+  std::shared_ptr<const MapSnapshot> map = registry_->Get(request->map());
+  if (map == nullptr) return Finish(ctx, "GetGraph", NotFound("map", request->map()));
+  // Copying a large mesh out is work: off the callback thread.
+  return Offload(ctx, "GetGraph", [this, request, response, map = std::move(map)] {
+    absl::StatusOr<v1::GraphGeometry> result =
+        RunGetGraph(*map, *request, static_cast<size_t>(config_.max_message_bytes));
+    if (!result.ok()) return result.status();
+    *response = *std::move(result);
+    return absl::OkStatus();
+  });
 }
 
 }  // namespace wayfinder::server

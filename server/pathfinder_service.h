@@ -59,6 +59,10 @@ class PathfinderService final : public v1::Pathfinder::CallbackService {
                                             const v1::SampleFlowFieldRequest* request,
                                             v1::SampleFlowFieldResponse* response) override;
 
+  grpc::ServerUnaryReactor* GetGraph(grpc::CallbackServerContext* ctx,
+                                     const v1::GetGraphRequest* request,
+                                     v1::GraphGeometry* response) override;
+
   FlowFieldCache::Stats flow_cache_stats() const { return flow_cache_.stats(); }
 
  private:

@@ -226,11 +226,11 @@ std::vector<v1::Map> BuiltInSeeds() {
     nav->set_merge_triangles(true);
     seeds.push_back(m);
   }
-  {  // polygons: a figure-eight walkable polygon, default options
+  {  // polygons: a self-intersecting walkable polygon, default options
     v1::Map m;
     m.set_name("figure-eight");
     v1::Polygon* w = m.mutable_polygons()->add_walkable();
-    for (auto [x, y] : {std::pair{0.0, 0.0}, {10.0, 10.0}, {10.0, 0.0}, {0.0, 10.0}}) {
+    for (auto [x, y] : {std::pair{0.0, 0.0}, {10.0, 10.0}, {10.0, 0.0}, {0.0, 14.0}}) {
       v1::Point* pt = w->add_points();
       pt->set_x(x);
       pt->set_y(y);

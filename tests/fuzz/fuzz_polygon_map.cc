@@ -53,7 +53,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (in.ConsumeBool()) {
     limits.max_polygons = in.ConsumeIntegralInRange<size_t>(0, 10);
     limits.max_vertices = in.ConsumeIntegralInRange<size_t>(0, 90);
-    limits.max_coordinate = in.ConsumeBool() ? 1e7 : ConsumeCoordinate(in);
+    // At most the default 1e7: the clipper works in fixed point (1/1024
+    // units in 64-bit integers), so the limit is not free to raise.
+    limits.max_coordinate = in.ConsumeFloatingPointInRange<double>(0, 1e7);
   }
 
   const absl::Status valid = wayfinder::ValidatePolygonMap(map, limits);
@@ -117,7 +119,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       Fail("Locate returned a polygon that does not contain the point");
     }
     wayfinder::Point nearest;
-    const uint32_t near = mesh->Nearest(p, ConsumeCoordinate(in, 8), &nearest);
+    // Nearest's callers pass a finite distance >= 0 (FindNavmeshPath
+    // validates options.snap_distance); so does this.
+    double max_distance = ConsumeCoordinate(in, 8);
+    if (!std::isfinite(max_distance) || max_distance < 0) max_distance = 1;
+    const uint32_t near = mesh->Nearest(p, max_distance, &nearest);
     if (near != wayfinder::Navmesh::kNone && near >= polygons) Fail("Nearest out of range");
   }
   return 0;

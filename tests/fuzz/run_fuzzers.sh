@@ -51,12 +51,13 @@ mkdir -p "$SEEDS"/{movingai_map,movingai_scen,grid_map,rect_field,polygon_map,bu
 # A Moving AI map cropped to its top-left SIZE x SIZE cells (header rewritten).
 crop_map() {  # FILE SIZE OUT
   awk -v n="$2" '
+    { sub(/\r$/, "") }
     NR == 1 { next }
-    /^height / { h = $2; next }
-    /^width / { w = $2; next }
+    /^height / { h = $2 + 0; next }
+    /^width / { w = $2 + 0; next }
     /^map/ { body = 1; ch = (h < n ? h : n); cw = (w < n ? w : n);
              printf "type octile\nheight %d\nwidth %d\nmap\n", ch, cw; next }
-    body && rows < ch { sub(/\r$/, ""); print substr($0, 1, cw); rows++ }
+    body && rows < ch { print substr($0, 1, cw); rows++ }
   ' "$1" > "$3"
 }
 
@@ -82,6 +83,8 @@ for f in "$SRC"/examples/maps/*.map; do
   crop_map "$f" 16 "$SEEDS/maps/example-$(basename "$f" .map)-16.map"
 done
 cp "$SRC"/examples/maps/*.json "$SEEDS/maps/" 2>/dev/null || true
+first=$(find "$SEEDS/movingai_map" -name '*.map' | sort | head -n 1)
+[ -z "$first" ] || sed 's/$/\r/' "$first" > "$SEEDS/movingai_map/crlf.map"
 printf 'version 1\n0\tmaps/example.map\t8\t8\t1\t1\t6\t5\t6.41421356\n1\texample.map\t8\t8\t0\t0\t7\t7\t9.89949494\n' \
   > "$SEEDS/movingai_scen/builtin.scen"
 printf 'version 1.0\r\n3 a.map 512 512 10 20 30 40 35.5563\r\n' > "$SEEDS/movingai_scen/builtin-crlf.scen"

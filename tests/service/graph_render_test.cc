@@ -1,0 +1,208 @@
+// GetGraph over gRPC (every graph kind, its errors and its size bound) and
+// the SVG renderer: the document parses as XML, holds the path's points,
+// and stays small for a 1024 x 1024 map.
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "client/client.h"
+#include "client/svg.h"
+#include "service_test_util.h"
+
+namespace wayfinder::testing {
+namespace {
+
+using ::grpc::StatusCode;
+
+const std::vector<std::string> kRoom = {
+    "........",
+    ".####...",
+    "........",
+    "...##...",
+};
+
+std::unique_ptr<client::Client> ClientFor(ServerHarness& h) {
+  return std::make_unique<client::Client>(h.channel(), client::ClientOptions{});
+}
+
+v1::GetGraphRequest GraphRequest(const std::string& map, v1::GraphKind graph,
+                                 double radius = 0) {
+  v1::GetGraphRequest r;
+  r.set_map(map);
+  r.set_graph(graph);
+  r.set_agent_radius(radius);
+  return r;
+}
+
+// Whether python3's XML parser accepts `svg` (python3 is a test dependency).
+bool ParsesAsXml(const std::string& svg, const std::string& dir) {
+  const std::string path = dir + "/drawing.svg";
+  std::ofstream(path) << svg;
+  const std::string cmd =
+      "python3 -c 'import sys, xml.etree.ElementTree as E; "
+      "r = E.parse(sys.argv[1]).getroot(); sys.exit(0 if r.tag.endswith(\"svg\") else 1)' " +
+      path;
+  return std::system(cmd.c_str()) == 0;
+}
+
+TEST(GetGraphTest, EveryGraphKind) {
+  ServerHarness h;
+  auto c = ClientFor(h);
+  v1::Map room = GridMapFromRows("room", kRoom);
+  room.mutable_build()->mutable_navmesh()->add_agent_radii(0);
+  room.mutable_build()->mutable_navmesh()->add_agent_radii(0.5);
+  auto info = c->PutMap(room);
+  ASSERT_TRUE(info.ok()) << info.status();
+
+  auto grid = c->GetGraph(GraphRequest("room", v1::GRID));
+  ASSERT_TRUE(grid.ok()) << grid.status();
+  EXPECT_EQ(grid->graph(), v1::GRID);
+  EXPECT_EQ(grid->cells_width(), 8u);
+  EXPECT_EQ(grid->cells_height(), 4u);
+  EXPECT_EQ(grid->cells(), room.grid().cells());
+  EXPECT_EQ(grid->map_version(), 1u);
+
+  auto tree = c->GetGraph(GraphRequest("room", v1::QUADTREE));
+  ASSERT_TRUE(tree.ok()) << tree.status();
+  const v1::GraphInfo* tree_info = nullptr;
+  const v1::GraphInfo* mesh_info = nullptr;
+  for (const auto& g : info->graphs()) {
+    if (g.kind() == v1::QUADTREE) tree_info = &g;
+    if (g.kind() == v1::NAVMESH) mesh_info = &g;
+  }
+  ASSERT_NE(tree_info, nullptr);
+  EXPECT_EQ(static_cast<uint64_t>(tree->leaves_size()), tree_info->nodes());
+  EXPECT_EQ(static_cast<uint64_t>(tree->portals_size()) * 2, tree_info->edges());
+  double area = 0;
+  for (const auto& r : tree->leaves()) area += r.width() * r.height();
+  EXPECT_DOUBLE_EQ(area, 26);  // every free cell, no more
+
+  for (double radius : {0.0, 0.5}) {
+    auto mesh = c->GetGraph(GraphRequest("room", v1::NAVMESH, radius));
+    ASSERT_TRUE(mesh.ok()) << mesh.status();
+    EXPECT_DOUBLE_EQ(mesh->agent_radius(), radius);
+    const int k = radius == 0 ? 0 : 1;
+    EXPECT_EQ(static_cast<uint64_t>(mesh->polygons_size()), mesh_info->navmeshes(k).polygons());
+  }
+  // Between radii: the next larger mesh, as FindPath picks it.
+  auto between = c->GetGraph(GraphRequest("room", v1::NAVMESH, 0.25));
+  ASSERT_TRUE(between.ok());
+  EXPECT_DOUBLE_EQ(between->agent_radius(), 0.5);
+
+  // A polygon map carries its source geometry.
+  v1::Map poly;
+  poly.set_name("poly");
+  auto* w = poly.mutable_polygons()->add_walkable();
+  for (auto p : {Pt(0, 0), Pt(10, 0), Pt(10, 6), Pt(0, 6)}) *w->add_points() = p;
+  auto* o = poly.mutable_polygons()->add_obstacles();
+  for (auto p : {Pt(4, 1), Pt(6, 1), Pt(5, 4)}) *o->add_points() = p;
+  ASSERT_TRUE(c->PutMap(poly).ok());
+  auto pg = c->GetGraph(GraphRequest("poly", v1::GRAPH_KIND_UNSPECIFIED));
+  ASSERT_TRUE(pg.ok()) << pg.status();
+  EXPECT_EQ(pg->graph(), v1::NAVMESH);
+  ASSERT_EQ(pg->walkable_size(), 1);
+  ASSERT_EQ(pg->obstacles_size(), 1);
+  EXPECT_EQ(pg->obstacles(0).points_size(), 3);
+  EXPECT_GT(pg->polygons_size(), 0);
+  EXPECT_EQ(pg->cells(), "");
+
+  // Errors name the field.
+  struct Bad {
+    v1::GetGraphRequest req;
+    absl::StatusCode code;
+    std::string message;
+  };
+  for (const Bad& b :
+       {Bad{GraphRequest("room", v1::HEX), absl::StatusCode::kFailedPrecondition,
+            "graph: HEX was not built"},
+        Bad{GraphRequest("room", static_cast<v1::GraphKind>(9)),
+            absl::StatusCode::kInvalidArgument, "graph: 9 is not a graph kind"},
+        Bad{GraphRequest("room", v1::NAVMESH, 2), absl::StatusCode::kFailedPrecondition,
+            "agent_radius: 2 is larger than every navmesh"},
+        Bad{GraphRequest("room", v1::NAVMESH, -1), absl::StatusCode::kInvalidArgument,
+            "agent_radius: must be a finite number"},
+        Bad{GraphRequest("nosuch", v1::GRID), absl::StatusCode::kNotFound, "map: map"}}) {
+    auto r = c->GetGraph(b.req);
+    EXPECT_EQ(r.status().code(), b.code) << b.message << ": " << r.status();
+    EXPECT_NE(r.status().message().find(b.message), std::string::npos) << r.status();
+  }
+}
+
+TEST(GetGraphTest, LargeGraphsAreRefusedWithTheLimit) {
+  server::ServerConfig config;
+  config.max_message_bytes = 300000;
+  ServerHarness h(config);
+  auto c = ClientFor(h);
+  // A checkerboard of 2x2 blocks: thousands of quadtree leaves.
+  std::vector<std::string> rows(256, std::string(256, '.'));
+  for (int y = 0; y < 256; ++y) {
+    for (int x = 0; x < 256; ++x) {
+      if ((x / 2 + y / 2) % 2 == 0 && x % 2 == 0 && y % 2 == 0) rows[y][x] = '#';
+    }
+  }
+  v1::Map map = GridMapFromRows("board", rows);
+  map.mutable_build()->add_graphs(v1::QUADTREE);
+  ASSERT_TRUE(c->PutMap(map).ok());
+  auto r = c->GetGraph(GraphRequest("board", v1::QUADTREE));
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kResourceExhausted) << r.status();
+  EXPECT_NE(r.status().message().find("--max_message_bytes"), std::string::npos) << r.status();
+}
+
+TEST(RenderTest, SvgParsesHoldsThePathAndStaysSmall) {
+  TempDir dir;
+  ServerHarness h;
+  auto c = ClientFor(h);
+  // 1024 x 1024: rooms of 64 x 64 with doors, plus scattered pillars
+  // (0.5% of the cells, each its own rectangle in the drawing).
+  std::vector<std::string> rows(1024, std::string(1024, '.'));
+  std::mt19937 rng(5);
+  for (int y = 0; y < 1024; ++y) {
+    for (int x = 0; x < 1024; ++x) {
+      const bool wall = (x % 64 == 0 || y % 64 == 0) && (x % 64 != 32 && y % 64 != 32);
+      if (wall || rng() % 200 == 0) rows[y][x] = '#';
+    }
+  }
+  rows[1][1] = rows[1000][1000] = '.';
+  v1::Map map = GridMapFromRows("big", rows);
+  ASSERT_TRUE(c->PutMap(map).ok());
+  for (v1::GraphKind kind : {v1::GRID, v1::QUADTREE, v1::NAVMESH}) {
+    auto geometry = c->GetGraph(GraphRequest("big", kind));
+    ASSERT_TRUE(geometry.ok()) << geometry.status();
+    v1::FindPathRequest req = PathRequest("big", 1.5, 1.5, 1000.5, 1000.5);
+    req.set_graph(kind);
+    auto path = c->FindPath(req);
+    ASSERT_TRUE(path.ok()) << path.status();
+    ASSERT_EQ(path->status(), v1::FOUND);
+    v1::GetFlowFieldRequest fr;
+    fr.set_map("big");
+    *fr.add_goals() = Pt(1000.5, 1000.5);
+    auto field = c->GetFlowField(fr);
+    ASSERT_TRUE(field.ok()) << field.status();
+    client::RenderInput input;
+    input.geometry = &*geometry;
+    input.paths.push_back(*path);
+    input.flow = &*field;
+    const std::string svg = client::RenderSvg(input);
+    EXPECT_LT(svg.size(), 3u << 20) << v1::GraphKind_Name(kind);
+    EXPECT_TRUE(ParsesAsXml(svg, dir.path())) << v1::GraphKind_Name(kind);
+    // Every waypoint is in the polyline.
+    std::string points;
+    for (const auto& w : path->waypoints()) {
+      absl::StrAppend(&points, absl::StrFormat("%.6g", w.x()), ",",
+                      absl::StrFormat("%.6g", w.y()), " ");
+    }
+    EXPECT_NE(svg.find("points=\"" + points + "\""), std::string::npos)
+        << v1::GraphKind_Name(kind);
+  }
+}
+
+}  // namespace
+}  // namespace wayfinder::testing

@@ -11,7 +11,7 @@ DATA_DIR      ?= $(HOME)/.local/share/wayfinder
 CTEST_ARGS    ?=
 DATA          ?= $(CURDIR)/../shared/data
 
-.PHONY: all deps configure build test test-asan run bench clean
+.PHONY: all deps configure build test test-asan run bench bench-quick clean
 
 all: build
 
@@ -46,14 +46,16 @@ test-asan: deps
 run: build
 	./scripts/run-server.sh $(BUILD_DIR) $(LISTEN) $(DATA_DIR)
 
-# Every Moving AI scenario through GRID, every 5th through QUADTREE, every
-# 20th through NAVMESH beside Recast/Detour, seeded polygon worlds, and flow
-# fields; the tables go to the terminal and to $(BUILD_DIR)/bench.md.
+# Every benchmark in one run (scripts/bench.sh says what): Moving AI
+# scenarios through GRID and QUADTREE, NAVMESH beside Recast/Detour, flow
+# fields, google-benchmark micro-benchmarks, and QPS / latency over gRPC on
+# loopback beside the trivial-RPC ceiling. Tables go to the terminal and to
+# $(BUILD_DIR)/bench.md. bench-quick is the same in under a minute (CI).
 bench: build
-	set -o pipefail; { ./$(BUILD_DIR)/tests/bench/wayfinder-scen --data_dir=$(DATA) && \
-	  ./$(BUILD_DIR)/tests/bench/wayfinder-navbench --data_dir=$(DATA) --sample=20 --skip=maze && \
-	  ./$(BUILD_DIR)/tests/bench/wayfinder-flowbench --data_dir=$(DATA); } \
-	  | tee $(BUILD_DIR)/bench.md
+	./scripts/bench.sh $(BUILD_DIR) $(DATA) full
+
+bench-quick: build
+	./scripts/bench.sh $(BUILD_DIR) $(DATA) quick
 
 clean:
 	rm -rf $(BUILD_DIR) $(ASAN_DIR)

@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# make bench / make bench-quick: every benchmark of the project in one run,
+# on this machine, printed as markdown and written to BUILD_DIR/bench.md
+# (the README quotes it).
+#
+#   usage: scripts/bench.sh BUILD_DIR DATA_DIR full|quick
+#
+#   1. GRID and QUADTREE on the Moving AI scenarios (wayfinder-scen):
+#      µs/query in process, expansions, length / optimal, validity.
+#   2. NAVMESH beside Recast/Detour (wayfinder-navbench), and on seeded
+#      polygon worlds against exact shortest paths.
+#   3. Flow fields (wayfinder-flowbench).
+#   4. Micro-benchmarks with google-benchmark (wayfinder-micro): graph build
+#      time and memory, FindPath per graph.
+#   5. Over gRPC on loopback (wayfinder-server + wayfinder-load): QPS and
+#      latency of FindPath on GRID (median-length scenarios of a 512x512
+#      map) at concurrency 1, 4, 16, 64, beside GetMap of a tiny map as the
+#      RPC ceiling of this machine; p99 at half of the peak FindPath rate.
+#
+# full takes under 10 minutes on the 2-core development machine, quick
+# under 1 minute (CI runs it to keep every benchmark working).
+set -euo pipefail
+build=${1:?BUILD_DIR}
+data=${2:?DATA_DIR}
+mode=${3:-full}
+case "$mode" in full | quick) ;; *) echo "bench.sh: mode is full or quick" >&2; exit 2 ;; esac
+bench=$build/tests/bench
+out=$build/bench.md
+started=$(date +%s)
+: >"$out"
+say() { echo "$@" | tee -a "$out"; }
+run() { "$@" 2>&1 | tee -a "$out"; }
+
+if [ ! -d "$data/movingai" ]; then
+  echo "bench.sh: no benchmark data in $data (expected $data/movingai)" >&2
+  # CI machines without the data still pass: quick is a smoke run.
+  [ "$mode" = quick ] && exit 0
+  exit 1
+fi
+
+say "# Wayfinder benchmarks ($mode, $(date -u +%Y-%m-%d), $(nproc) cores)"
+say ""
+
+# 1-2. Scenarios and navmeshes.
+if [ "$mode" = full ]; then
+  run "$bench/wayfinder-scen" --data_dir="$data" --grid_sample=4 --quadtree_sample=20
+  # Recast needs minutes for the mazes and the 40% random map: left out.
+  run "$bench/wayfinder-navbench" --data_dir="$data" --sample=20 \
+    --skip=maze,random512-40,Aurora,Boston
+else
+  run "$bench/wayfinder-scen" --data_dir="$data" --filter=den312d --quadtree_sample=5
+  run "$bench/wayfinder-navbench" --data_dir="$data" --sample=20 --filter=den312d \
+    --worlds=2 --world_queries=10
+fi
+
+# 3. Flow fields.
+if [ "$mode" = full ]; then
+  run "$bench/wayfinder-flowbench" --data_dir="$data"
+else
+  run "$bench/wayfinder-flowbench" --data_dir="$data" --quick
+fi
+
+# 4. Micro-benchmarks.
+say ""
+say "## Micro-benchmarks (google-benchmark, AR0011SR 512x512, median-length scenarios)"
+say ""
+say '```'
+if [ "$mode" = full ]; then
+  run "$bench/wayfinder-micro" --data_dir="$data" --benchmark_min_time=0.5
+else
+  run "$bench/wayfinder-micro" --data_dir="$data" --benchmark_min_time=0.02
+fi
+say '```'
+
+# 5. Over gRPC on loopback.
+work=$(mktemp -d)
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+addr=127.0.0.1:$port
+"$build/server/wayfinder-server" --listen="$addr" --log_level=warn >"$work/server.log" 2>&1 &
+server=$!
+trap 'kill -TERM $server 2>/dev/null || true; wait $server 2>/dev/null || true; rm -rf "$work"' EXIT
+for _ in $(seq 1 100); do
+  "$build/client/wayfinder-probe" --server="$addr" >/dev/null 2>&1 && break
+  sleep 0.1
+done
+map=$data/movingai/bg512/AR0011SR.map
+# The median bucket's scenarios: median-length paths.
+python3 - "$map.scen" "$work/median.scen" <<'PY'
+import sys
+lines = open(sys.argv[1]).read().splitlines()
+rows = [l for l in lines[1:] if l.strip()]
+buckets = sorted({int(l.split()[0]) for l in rows})
+median = buckets[len(buckets) // 2]
+with open(sys.argv[2], "w") as f:
+    f.write(lines[0] + "\n")
+    f.writelines(l + "\n" for l in rows if int(l.split()[0]) == median)
+PY
+printf 'type octile\nheight 2\nwidth 2\nmap\n..\n..\n' >"$work/tiny.map"
+"$build/client/wayfinder" --server="$addr" put-map "$map" --graphs=grid >/dev/null
+"$build/client/wayfinder" --server="$addr" put-map "$work/tiny.map" >/dev/null
+
+if [ "$mode" = full ]; then seconds=4; levels="1 4 16 64"; else seconds=1; levels="1 16"; fi
+load() {  # concurrency mix -> JSON
+  "$build/client/wayfinder-load" --server="$addr" --json --warmup=0.5 --duration="$seconds" \
+    --concurrency="$1" --map=AR0011SR,tiny --scen="$work/median.scen" --mix="$2"
+}
+say ""
+say "## Over gRPC on loopback: FindPath (GRID, AR0011SR median-length scenarios) vs GetMap (the RPC ceiling)"
+say ""
+say "| concurrency | FindPath QPS | p50 µs | p99 µs | GetMap QPS | p50 µs | p99 µs | FindPath / ceiling |"
+say "|---:|---:|---:|---:|---:|---:|---:|---:|"
+peak=0
+for c in $levels; do
+  load "$c" "findpath:grid@AR0011SR" >"$work/find.json"
+  load "$c" "getmap@tiny" >"$work/get.json"
+  line=$(python3 - "$work/find.json" "$work/get.json" "$c" <<'PY'
+import json, sys
+f = json.load(open(sys.argv[1])); g = json.load(open(sys.argv[2]))
+assert f["errors"] == 0 and g["errors"] == 0, (f["errors_by_code"], g["errors_by_code"])
+print("| %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.1f%% |" % (
+    sys.argv[3], f["qps"], f["latency_us"]["p50"], f["latency_us"]["p99"],
+    g["qps"], g["latency_us"]["p50"], g["latency_us"]["p99"], 100 * f["qps"] / g["qps"]))
+PY
+)
+  say "$line"
+  qps=$(python3 -c 'import json,sys; print(int(json.load(open(sys.argv[1]))["qps"]))' "$work/find.json")
+  [ "$qps" -gt "$peak" ] && peak=$qps
+done
+half=$((peak / 2))
+"$build/client/wayfinder-load" --server="$addr" --json --warmup=0.5 --duration="$seconds" \
+  --rate="$half" --map=AR0011SR --scen="$work/median.scen" --mix="findpath:grid" >"$work/open.json"
+line=$(python3 - "$work/open.json" "$half" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+l = r["latency_us"]
+print("Open loop at half the peak FindPath rate (%s/s): achieved %.0f/s, p50 %.0f µs, "
+      "p99 %.0f µs, p99.9 %.0f µs, max %.0f µs, errors %d." % (
+      sys.argv[2], r["qps"], l["p50"], l["p99"], l["p999"], l["max"], r["errors"]))
+PY
+)
+say ""
+say "$line"
+say ""
+say "(bench.sh $mode took $(( $(date +%s) - started )) s)"

@@ -57,5 +57,15 @@ bench: build
 bench-quick: build
 	./scripts/bench.sh $(BUILD_DIR) $(DATA) quick
 
+# Builds docker/Dockerfile into $(IMAGE) and smoke-tests it (server from the
+# image, its HEALTHCHECK, a map upload and a FindPath from this host's CLI,
+# a short wayfinder-load, SIGTERM, restart from the volume). Uses docker when
+# an engine runs, else buildah (installed on demand with debootstrap; see
+# ../shared/CONTAINERS.md). Cold: about 13 minutes; cached layers: less.
+IMAGE         ?= wayfinder:latest
+.PHONY: image
+image: build
+	./scripts/image-smoke.sh $(BUILD_DIR) $(IMAGE)
+
 clean:
 	rm -rf $(BUILD_DIR) $(ASAN_DIR)

@@ -33,12 +33,41 @@
 #include "absl/flags/usage.h"
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "absl/time/time.h"
 #include "client/client.h"
 #include "client/load_stats.h"
+
+namespace {
+
+// A time flag: plain seconds ("2.5") or an Abseil duration ("2s", "500ms",
+// "1m30s"); never negative.
+struct Seconds {
+  double value = 0;
+};
+
+bool AbslParseFlag(absl::string_view text, Seconds* out, std::string* error) {
+  double seconds = 0;
+  absl::Duration d;
+  if (absl::SimpleAtod(text, &seconds) && std::isfinite(seconds) && seconds >= 0) {
+    out->value = seconds;
+    return true;
+  }
+  if (absl::ParseDuration(text, &d) && d >= absl::ZeroDuration() && d != absl::InfiniteDuration()) {
+    out->value = absl::ToDoubleSeconds(d);
+    return true;
+  }
+  *error = "expected seconds >= 0 (2.5) or a duration (2s, 500ms, 1m)";
+  return false;
+}
+
+std::string AbslUnparseFlag(Seconds s) { return absl::StrCat(s.value); }
+
+}  // namespace
 
 ABSL_FLAG(std::string, server, "127.0.0.1:50051",
           "server address, host:port or dns:///host:port (only servers you own)");
@@ -49,10 +78,13 @@ ABSL_FLAG(bool, poisson, false,
 ABSL_FLAG(int, max_outstanding, 10000,
           "open loop: at most this many requests in flight; beyond it sending "
           "waits, and the wait counts in the latency");
-ABSL_FLAG(double, duration, 0,
-          "seconds measured after the warm-up (0 = 10, or no limit with --requests)");
+ABSL_FLAG(
+    Seconds, duration, Seconds{0},
+    "time measured after the warm-up, seconds or e.g. 30s (0 = 10, or no limit with --requests); "
+    "with --requests too, the run ends at whichever comes first");
 ABSL_FLAG(uint64_t, requests, 0, "stop after this many measured requests (0 = no limit)");
-ABSL_FLAG(double, warmup, 1, "seconds of warm-up before measuring (excluded from results)");
+ABSL_FLAG(Seconds, warmup, Seconds{1},
+          "warm-up before measuring, excluded from the results (seconds or e.g. 500ms)");
 ABSL_FLAG(std::vector<std::string>, maps, {},
           "map files to upload (Moving AI .map or wayfinder.v1.Map .json); each is "
           "named after its file and replaces a stored map of that name");
@@ -67,7 +99,7 @@ ABSL_FLAG(int, points, 256,
           "maps whose cells are unknown and without --scen: random points to keep, "
           "each checked with FindPath before the run");
 ABSL_FLAG(bool, json, false, "print the results as JSON (see the usage text)");
-ABSL_FLAG(double, timeout, 10, "deadline of each request, seconds");
+ABSL_FLAG(Seconds, timeout, Seconds{10}, "deadline of each request (seconds or e.g. 250ms)");
 ABSL_FLAG(int, channels, 1, "gRPC channels (connections) to spread the requests over");
 ABSL_FLAG(std::string, load_balancing, "",
           "gRPC load-balancing policy, e.g. round_robin (default: pick_first)");
@@ -162,9 +194,7 @@ Exit status: 0 the run completed (even when requests failed: see errors),
 1 setup failed (cannot read or upload a map, no valid points, a probe
 request failed), 2 usage error.)";
 
-std::string UsageText() {
-  return absl::StrCat(kUsageHead, wayfinder::load::kMixHelp, kUsageTail);
-}
+std::string UsageText() { return absl::StrCat(kUsageHead, wayfinder::load::kMixHelp, kUsageTail); }
 
 int Usage(const std::string& problem) {
   std::fprintf(stderr, "wayfinder-load: %s\n(run 'wayfinder-load --help' for usage)\n",
@@ -318,7 +348,7 @@ void Tally(const v1::MapInfo&, EntryStats&) {}
 // ---------------------------------------------------------------------------
 
 volatile std::sig_atomic_t g_interrupted = 0;
-extern "C" void OnSigint(int) { g_interrupted = 1; }
+void OnSigint(int) { g_interrupted = 1; }
 
 struct RunConfig {
   int concurrency = 4;
@@ -392,7 +422,11 @@ class Runner {
           last_time = now;
           next_progress += std::chrono::seconds(1);
           if (next_progress < now) next_progress = now + std::chrono::seconds(1);
-          PrintProgress(now, rps);
+          const std::string line = ProgressLine(now, rps);
+          lock.unlock();  // a slow terminal must not hold up the answers
+          std::fprintf(stderr, "\r%s", line.c_str());
+          std::fflush(stderr);
+          lock.lock();
         }
       }
     }
@@ -475,23 +509,26 @@ class Runner {
   bool Issue(Clock::time_point t0, bool slot) {
     if (stop_.load() || t0 >= end_) return false;
     const bool measured = t0 >= warmup_end_;
-    if (measured && config_.requests > 0 &&
-        measured_issued_.fetch_add(1) >= config_.requests) {
+    if (measured && config_.requests > 0 && measured_issued_.fetch_add(1) >= config_.requests) {
       return false;
     }
     const uint64_t n = sequence_.fetch_add(1);
     Rng rng(config_.seed, n);
-    const size_t entry = static_cast<size_t>(
-        std::upper_bound(cumulative_.begin(), cumulative_.end(), rng.Unit() * cumulative_.back()) -
-        cumulative_.begin());
-    const MixEntry& e = mix_[std::min(entry, mix_.size() - 1)];
-    const std::vector<size_t>& maps = entry_targets_[std::min(entry, mix_.size() - 1)];
+    // The entry whose share of [0, total weight) holds the draw (never one
+    // of weight 0).
+    const size_t entry =
+        std::min(mix_.size() - 1,
+                 static_cast<size_t>(std::upper_bound(cumulative_.begin(), cumulative_.end(),
+                                                      rng.Unit() * cumulative_.back()) -
+                                     cumulative_.begin()));
+    const MixEntry& e = mix_[entry];
+    const std::vector<size_t>& maps = entry_targets_[entry];
     const Target& t = targets_[maps[rng.Below(maps.size())]];
     v1::Pathfinder::Stub& stub = clients_[n % clients_.size()]->stub();
 
     auto prepare = [&](CallBase* c) {
       c->t0 = t0;
-      c->entry = std::min(entry, mix_.size() - 1);
+      c->entry = entry;
       c->measured = measured;
       c->slot = slot;
       c->ctx.set_deadline(std::chrono::system_clock::now() +
@@ -562,19 +599,18 @@ class Runner {
     if (slot && !Issue(now, true)) IssuerDone();
   }
 
-  void PrintProgress(Clock::time_point now, double rps) {  // mu_ held
+  std::string ProgressLine(Clock::time_point now, double rps) {  // mu_ held
     const bool warming = now < warmup_end_;
     EntryStats all;
     for (const EntryStats& s : warming ? warmup_stats_ : measured_stats_) all.Merge(s);
     const double t = std::chrono::duration<double>(now - (warming ? start_ : warmup_end_)).count();
-    std::string line = absl::StrFormat(
-        "%s %6.1f s  %9.1f req/s  %9d requests  %d errors  p99 %s  in flight %d",
-        warming ? "warm-up" : "measure", t, rps, all.requests(), all.error_count(),
-        FormatMicros(all.latency.Percentile(99) / 1e3), outstanding_.load());
+    std::string line =
+        absl::StrFormat("%s %6.1f s  %9.1f req/s  %9d requests  %d errors  p99 %s  in flight %d",
+                        warming ? "warm-up" : "measure", t, rps, all.requests(), all.error_count(),
+                        FormatMicros(all.latency.Percentile(99) / 1e3), outstanding_.load());
     if (line.size() < progress_width_) line.append(progress_width_ - line.size(), ' ');
     progress_width_ = line.size();
-    std::fprintf(stderr, "\r%s", line.c_str());
-    std::fflush(stderr);
+    return line;
   }
 
  public:
@@ -636,9 +672,10 @@ absl::Status ValidateRandomPoints(Client& client, const std::set<int>& graphs, i
     if (!t.HasGraph(static_cast<v1::GraphKind>(g))) {
       std::vector<std::string> built;
       for (const auto& info : t.info.graphs()) built.push_back(v1::GraphKind_Name(info.kind()));
-      return absl::FailedPreconditionError(absl::StrCat(
-          "map ", t.name, ": the mix needs graph ", v1::GraphKind_Name(static_cast<v1::GraphKind>(g)),
-          ", not built (built: ", absl::StrJoin(built, ", "), ")"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("map ", t.name, ": the mix needs graph ",
+                       v1::GraphKind_Name(static_cast<v1::GraphKind>(g)),
+                       ", not built (built: ", absl::StrJoin(built, ", "), ")"));
     }
   }
   // Small batches: the server's --max_batch_queries may be low.
@@ -687,8 +724,8 @@ absl::Status ValidateRandomPoints(Client& client, const std::set<int>& graphs, i
   if (t.points.size() < 2) {
     return absl::FailedPreconditionError(absl::StrCat(
         "map ", t.name, ": ", t.points.size(), " of ", tried,
-        " random points are valid start points", last_error.empty() ? "" : "; last error: ",
-        last_error, " (give a --scen file)"));
+        " random points are valid start points",
+        last_error.empty() ? "" : "; last error: ", last_error, " (give a --scen file)"));
   }
   return absl::OkStatus();
 }
@@ -733,7 +770,8 @@ absl::Status Probe(Client& client, const MixEntry& e, const Target& t, uint64_t 
 
 std::string CodesJson(const std::map<int, uint64_t>& codes, std::string (*name)(int)) {
   std::vector<std::string> parts;
-  for (const auto& [code, n] : codes) parts.push_back(absl::StrCat(JsonString(name(code)), ": ", n));
+  for (const auto& [code, n] : codes)
+    parts.push_back(absl::StrCat(JsonString(name(code)), ": ", n));
   return absl::StrCat("{", absl::StrJoin(parts, ", "), "}");
 }
 
@@ -743,8 +781,9 @@ std::string LatencyJson(const LatencyHistogram& h) {
   auto us = [](uint64_t ns) { return absl::StrFormat("%.1f", static_cast<double>(ns) / 1e3); };
   return absl::StrCat("{\"p50\": ", us(h.Percentile(50)), ", \"p90\": ", us(h.Percentile(90)),
                       ", \"p99\": ", us(h.Percentile(99)), ", \"p999\": ", us(h.Percentile(99.9)),
-                      ", \"max\": ", us(h.max()), ", \"mean\": ",
-                      absl::StrFormat("%.1f", h.mean() / 1e3), ", \"min\": ", us(h.min()), "}");
+                      ", \"max\": ", us(h.max()),
+                      ", \"mean\": ", absl::StrFormat("%.1f", h.mean() / 1e3),
+                      ", \"min\": ", us(h.min()), "}");
 }
 
 struct ReportInput {
@@ -782,17 +821,18 @@ std::string JsonReport(const ReportInput& in) {
     entries.push_back(absl::StrCat(
         "{\"entry\": ", JsonString(e.Label()), ", \"weight\": ", absl::StrFormat("%g", e.weight),
         ", \"requests\": ", s.requests(), ", \"ok\": ", s.ok, ", \"errors\": ", s.error_count(),
-        ", \"errors_by_code\": ", CodesJson(s.errors, &CodeName), ", \"qps\": ",
-        qps(s.requests()), ", \"latency_us\": ", LatencyJson(s.latency),
+        ", \"errors_by_code\": ", CodesJson(s.errors, &CodeName), ", \"qps\": ", qps(s.requests()),
+        ", \"latency_us\": ", LatencyJson(s.latency),
         ", \"path_status\": ", CodesJson(s.path_status, &PathStatusName), "}"));
   }
   std::string out = "{\n";
   absl::StrAppend(
       &out, "  \"config\": {\"server\": ", JsonString(in.server), ", \"mode\": \"",
       c.rate > 0 ? "open" : "closed", "\", \"concurrency\": ", c.rate > 0 ? 0 : c.concurrency,
-      ", \"max_outstanding\": ", c.rate > 0 ? c.max_outstanding : 0, ", \"rate\": ", absl::StrFormat("%g", c.rate), ", \"arrivals\": \"",
-      c.poisson ? "poisson" : "constant", "\", \"duration_s\": ",
-      absl::StrFormat("%g", c.duration_s), ", \"requests\": ", c.requests,
+      ", \"max_outstanding\": ", c.rate > 0 ? c.max_outstanding : 0,
+      ", \"rate\": ", absl::StrFormat("%g", c.rate), ", \"arrivals\": \"",
+      c.poisson ? "poisson" : "constant",
+      "\", \"duration_s\": ", absl::StrFormat("%g", c.duration_s), ", \"requests\": ", c.requests,
       ", \"warmup_s\": ", absl::StrFormat("%g", c.warmup_s),
       ", \"timeout_s\": ", absl::StrFormat("%g", c.timeout_s), ", \"seed\": ", c.seed,
       ", \"channels\": ", in.channels, ", \"tls\": ", in.tls ? "true" : "false",
@@ -822,8 +862,8 @@ std::string CodesText(const std::map<int, uint64_t>& codes, std::string (*name)(
 std::string LatencyText(const LatencyHistogram& h) {
   auto f = [](uint64_t ns) { return Runner::FormatMicros(static_cast<double>(ns) / 1e3); };
   return absl::StrCat("p50 ", f(h.Percentile(50)), "  p90 ", f(h.Percentile(90)), "  p99 ",
-                      f(h.Percentile(99)), "  p99.9 ", f(h.Percentile(99.9)), "  max ",
-                      f(h.max()), "  mean ", Runner::FormatMicros(h.mean() / 1e3));
+                      f(h.Percentile(99)), "  p99.9 ", f(h.Percentile(99.9)), "  max ", f(h.max()),
+                      "  mean ", Runner::FormatMicros(h.mean() / 1e3));
 }
 
 std::string TextReport(const ReportInput& in) {
@@ -833,20 +873,20 @@ std::string TextReport(const ReportInput& in) {
   for (const EntryStats& s : r.measured()) all.Merge(s);
   const double seconds = r.measured_seconds();
   std::string out;
-  absl::StrAppendFormat(&out, "server    %s, %s, warm-up %g s (%d requests)%s\n", in.server,
-                        c.rate > 0 ? absl::StrFormat("open loop at %g/s%s", c.rate,
-                                                     c.poisson ? " (poisson)" : "")
-                                   : absl::StrFormat("closed loop, %d outstanding",
-                                                     c.concurrency),
-                        c.warmup_s, r.warmup_requests(), r.interrupted() ? ", interrupted" : "");
+  absl::StrAppendFormat(
+      &out, "server    %s, %s, warm-up %g s (%d requests)%s\n", in.server,
+      c.rate > 0 ? absl::StrFormat("open loop at %g/s%s", c.rate, c.poisson ? " (poisson)" : "")
+                 : absl::StrFormat("closed loop, %d outstanding", c.concurrency),
+      c.warmup_s, r.warmup_requests(), r.interrupted() ? ", interrupted" : "");
   std::vector<std::string> maps;
   for (const Target& t : *in.targets) {
-    maps.push_back(absl::StrFormat("%s (%s%s)", t.name, t.file.empty() ? "" : "uploaded, ",
-                                   t.pairs.empty()
-                                       ? absl::StrFormat("%d points: %s", t.points.size(),
-                                                         absl::StrReplaceAll(t.points_from,
-                                                                             {{"_", " "}}))
-                                       : absl::StrFormat("%d scenario pairs", t.pairs.size())));
+    maps.push_back(
+        absl::StrFormat("%s (%s%s)", t.name, t.file.empty() ? "" : "uploaded, ",
+                        !t.pairs.empty() ? absl::StrFormat("%d scenario pairs", t.pairs.size())
+                        : t.points_from == "none"
+                            ? std::string("getmap only")
+                            : absl::StrFormat("%d points: %s", t.points.size(),
+                                              absl::StrReplaceAll(t.points_from, {{"_", " "}}))));
   }
   absl::StrAppendFormat(&out, "maps      %s\n", absl::StrJoin(maps, ", "));
   double total_weight = 0;
@@ -856,10 +896,9 @@ std::string TextReport(const ReportInput& in) {
     mix.push_back(absl::StrFormat("%s %.0f%%", e.Label(), 100 * e.weight / total_weight));
   }
   absl::StrAppendFormat(&out, "mix       %s\n", absl::StrJoin(mix, ", "));
-  absl::StrAppendFormat(&out, "requests  %d in %.2f s = %.1f/s; ok %d, errors %d\n",
-                        all.requests(), seconds,
-                        seconds > 0 ? static_cast<double>(all.requests()) / seconds : 0.0, all.ok,
-                        all.error_count());
+  absl::StrAppendFormat(&out, "requests  %d in %.2f s = %.1f/s; ok %d, errors %d\n", all.requests(),
+                        seconds, seconds > 0 ? static_cast<double>(all.requests()) / seconds : 0.0,
+                        all.ok, all.error_count());
   absl::StrAppendFormat(&out, "latency   %s\n", LatencyText(all.latency));
   if (!all.errors.empty()) {
     absl::StrAppendFormat(&out, "errors    %s\n", CodesText(all.errors, &CodeName));
@@ -880,8 +919,7 @@ std::string TextReport(const ReportInput& in) {
     for (size_t i = 0; i < in.mix->size(); ++i) {
       const EntryStats& s = r.measured()[i];
       absl::StrAppendFormat(&out, "  %-*s %9d req %9.1f/s %6d err  %s\n", width,
-                            (*in.mix)[i].Label(),
-                            s.requests(),
+                            (*in.mix)[i].Label(), s.requests(),
                             seconds > 0 ? static_cast<double>(s.requests()) / seconds : 0.0,
                             s.error_count(), LatencyText(s.latency));
     }
@@ -899,7 +937,8 @@ int main(int argc, char** argv) {
     std::puts(usage.c_str());
     return 0;
   }
-  if (positional.size() > 1) return Usage(absl::StrCat("unexpected argument \"", positional[1], "\""));
+  if (positional.size() > 1)
+    return Usage(absl::StrCat("unexpected argument \"", positional[1], "\""));
 
   RunConfig config;
   config.concurrency = absl::GetFlag(FLAGS_concurrency);
@@ -907,9 +946,9 @@ int main(int argc, char** argv) {
   config.poisson = absl::GetFlag(FLAGS_poisson);
   config.max_outstanding = absl::GetFlag(FLAGS_max_outstanding);
   config.requests = absl::GetFlag(FLAGS_requests);
-  config.duration_s = absl::GetFlag(FLAGS_duration);
-  config.warmup_s = absl::GetFlag(FLAGS_warmup);
-  config.timeout_s = absl::GetFlag(FLAGS_timeout);
+  config.duration_s = absl::GetFlag(FLAGS_duration).value;
+  config.warmup_s = absl::GetFlag(FLAGS_warmup).value;
+  config.timeout_s = absl::GetFlag(FLAGS_timeout).value;
   config.seed = absl::GetFlag(FLAGS_seed);
   const int channels = absl::GetFlag(FLAGS_channels);
   const int wanted_points = absl::GetFlag(FLAGS_points);
@@ -934,7 +973,8 @@ int main(int argc, char** argv) {
 
   const std::vector<std::string> map_files = absl::GetFlag(FLAGS_maps);
   const std::vector<std::string> map_names = absl::GetFlag(FLAGS_map);
-  if (map_files.empty() && map_names.empty()) return Usage("give --maps=FILE,... or --map=NAME,...");
+  if (map_files.empty() && map_names.empty())
+    return Usage("give --maps=FILE,... or --map=NAME,...");
   v1::BuildOptions build;
   for (const std::string& g : absl::GetFlag(FLAGS_graphs)) {
     v1::GraphKind kind;
@@ -972,8 +1012,8 @@ int main(int argc, char** argv) {
   }
   for (const MixEntry& e : *mix) {
     if (!e.map.empty() && names.count(e.map) == 0) {
-      return Usage(absl::StrCat("--mix: ", e.Label(), ": map ", e.map,
-                                " is not one of --maps / --map"));
+      return Usage(
+          absl::StrCat("--mix: ", e.Label(), ": map ", e.map, " is not one of --maps / --map"));
     }
   }
 
@@ -1017,8 +1057,7 @@ int main(int argc, char** argv) {
                    !absl::GetFlag(FLAGS_tls_cert).empty();
   if (absl::Status st = wayfinder::client::ApplySecurityOptions(
           options, absl::GetFlag(FLAGS_token_file), absl::GetFlag(FLAGS_tls),
-          absl::GetFlag(FLAGS_tls_ca), absl::GetFlag(FLAGS_tls_cert),
-          absl::GetFlag(FLAGS_tls_key));
+          absl::GetFlag(FLAGS_tls_ca), absl::GetFlag(FLAGS_tls_cert), absl::GetFlag(FLAGS_tls_key));
       !st.ok()) {
     return Usage(std::string(st.message()));
   }
@@ -1064,8 +1103,7 @@ int main(int argc, char** argv) {
       t.points_from = "none";
       continue;
     }
-    if (absl::Status st =
-            ValidateRandomPoints(client, graphs, wanted_points, config.seed, t);
+    if (absl::Status st = ValidateRandomPoints(client, graphs, wanted_points, config.seed, t);
         !st.ok()) {
       return SetupFailed(st.ToString());
     }

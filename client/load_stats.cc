@@ -187,8 +187,8 @@ absl::StatusOr<MixEntry> ParseEntry(absl::string_view text) {
   } else if (kind == "getmap") {
     entry.kind = MixEntry::Kind::kGetMap;
   } else {
-    return MixError(text, absl::StrCat("unknown kind \"", parts[0],
-                                       "\" (findpath, batch, sample, getmap)"));
+    return MixError(
+        text, absl::StrCat("unknown kind \"", parts[0], "\" (findpath, batch, sample, getmap)"));
   }
   const bool path_kind =
       entry.kind == MixEntry::Kind::kFindPath || entry.kind == MixEntry::Kind::kBatch;
@@ -293,8 +293,8 @@ absl::StatusOr<std::vector<ScenarioPair>> ParseScenario(absl::string_view text) 
     uint32_t v[6];
     for (int i = 0; i < 6; ++i) {
       if (!absl::SimpleAtoi(fields[2 + i], &v[i])) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "line ", line_number, ": \"", fields[2 + i], "\" is not a cell coordinate"));
+        return absl::InvalidArgumentError(absl::StrCat("line ", line_number, ": \"", fields[2 + i],
+                                                       "\" is not a cell coordinate"));
       }
     }
     ScenarioPair pair;

@@ -55,11 +55,19 @@ size_t GridSearchScratch::MemoryBytes() const {
 // its arrays directly.
 class GridAStar {
  public:
-  GridAStar(const GridMap& map, GridSearchScratch& scratch)
-      : map_(map), s_(scratch), width_(map.width()), height_(map.height()) {}
+  GridAStar(const GridGraph& graph, GridSearchScratch& scratch)
+      : graph_(graph),
+        map_(graph.map()),
+        s_(scratch),
+        width_(map_.width()),
+        height_(map_.height()) {}
 
   absl::StatusOr<PathResult> Run(uint32_t start, uint32_t goal, const PathRequest& request,
                                  const SearchBudget& budget);
+  // Jump point search; uniform-cost maps only.
+  absl::StatusOr<PathResult> RunJumpPoint(uint32_t start, uint32_t goal,
+                                          const PathRequest& request,
+                                          const SearchBudget& budget);
 
  private:
   using Node = GridSearchScratch::Node;
@@ -89,7 +97,13 @@ class GridAStar {
   void Decrease(uint32_t cell, double g, double f);
   uint32_t Pop();
   PathResult Reconstruct(uint32_t target, PathStatus status, Smoothing smoothing) const;
+  // The first jump point from (x, y) stepping (dx, dy), (x, y) excluded;
+  // false when the run ends at a wall or the map's edge.
+  bool Jump(int64_t x, int64_t y, int dx, int dy, uint32_t goal, int64_t* jx, int64_t* jy) const;
+  bool JumpStraight(int64_t x, int64_t y, int dx, int dy, uint32_t goal, int64_t* jx,
+                    int64_t* jy) const;
 
+  const GridGraph& graph_;
   const GridMap& map_;
   GridSearchScratch& s_;
   const uint32_t width_;
@@ -244,13 +258,188 @@ absl::StatusOr<PathResult> GridAStar::Run(uint32_t start, uint32_t goal,
   return r;
 }
 
+// Step bits of GridGraph::moves().
+constexpr uint8_t kRight = 1 << 0, kDown = 1 << 2, kLeft = 1 << 4, kUp = 1 << 6;
+
+// The moves bit of step (dx, dy).
+constexpr uint8_t MoveBit(int dx, int dy) {
+  // (1,0) (1,1) (0,1) (-1,1) (-1,0) (-1,-1) (0,-1) (1,-1)
+  return static_cast<uint8_t>(
+      1u << (dy == 0 ? (dx > 0 ? 0 : 4) : dx == 0 ? (dy > 0 ? 2 : 6)
+                                                  : dy > 0 ? (dx > 0 ? 1 : 3) : (dx > 0 ? 7 : 5)));
+}
+
+// The runs read GridGraph::moves(), which folds the map's edges, blocked
+// cells and the corner rule into one byte per cell: no bounds checks.
+bool GridAStar::JumpStraight(int64_t x, int64_t y, int dx, int dy, uint32_t goal, int64_t* jx,
+                             int64_t* jy) const {
+  uint32_t cell = static_cast<uint32_t>(y * width_ + x);
+  const int64_t step = dx + dy * static_cast<int64_t>(width_);
+  const uint8_t ahead = MoveBit(dx, dy);
+  // The side bits: a side cell open beside the run whose cell behind is
+  // blocked (a forced neighbour) can only be reached optimally by turning
+  // here.
+  const uint8_t side_a = dx != 0 ? kUp : kLeft;
+  const uint8_t side_b = dx != 0 ? kDown : kRight;
+  uint8_t m = graph_.moves(cell);
+  for (;;) {
+    if ((m & ahead) == 0) return false;
+    const uint8_t behind = m;
+    cell = static_cast<uint32_t>(cell + step);
+    m = graph_.moves(cell);
+    if (cell == goal) break;
+    if (((m & side_a) != 0 && (behind & side_a) == 0) ||
+        ((m & side_b) != 0 && (behind & side_b) == 0)) {
+      break;
+    }
+  }
+  *jx = cell % width_;
+  *jy = cell / width_;
+  return true;
+}
+
+bool GridAStar::Jump(int64_t x, int64_t y, int dx, int dy, uint32_t goal, int64_t* jx,
+                     int64_t* jy) const {
+  if (dx == 0 || dy == 0) return JumpStraight(x, y, dx, dy, goal, jx, jy);
+  const uint8_t diagonal = MoveBit(dx, dy);
+  const int64_t step = dx + dy * static_cast<int64_t>(width_);
+  uint32_t cell = static_cast<uint32_t>(y * width_ + x);
+  for (;;) {
+    // The diagonal bit already requires both orthogonal cells free.
+    if ((graph_.moves(cell) & diagonal) == 0) return false;
+    cell = static_cast<uint32_t>(cell + step);
+    x += dx;
+    y += dy;
+    if (cell == goal) break;
+    // A diagonal run stops where one of its straight runs finds something.
+    int64_t ix, iy;
+    if (JumpStraight(x, y, dx, 0, goal, &ix, &iy) || JumpStraight(x, y, 0, dy, goal, &ix, &iy)) {
+      break;
+    }
+  }
+  *jx = x;
+  *jy = y;
+  return true;
+}
+
+absl::StatusOr<PathResult> GridAStar::RunJumpPoint(uint32_t start, uint32_t goal,
+                                                   const PathRequest& request,
+                                                   const SearchBudget& budget) {
+  BeginQuery();
+  const uint32_t gx = goal % width_;
+  const uint32_t gy = goal / width_;
+  auto heuristic = [&](uint32_t cell) { return Octile(cell % width_, cell / width_, gx, gy); };
+
+  Node& s = Touch(start);
+  s.g = 0;
+  Push(start, 0, heuristic(start));
+
+  uint64_t expansions = 0;
+  uint32_t best = start;
+  double best_h = heuristic(start);
+  double best_g = 0;
+  while (!s_.open_.empty()) {
+    const uint32_t cell = Pop();
+    if (cell == goal) {
+      PathResult r = Reconstruct(goal, PathStatus::kFound, request.smoothing);
+      r.expansions = expansions;
+      return r;
+    }
+    if (absl::Status st = budget.BeforeExpansion(expansions); !st.ok()) {
+      if (!absl::IsResourceExhausted(st) || !request.allow_partial) return st;
+      PathResult r = Reconstruct(best, PathStatus::kPartial, request.smoothing);
+      r.expansions = expansions;
+      return r;
+    }
+    ++expansions;
+    const double g = s_.nodes_[cell].g;
+    const double h = heuristic(cell);
+    if (h < best_h || (h == best_h && g < best_g)) {
+      best = cell;
+      best_h = h;
+      best_g = g;
+    }
+    const int64_t x = cell % width_, y = cell / width_;
+    // The directions worth following from here (pruned by the direction
+    // the node was reached from; all eight at the start).
+    int dirs[8][2];
+    int n = 0;
+    auto add = [&](int dx, int dy) {
+      dirs[n][0] = dx;
+      dirs[n][1] = dy;
+      ++n;
+    };
+    const uint32_t parent = s_.nodes_[cell].parent;
+    if (parent == kNoParent) {
+      for (int dy = -1; dy <= 1; ++dy) {
+        for (int dx = -1; dx <= 1; ++dx) {
+          if (dx != 0 || dy != 0) add(dx, dy);
+        }
+      }
+    } else {
+      const int64_t px = parent % width_, py = parent / width_;
+      const int dx = (x > px) - (x < px), dy = (y > py) - (y < py);
+      if (dx != 0 && dy != 0) {
+        add(dx, 0);
+        add(0, dy);
+        add(dx, dy);
+      } else if (dx != 0) {
+        add(dx, 0);
+        add(dx, 1);
+        add(dx, -1);
+        add(0, 1);
+        add(0, -1);
+      } else {
+        add(0, dy);
+        add(1, dy);
+        add(-1, dy);
+        add(1, 0);
+        add(-1, 0);
+      }
+    }
+    for (int k = 0; k < n; ++k) {
+      int64_t jx, jy;
+      if (!Jump(x, y, dirs[k][0], dirs[k][1], goal, &jx, &jy)) continue;
+      const uint32_t next = static_cast<uint32_t>(jy * width_ + jx);
+      const uint32_t adx = static_cast<uint32_t>(std::abs(jx - x));
+      const uint32_t ady = static_cast<uint32_t>(std::abs(jy - y));
+      const double ng = g + (std::max(adx, ady) - std::min(adx, ady)) +
+                        kSqrt2 * std::min(adx, ady);
+      Node& nn = Touch(next);
+      if (ng >= nn.g) continue;
+      nn.g = ng;
+      nn.parent = cell;
+      const double f = ng + heuristic(next);
+      if (nn.open) {
+        Decrease(next, ng, f);
+      } else {
+        Push(next, ng, f);
+      }
+    }
+  }
+  PathResult r;
+  r.status = PathStatus::kUnreachable;
+  r.expansions = expansions;
+  return r;
+}
+
 PathResult GridAStar::Reconstruct(uint32_t target, PathStatus status,
                                   Smoothing smoothing) const {
   PathResult r;
   r.status = status;
   r.length = s_.nodes_[target].g;
   std::vector<uint32_t> cells;
-  for (uint32_t c = target; c != kNoParent; c = s_.nodes_[c].parent) cells.push_back(c);
+  for (uint32_t c = target; c != kNoParent; c = s_.nodes_[c].parent) {
+    // Jump point search links points a straight run apart: fill the run in.
+    const uint32_t p = s_.nodes_[c].parent;
+    cells.push_back(c);
+    if (p == kNoParent) break;
+    const int64_t cx = c % width_, cy = c / width_, px = p % width_, py = p / width_;
+    const int64_t sx = (px > cx) - (px < cx), sy = (py > cy) - (py < cy);
+    for (int64_t x = cx + sx, y = cy + sy; x != px || y != py; x += sx, y += sy) {
+      cells.push_back(static_cast<uint32_t>(y * width_ + x));
+    }
+  }
   std::reverse(cells.begin(), cells.end());
 
   auto centre = [this](uint32_t c) { return GridMap::Centre(c % width_, c / width_); };
@@ -271,9 +460,14 @@ PathResult GridAStar::Reconstruct(uint32_t target, PathStatus status,
 }
 
 absl::StatusOr<PathResult> FindGridPath(const GridGraph& graph, const PathRequest& request,
-                                        const SearchBudget& budget,
-                                        GridSearchScratch& scratch) {
+                                        const SearchBudget& budget, GridSearchScratch& scratch,
+                                        const GridSearchOptions& options) {
   const GridMap& map = graph.map();
+  if (options.method == GridMethod::kJumpPoint && !map.uniform_cost()) {
+    return absl::InvalidArgumentError(
+        "options.grid_method: JUMP_POINT needs a map of uniform cost (this map has cost "
+        "multipliers); use A_STAR");
+  }
   if (request.smoothing == Smoothing::kCheckpoints || request.smoothing == Smoothing::kFunnel) {
     return absl::InvalidArgumentError(absl::StrCat(
         "options.smoothing: ",
@@ -290,7 +484,10 @@ absl::StatusOr<PathResult> FindGridPath(const GridGraph& graph, const PathReques
     r.status = PathStatus::kUnreachable;
     return r;
   }
-  return GridAStar(map, scratch).Run(start, goal, request, budget);
+  if (options.method == GridMethod::kJumpPoint) {
+    return GridAStar(graph, scratch).RunJumpPoint(start, goal, request, budget);
+  }
+  return GridAStar(graph, scratch).Run(start, goal, request, budget);
 }
 
 }  // namespace wayfinder

@@ -52,7 +52,9 @@ double PrintedTolerance(absl::string_view printed) {
   // No decimal point: printed with %g-style 6 significant digits, so the
   // value is good to half a unit of the 6th digit.
   double value = 0;
-  if (!absl::SimpleAtod(printed, &value) || value <= 0) return kSlack;
+  if (!absl::SimpleAtod(printed, &value) || !(value > 0) || !std::isfinite(value)) {
+    return kSlack;
+  }
   const int magnitude = static_cast<int>(std::floor(std::log10(value)));
   return 0.5 * std::pow(10.0, magnitude - 5) + kSlack;
 }
@@ -122,6 +124,10 @@ absl::StatusOr<std::vector<ScenarioProblem>> ParseMovingAiScenario(absl::string_
       return absl::InvalidArgumentError(absl::StrCat(
           "scen: line ", i + 1, ": expected 9 fields: bucket map width height start_x "
           "start_y goal_x goal_y optimal_length"));
+    }
+    if (!std::isfinite(p.optimal_length) || p.optimal_length < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "scen: line ", i + 1, ": optimal_length must be finite and >= 0, got ", f[8]));
     }
     p.map = std::string(f[1]);
     p.tolerance = PrintedTolerance(f[8]);

@@ -20,6 +20,14 @@
 namespace wayfinder {
 namespace {
 
+// Largest agent radius, world units (the clipper works in fixed point and
+// refuses coordinates beyond ~4.6e18 / kScale).
+constexpr double kMaxAgentRadius = 1e6;
+// Most points edge subdivision or Steiner spacing may add: the constrained
+// triangulation of a million points takes seconds, and cannot be
+// interrupted.
+constexpr double kMaxAddedPoints = 1e6;
+
 namespace cl = ClipperLib;
 
 // Clipper works in integers: world coordinates are scaled by a power of two
@@ -263,10 +271,25 @@ PolygonMap PolygonsFromRects(const RectField& field) {
 
 absl::StatusOr<Navmesh> Navmesh::Build(const PolygonMap& input, const NavmeshBuildOptions& options,
                                        const PolygonLimits& limits) {
+  // Clipper reports coordinates it cannot represent by throwing; no input
+  // may take the server down with it.
+  try {
+    return BuildPolygons(input, options, limits);
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("polygons: the clipper could not process them: ", e.what()));
+  }
+}
+
+absl::StatusOr<Navmesh> Navmesh::BuildPolygons(const PolygonMap& input,
+                                               const NavmeshBuildOptions& options,
+                                               const PolygonLimits& limits) {
   if (absl::Status s = ValidatePolygonMap(input, limits); !s.ok()) return s;
-  if (!std::isfinite(options.agent_radius) || options.agent_radius < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "build.navmesh.agent_radii: must be finite and >= 0, got ", options.agent_radius));
+  if (!std::isfinite(options.agent_radius) || options.agent_radius < 0 ||
+      options.agent_radius > kMaxAgentRadius) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("build.navmesh.agent_radii: must be finite and in [0, ", kMaxAgentRadius,
+                     "], got ", options.agent_radius));
   }
   if (!std::isfinite(options.max_edge_length) || options.max_edge_length < 0) {
     return absl::InvalidArgumentError("build.navmesh.max_edge_length: must be finite and >= 0");
@@ -329,12 +352,29 @@ absl::StatusOr<Navmesh> Navmesh::Build(const PolygonMap& input, const NavmeshBui
       if (clean.size() >= 3 && std::abs(cl::Area(clean)) > 0) {
         std::vector<Point> ring;
         for (const cl::IntPoint& p : clean) ring.push_back(ToWorld(p));
-        rings.push_back(Subdivide(ring, options.max_edge_length));
+        rings.push_back(std::move(ring));
       }
       visit(child);
     }
   };
   visit(&tree);
+  if (options.max_edge_length > 0) {
+    // Bounded before any point is made: the triangulation's time grows
+    // with the points.
+    double perimeter = 0;
+    for (const auto& ring : rings) {
+      for (size_t i = 0; i < ring.size(); ++i) {
+        perimeter += Distance(ring[i], ring[(i + 1) % ring.size()]);
+      }
+    }
+    if (perimeter / options.max_edge_length > kMaxAddedPoints) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "build.navmesh.max_edge_length: ", options.max_edge_length,
+          " would add more than ", kMaxAddedPoints, " points to the boundary (",
+          perimeter, " units long)"));
+    }
+    for (auto& ring : rings) ring = Subdivide(ring, options.max_edge_length);
+  }
   mesh.stats_.clip_ms = absl::ToDoubleMilliseconds(absl::Now() - t0);
   t0 = absl::Now();
 
@@ -370,9 +410,10 @@ absl::StatusOr<Navmesh> Navmesh::Build(const PolygonMap& input, const NavmeshBui
       max_y = std::max(max_y, p.y);
     }
     const double s = options.steiner_spacing;
-    if ((max_x - min_x) / s * (max_y - min_y) / s > 4e6) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "build.navmesh.steiner_spacing: ", s, " would place more than 4e6 points"));
+    if ((max_x - min_x) / s * (max_y - min_y) / s > kMaxAddedPoints) {
+      return absl::InvalidArgumentError(absl::StrCat("build.navmesh.steiner_spacing: ", s,
+                                                     " would place more than ",
+                                                     kMaxAddedPoints, " points"));
     }
     std::vector<std::pair<uint32_t, Point>> inserts;
     for (double y = std::ceil(min_y / s) * s; y <= max_y; y += s) {
@@ -412,9 +453,9 @@ absl::StatusOr<Navmesh> Navmesh::Build(const PolygonMap& input, const NavmeshBui
 absl::StatusOr<Navmesh> Navmesh::BuildFromGrid(const GridMap& grid,
                                                const NavmeshBuildOptions& options) {
   const double r = options.agent_radius;
-  if (!std::isfinite(r) || r < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("build.navmesh.agent_radii: must be finite and >= 0, got ", r));
+  if (!std::isfinite(r) || r < 0 || r > kMaxAgentRadius) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "build.navmesh.agent_radii: must be finite and in [0, ", kMaxAgentRadius, "], got ", r));
   }
   const char* polygon_only = options.max_edge_length != 0   ? "max_edge_length"
                              : options.steiner_spacing != 0 ? "steiner_spacing"

@@ -181,6 +181,9 @@ class Navmesh {
   size_t MemoryBytes() const;
 
  private:
+  static absl::StatusOr<Navmesh> BuildPolygons(const PolygonMap& map,
+                                               const NavmeshBuildOptions& options,
+                                               const PolygonLimits& limits);
   // Fills poly_start_/poly_verts_ from `polys`, then adjacency, components,
   // boundary flags, vertex incidence and the index.
   void Finish(std::vector<std::vector<uint32_t>> polys);

@@ -63,6 +63,9 @@ absl::StatusOr<std::vector<std::array<Point, 3>>> TriangulateRings(
       for (const Point& p : ring) pts.emplace_back(p.x, p.y);
       cdt.insert_constraint(pts.begin(), pts.end(), /*close=*/true);
     }
+    // Nothing to triangulate (no rings, or all degenerate): the
+    // triangulation has no faces to mark.
+    if (cdt.dimension() < 2) return std::vector<std::array<Point, 3>>{};
     MarkNesting(cdt);
     std::vector<std::array<Point, 3>> out;
     for (auto f = cdt.finite_faces_begin(); f != cdt.finite_faces_end(); ++f) {

@@ -94,9 +94,9 @@ absl::StatusOr<std::vector<double>> AgentRadii(const v1::NavmeshOptions& options
   std::vector<double> radii;
   for (int i = 0; i < options.agent_radii_size(); ++i) {
     const double r = options.agent_radii(i);
-    if (!std::isfinite(r) || r < 0) {
+    if (!std::isfinite(r) || r < 0 || r > 1e6) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "map.build.navmesh.agent_radii[", i, "]: must be finite and >= 0, got ", r));
+          "map.build.navmesh.agent_radii[", i, "]: must be finite and in [0, 1e6], got ", r));
     }
     radii.push_back(r);
   }

@@ -121,9 +121,28 @@ absl::StatusOr<v1::FindPathResponse> RunFindPath(const MapSnapshot& map,
   const absl::Time started = absl::Now();
   absl::StatusOr<PathResult> result;
   switch (graph) {
-    case v1::GRID:
-      result = FindGridPath(*map.grid_graph, core_request, budget, tls_grid_scratch);
+    case v1::GRID: {
+      GridSearchOptions grid_options;
+      switch (options.grid_method()) {
+        case v1::GRID_METHOD_UNSPECIFIED:
+          grid_options.method = map.grid->uniform_cost() ? GridMethod::kJumpPoint
+                                                         : GridMethod::kAStar;
+          break;
+        case v1::A_STAR:
+          grid_options.method = GridMethod::kAStar;
+          break;
+        case v1::JUMP_POINT:
+          grid_options.method = GridMethod::kJumpPoint;
+          break;
+        default:
+          return absl::InvalidArgumentError(
+              absl::StrCat("options.grid_method: ", options.grid_method(),
+                           " is not a grid method (A_STAR, JUMP_POINT)"));
+      }
+      result = FindGridPath(*map.grid_graph, core_request, budget, tls_grid_scratch,
+                            grid_options);
       break;
+    }
     case v1::QUADTREE:
       result = FindQuadtreePath(*map.quadtree, core_request, budget, tls_quadtree_scratch);
       break;

@@ -147,7 +147,7 @@ grpc::ServerUnaryReactor* PathfinderService::Offload(grpc::CallbackServerContext
                   absl::DeadlineExceededError("the call's deadline had passed on arrival"));
   }
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  const bool queued = pool_->TrySubmit([this, ctx, reactor, method, deadline,
+  const bool queued = pool_->TrySubmit([ctx, reactor, method, deadline,
                                         work = std::move(work)] {
     const absl::Time started = absl::Now();
     absl::Status status;

@@ -37,6 +37,8 @@ ABSL_FLAG(int, quadtree_sample, 5, "QUADTREE: every Nth scenario (0 = skip the q
 ABSL_FLAG(bool, merge, true, "QUADTREE: merge leaves (aspect limit 2)");
 ABSL_FLAG(bool, grid, true, "run the GRID table");
 ABSL_FLAG(int, grid_sample, 1, "GRID: every Nth scenario (1 = all)");
+ABSL_FLAG(bool, jump_points, true,
+          "GRID: jump point search (as the server on uniform-cost maps); false = plain A*");
 
 
 int main(int argc, char** argv) {
@@ -75,6 +77,10 @@ int main(int argc, char** argv) {
     std::printf("| map | size | problems | mismatches | µs/query | expansions/query |\n");
     std::printf("|---|---|---:|---:|---:|---:|\n");
     wayfinder::GridSearchScratch scratch;
+    wayfinder::GridSearchOptions grid_options;
+    if (absl::GetFlag(FLAGS_jump_points)) grid_options.method = wayfinder::GridMethod::kJumpPoint;
+    std::printf("GRID method: %s\n\n",
+                absl::GetFlag(FLAGS_jump_points) ? "jump point search" : "A*");
     for (const wayfinder::reference::MovingAiMap& m : maps) {
       const wayfinder::GridGraph graph(m.grid);
       uint64_t bad = 0, expansions = 0;
@@ -87,7 +93,7 @@ int main(int argc, char** argv) {
         absl::StatusOr<wayfinder::PathResult> r;
         const auto t0 = Clock::now();
         for (int i = 0; i < repeat; ++i) {
-          r = wayfinder::FindGridPath(graph, req, wayfinder::SearchBudget(), scratch);
+          r = wayfinder::FindGridPath(graph, req, wayfinder::SearchBudget(), scratch, grid_options);
         }
         us += micros_since(t0) / repeat;
         if (!r.ok() || r->status != wayfinder::PathStatus::kFound ||

@@ -18,7 +18,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
-fail() { echo "FAIL: $*" >&2; echo "--- server log ---" >&2; tail -50 "$work/server.log" >&2 || true; exit 1; }
+fail() {
+  echo "FAIL: $*" >&2
+  echo "--- server log ---" >&2
+  tail -50 "$work/server.log" >&2 || true
+  exit 1
+}
 
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 addr="127.0.0.1:$port"
@@ -67,8 +72,10 @@ r = json.load(open(sys.argv[1]))
 assert r["config"]["mode"] == "open" and r["config"]["rate"] == 200, r["config"]
 assert r["config"]["maps"][0]["points_from"] == "validated_random", r["config"]
 assert r["errors"] == 0, r
-assert 360 <= r["requests"] <= 401, r
-assert 170 <= r["qps"] <= 230, r
+# 400 send times fall in the measured 2 s; the rate is counted up to the
+# last answer, so a slow answer only lowers it a little.
+assert 395 <= r["requests"] <= 400, r
+assert 160 <= r["qps"] <= 240, r
 l = r["latency_us"]
 assert l["p50"] <= l["p90"] <= l["p99"] <= l["max"], l
 print("open loop: %d requests, %.1f/s, send lag max %.0f us"
@@ -110,10 +117,10 @@ set -e
 
 # Every request kind, on a grid map and a polygon map (random points,
 # checked before the run), by request count.
+mix='findpath@rooms=2,findpath:quadtree:checkpoints@rooms,batch:8@rooms,sample:50:g4@rooms'
+mix="$mix,findpath:navmesh@warehouse,getmap"
 load --maps="$maps/rooms.map,$maps/warehouse.json" --requests=600 --warmup=0.2 \
-  --concurrency=8 --json --cleanup \
-  --mix='findpath@rooms=2,findpath:quadtree:checkpoints@rooms,batch:8@rooms,sample:50:g4@rooms,findpath:navmesh@warehouse,getmap' \
-  >"$work/mix.json" || fail "mix exited $?"
+  --concurrency=8 --json --cleanup --mix="$mix" >"$work/mix.json" || fail "mix exited $?"
 python3 - "$work/mix.json" <<'EOF' || fail "mix: $(cat "$work/mix.json")"
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -137,5 +144,17 @@ set +e
 load --map=warehouse --requests=1 >/dev/null 2>"$work/err"; rc=$?
 set -e
 [ "$rc" -eq 1 ] && grep -q "NOT_FOUND" "$work/err" || fail "warehouse after --cleanup: $rc $(cat "$work/err")"
+
+# The server took all that and still shuts down cleanly.
+kill -TERM "$server_pid"
+for _ in $(seq 1 100); do
+  kill -0 "$server_pid" 2>/dev/null || break
+  sleep 0.1
+done
+kill -0 "$server_pid" 2>/dev/null && fail "server still running 10 s after SIGTERM"
+rc=0
+wait "$server_pid" || rc=$?
+server_pid=""
+[ "$rc" -eq 0 ] || fail "server exited with $rc after SIGTERM"
 
 echo "PASS"

@@ -263,6 +263,8 @@ TEST(PathsTest, ExpansionBudgetGivesPartialOrError) {
   std::vector<std::string> open(30, std::string(30, '.'));
   MustPut(h, GridMapFromRows("open", open));
   v1::FindPathRequest req = PathRequest("open", 0.5, 0.5, 29.5, 29.5);
+  // A*: jump point search would cross the open map in one expansion.
+  req.mutable_options()->set_grid_method(v1::A_STAR);
   req.mutable_options()->set_max_expansions(5);
   v1::FindPathResponse resp;
   grpc::Status s = Find(h, req, &resp);
@@ -277,6 +279,49 @@ TEST(PathsTest, ExpansionBudgetGivesPartialOrError) {
   EXPECT_DOUBLE_EQ(resp.waypoints(0).x(), 0.5);
   // The partial path heads for the goal.
   EXPECT_GT(resp.waypoints(resp.waypoints_size() - 1).x(), 1.0);
+}
+
+TEST(PathsTest, GridMethodsAgreeAndJumpPointsNeedUniformCosts) {
+  ServerHarness h;
+  std::vector<std::string> rows = {
+      "..........",
+      ".######.#.",
+      "......#.#.",
+      ".####.#...",
+      "......#.#.",
+  };
+  MustPut(h, GridMapFromRows("maze", rows));
+  v1::FindPathResponse by_default, astar, jps;
+  v1::FindPathRequest req = PathRequest("maze", 0.5, 4.5, 9.5, 4.5);
+  ASSERT_TRUE(Find(h, req, &by_default).ok());
+  req.mutable_options()->set_grid_method(v1::A_STAR);
+  ASSERT_TRUE(Find(h, req, &astar).ok());
+  req.mutable_options()->set_grid_method(v1::JUMP_POINT);
+  ASSERT_TRUE(Find(h, req, &jps).ok());
+  EXPECT_DOUBLE_EQ(astar.length(), jps.length());
+  EXPECT_DOUBLE_EQ(by_default.length(), jps.length());
+  EXPECT_EQ(by_default.stats().expansions(), jps.stats().expansions());  // the default
+  EXPECT_LT(jps.stats().expansions(), astar.stats().expansions());
+  // The waypoints are cell centres along the same kind of route.
+  EXPECT_DOUBLE_EQ(jps.waypoints(0).x(), 0.5);
+  EXPECT_DOUBLE_EQ(jps.waypoints(jps.waypoints_size() - 1).x(), 9.5);
+
+  // On a map with cost multipliers the default is A*, and JUMP_POINT is
+  // refused by name.
+  rows[0] = "..2.......";
+  MustPut(h, GridMapFromRows("costly", rows));
+  v1::FindPathRequest costly = PathRequest("costly", 0.5, 4.5, 9.5, 4.5);
+  ASSERT_TRUE(Find(h, costly, &by_default).ok());
+  costly.mutable_options()->set_grid_method(v1::JUMP_POINT);
+  grpc::Status s = Find(h, costly, &jps);
+  EXPECT_EQ(s.error_code(), StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("options.grid_method: JUMP_POINT needs a map of uniform cost"),
+            std::string::npos)
+      << s.error_message();
+  costly.mutable_options()->set_grid_method(static_cast<v1::GridMethod>(9));
+  s = Find(h, costly, &jps);
+  EXPECT_EQ(s.error_code(), StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("options.grid_method: 9"), std::string::npos);
 }
 
 TEST(PathsTest, QuadtreeOnRectsAndGrids) {

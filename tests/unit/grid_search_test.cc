@@ -368,6 +368,85 @@ TEST(GridSearchTest, MatchesDijkstraOnRandomWeightedMaps) {
   EXPECT_GT(unreachable, 0);
 }
 
+// Jump point search against Dijkstra on seeded random uniform-cost maps:
+// the same lengths, NONE waypoints walk legal single steps (no corner
+// cut), CENTERS keeps exactly the turns, far fewer expansions on open
+// ground, and budgets behave as for A*.
+TEST(GridSearchTest, JumpPointSearchMatchesDijkstra) {
+  std::mt19937 rng(20261123);
+  GridSearchScratch scratch;
+  GridSearchOptions jps;
+  jps.method = GridMethod::kJumpPoint;
+  int compared = 0;
+  for (int map_index = 0; map_index < 24; ++map_index) {
+    const uint32_t w = 6 + rng() % 50;
+    const uint32_t h = 6 + rng() % 50;
+    const int blocked_pct = std::vector<int>{0, 5, 20, 35}[map_index % 4];
+    std::vector<uint8_t> cells(w * h);
+    for (uint8_t& c : cells) c = static_cast<int>(rng() % 100) < blocked_pct ? GridMap::kBlocked : 0;
+    auto map = GridMap::Create(w, h, cells);
+    ASSERT_TRUE(map.ok());
+    GridGraph g(std::make_shared<const GridMap>(*std::move(map)));
+    const GridMap& m = g.map();
+    for (int q = 0; q < 25; ++q) {
+      const uint32_t s = rng() % m.size(), t = rng() % m.size();
+      if (!m.IsFree(s) || !m.IsFree(t)) continue;
+      PathRequest req = Req(s % w + 0.5, s / w + 0.5, t % w + 0.5, t / w + 0.5, Smoothing::kNone);
+      auto r = FindGridPath(g, req, SearchBudget(), scratch, jps);
+      ASSERT_TRUE(r.ok()) << r.status();
+      const double expected = Dijkstra(m, s, t);
+      if (std::isinf(expected)) {
+        EXPECT_EQ(r->status, PathStatus::kUnreachable);
+        continue;
+      }
+      ASSERT_EQ(r->status, PathStatus::kFound);
+      EXPECT_NEAR(r->length, expected, 1e-9 * std::max(1.0, expected))
+          << "map " << map_index << " query " << q;
+      EXPECT_NEAR(ValidatedCost(m, r->waypoints), r->length, 1e-9 * std::max(1.0, expected));
+      // CENTERS: the same route's turns.
+      req.smoothing = Smoothing::kCenters;
+      auto turns = FindGridPath(g, req, SearchBudget(), scratch, jps);
+      ASSERT_TRUE(turns.ok());
+      EXPECT_EQ(turns->waypoints.front(), r->waypoints.front());
+      EXPECT_EQ(turns->waypoints.back(), r->waypoints.back());
+      EXPECT_LE(turns->waypoints.size(), r->waypoints.size());
+      ++compared;
+    }
+  }
+  EXPECT_GT(compared, 300);
+
+  // Open ground: a handful of jump points where A* expands hundreds.
+  GridGraph open = Graph(std::vector<std::string>(40, std::string(60, '.')));
+  auto a = FindGridPath(open, Req(0.5, 0.5, 59.5, 39.5), SearchBudget(), scratch);
+  auto b = FindGridPath(open, Req(0.5, 0.5, 59.5, 39.5), SearchBudget(), scratch, jps);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_NEAR(a->length, b->length, 1e-9);  // summed per step vs per run
+  EXPECT_LE(b->expansions, 3u);
+  EXPECT_GT(a->expansions, 30u);
+  // A wall forces jump points; a budget of 1 gives PARTIAL or the error.
+  GridGraph walled = Graph({
+      "..........",
+      "....#.....",
+      "....#.....",
+      "....#.....",
+      "..........",
+  });
+  PathRequest req = Req(0.5, 2.5, 9.5, 2.5);
+  EXPECT_EQ(FindGridPath(walled, req, SearchBudget(1, absl::InfiniteFuture()), scratch, jps)
+                .status()
+                .code(),
+            absl::StatusCode::kResourceExhausted);
+  req.allow_partial = true;
+  auto partial = FindGridPath(walled, req, SearchBudget(1, absl::InfiniteFuture()), scratch, jps);
+  ASSERT_TRUE(partial.ok());
+  EXPECT_EQ(partial->status, PathStatus::kPartial);
+  // Cost multipliers: refused by name.
+  GridGraph costly = Graph({"..2..", "....."});
+  auto refused = FindGridPath(costly, Req(0.5, 0.5, 4.5, 0.5), SearchBudget(), scratch, jps);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("options.grid_method"), std::string::npos);
+}
+
 TEST(GridGraphTest, ComponentsAndEdges) {
   GridGraph g = Graph({
       "..#..",

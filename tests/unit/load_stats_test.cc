@@ -174,8 +174,8 @@ TEST(ParseMixTest, Defaults) {
 }
 
 TEST(ParseMixTest, TheDocumentedExample) {
-  auto mix = ParseMix(
-      "findpath:grid:centers=8,findpath:navmesh=1,sample:1000=1,batch:16=1,getmap=1");
+  auto mix =
+      ParseMix("findpath:grid:centers=8,findpath:navmesh=1,sample:1000=1,batch:16=1,getmap=1");
   ASSERT_TRUE(mix.ok()) << mix.status();
   ASSERT_EQ(mix->size(), 5u);
   EXPECT_EQ((*mix)[0].kind, MixEntry::Kind::kFindPath);
@@ -194,12 +194,14 @@ TEST(ParseMixTest, TheDocumentedExample) {
 }
 
 TEST(ParseMixTest, OptionsInAnyOrderMapsAndCase) {
-  auto mix = ParseMix(" FUNNEL:findpath ,findpath:any_angle:NavMesh@rooms=0.5, "
-                      "batch:quadtree:4:checkpoints@big.map-1,sample:g8:hex@hive=2.5,"
-                      "getmap@tiny=0,sample");
+  auto mix = ParseMix(
+      " FUNNEL:findpath ,findpath:any_angle:NavMesh@rooms=0.5, "
+      "batch:quadtree:4:checkpoints@big.map-1,sample:g8:hex@hive=2.5,"
+      "getmap@tiny=0,sample");
   ASSERT_FALSE(mix.ok());  // the kind comes first
-  mix = ParseMix("findpath:any_angle:NavMesh@rooms=0.5, batch:quadtree:4:checkpoints@big.map-1,"
-                 "sample:g8:hex@hive=2.5,getmap@tiny=0,sample,batch");
+  mix = ParseMix(
+      "findpath:any_angle:NavMesh@rooms=0.5, batch:quadtree:4:checkpoints@big.map-1,"
+      "sample:g8:hex@hive=2.5,getmap@tiny=0,sample,batch");
   ASSERT_TRUE(mix.ok()) << mix.status();
   ASSERT_EQ(mix->size(), 6u);
   EXPECT_EQ((*mix)[0].graph, v1::NAVMESH);
@@ -224,25 +226,25 @@ TEST(ParseMixTest, OptionsInAnyOrderMapsAndCase) {
 
 TEST(ParseMixTest, Errors) {
   for (const char* bad : {
-           "",                     // no entries
-           ",,",                   // no entries
-           "walk",                 // unknown kind
-           "findpath:grid:grid",   // two graphs
+           "",                       // no entries
+           ",,",                     // no entries
+           "walk",                   // unknown kind
+           "findpath:grid:grid",     // two graphs
            "findpath:centers:none",  // two smoothings
-           "findpath:16",          // a count on findpath
-           "batch:0",              // count < 1
-           "batch:-3",             // not a count
-           "batch:4:8",            // two counts
-           "findpath:sideways",    // unknown option
-           "findpath=x",           // weight not a number
-           "findpath=-1",          // negative weight
-           "findpath=0",           // every weight 0
-           "getmap:grid",          // getmap takes no options
-           "sample:navmesh",       // flow fields: grid or hex
-           "sample:centers",       // no smoothing on samples
-           "findpath:g8",          // gK is for samples
-           "sample:g0",            // K >= 1
-           "findpath@",            // empty map
+           "findpath:16",            // a count on findpath
+           "batch:0",                // count < 1
+           "batch:-3",               // not a count
+           "batch:4:8",              // two counts
+           "findpath:sideways",      // unknown option
+           "findpath=x",             // weight not a number
+           "findpath=-1",            // negative weight
+           "findpath=0",             // every weight 0
+           "getmap:grid",            // getmap takes no options
+           "sample:navmesh",         // flow fields: grid or hex
+           "sample:centers",         // no smoothing on samples
+           "findpath:g8",            // gK is for samples
+           "sample:g0",              // K >= 1
+           "findpath@",              // empty map
            "findpath:graph_kind_unspecified",
        }) {
     EXPECT_FALSE(ParseMix(bad).ok()) << "\"" << bad << "\"";
@@ -277,7 +279,7 @@ TEST(ParseScenarioTest, ReadsPairsAsCellCentres) {
 TEST(ParseScenarioTest, Errors) {
   EXPECT_FALSE(ParseScenario("").ok());
   EXPECT_FALSE(ParseScenario("version 2\n").ok());
-  EXPECT_FALSE(ParseScenario("0 a.map 4 4 0 0 1 1 1\n").ok());  // no header
+  EXPECT_FALSE(ParseScenario("0 a.map 4 4 0 0 1 1 1\n").ok());           // no header
   EXPECT_FALSE(ParseScenario("version 1\n0 a.map 4 4 0 0 1 1\n").ok());  // 8 fields
   EXPECT_FALSE(ParseScenario("version 1\n0 a.map 4 4 0 -1 1 1 1\n").ok());
 }

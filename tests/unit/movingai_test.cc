@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 
 namespace wayfinder {
 namespace {
@@ -100,6 +101,17 @@ TEST(MovingAiScenarioTest, RejectsMalformedLines) {
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(bad.status().message().find("line 2"), absl::string_view::npos);
   EXPECT_FALSE(ParseMovingAiScenario("version 1\n0\ta\t1\t1\tx\t0\t0\t1\t1\n").ok());
+}
+
+// Found by tests/fuzz: an infinite or NaN optimal length (converting it to
+// an int for the tolerance was undefined behaviour).
+TEST(MovingAiScenTest, NonFiniteOptimalLengthsAreRefused) {
+  for (const char* value : {"inf", "nan", "-1"}) {
+    auto r = ParseMovingAiScenario(absl::StrCat("version 1\n0 a.map 8 8 1 1 2 2 ", value, "\n"));
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << value;
+    EXPECT_NE(r.status().message().find("line 2: optimal_length"), std::string::npos)
+        << r.status();
+  }
 }
 
 }  // namespace

@@ -155,6 +155,47 @@ TEST(NavmeshSearchTest, StartOrGoalOnATriangleEdge) {
   }
 }
 
+// Inputs the fuzzers found taking the server down (tests/fuzz): an agent
+// radius that closes every walkable area (the triangulation had no faces),
+// a radius beyond the clipper's range (it threw), and edge subdivision fine
+// enough to add millions of points.
+TEST(NavmeshBuildTest, InputsThatOnceCrashedOrHung) {
+  PolygonMap room;
+  room.walkable = {Box(0, 0, 10, 10)};
+  NavmeshBuildOptions closed;
+  closed.agent_radius = 6;
+  auto mesh = Navmesh::Build(room, closed);
+  ASSERT_TRUE(mesh.ok()) << mesh.status();
+  EXPECT_EQ(mesh->num_polygons(), 0u);
+  EXPECT_EQ(mesh->area(), 0);
+  NavmeshSearchScratch scratch;
+  auto r = FindNavmeshPath(*mesh, Req({1, 1}, {9, 9}), {}, SearchBudget(), scratch);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition) << r.status();
+
+  PolygonMap covered;
+  covered.walkable = {Box(0, 0, 10, 10)};
+  covered.obstacles = {Box(-1, -1, 11, 11)};
+  auto none = Navmesh::Build(covered, {});
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_EQ(none->num_polygons(), 0u);
+
+  NavmeshBuildOptions huge;
+  huge.agent_radius = 1e16;
+  EXPECT_EQ(Navmesh::Build(room, huge).status().code(), absl::StatusCode::kInvalidArgument);
+  auto grid = GridMap::Create(4, 4, std::vector<uint8_t>(16, 0));
+  ASSERT_TRUE(grid.ok());
+  EXPECT_EQ(Navmesh::BuildFromGrid(*grid, huge).status().code(),
+            absl::StatusCode::kInvalidArgument);
+
+  NavmeshBuildOptions fine;
+  fine.max_edge_length = 1e-5;  // 40 units of boundary: 4 million points
+  auto refused = Navmesh::Build(room, fine);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("max_edge_length"), std::string::npos);
+  fine.max_edge_length = 1e-300;
+  EXPECT_EQ(Navmesh::Build(room, fine).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST(NavmeshSearchTest, AgentRadiusKeepsClearance) {
   PolygonMap map;
   map.walkable = {Box(0, 0, 20, 20)};

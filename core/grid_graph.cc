@@ -4,7 +4,7 @@
 
 namespace wayfinder {
 
-GridGraph::GridGraph(std::shared_ptr<const GridMap> map)
+GridGraph::GridGraph(std::shared_ptr<const GridMap> map, bool run_table)
     : map_(std::move(map)), components_(map_->size(), kNoComponent) {
   const GridMap& m = *map_;
   const uint32_t w = m.width();
@@ -55,10 +55,36 @@ GridGraph::GridGraph(std::shared_ptr<const GridMap> map)
       num_edges_ += static_cast<uint64_t>(__builtin_popcount(bits));
     }
   }
+  // Straight runs for jump point search (see run()). A run from c in
+  // direction s steps to c + step; it ends at a jump point where the cell
+  // reached has a side neighbour open whose cell behind is blocked.
+  if (run_table && m.uniform_cost() && m.size() <= kMaxRunTableCells && w < 32768 &&
+      h < 32768) {
+    runs_.assign(4 * m.size(), 0);
+    constexpr uint8_t kBit[4] = {1 << 0, 1 << 2, 1 << 4, 1 << 6};  // right down left up
+    constexpr uint8_t kSideA[4] = {1 << 6, 1 << 0, 1 << 6, 1 << 0};  // up / right
+    constexpr uint8_t kSideB[4] = {1 << 2, 1 << 4, 1 << 2, 1 << 4};  // down / left
+    const int64_t step[4] = {1, int64_t{w}, -1, -int64_t{w}};
+    for (int s = 0; s < 4; ++s) {
+      // Visit cells so that c + step is done before c.
+      const bool forward = s == 0 || s == 1;
+      for (uint64_t k = 0; k < m.size(); ++k) {
+        const uint32_t c = static_cast<uint32_t>(forward ? m.size() - 1 - k : k);
+        if (!m.IsFree(c) || (moves_[c] & kBit[s]) == 0) continue;  // stays 0
+        const uint32_t next = static_cast<uint32_t>(c + step[s]);
+        const bool jump_point = ((moves_[next] & kSideA[s]) != 0 && (moves_[c] & kSideA[s]) == 0) ||
+                                ((moves_[next] & kSideB[s]) != 0 && (moves_[c] & kSideB[s]) == 0);
+        const int32_t after = runs_[4 * size_t{next} + s];
+        const int32_t r = jump_point ? 1 : after > 0 ? after + 1 : after - 1;
+        runs_[4 * size_t{c} + s] = static_cast<int16_t>(r);
+      }
+    }
+  }
 }
 
 size_t GridGraph::MemoryBytes() const {
-  return sizeof(*this) + components_.capacity() * sizeof(uint32_t) + moves_.capacity();
+  return sizeof(*this) + components_.capacity() * sizeof(uint32_t) + moves_.capacity() +
+         runs_.capacity() * sizeof(int16_t);
 }
 
 }  // namespace wayfinder

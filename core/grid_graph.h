@@ -25,7 +25,9 @@ class GridGraph {
  public:
   static constexpr uint32_t kNoComponent = 0xFFFFFFFFu;
 
-  explicit GridGraph(std::shared_ptr<const GridMap> map);
+  // `run_table` false skips the jump point runs (tests of the scanning
+  // fallback used for maps too large for the table).
+  explicit GridGraph(std::shared_ptr<const GridMap> map, bool run_table = true);
 
   const GridMap& map() const { return *map_; }
   const std::shared_ptr<const GridMap>& shared_map() const { return map_; }
@@ -41,6 +43,17 @@ class GridGraph {
   // blocked cells. Precomputed so that whole-map searches (flow fields)
   // skip the bounds and corner tests.
   uint8_t moves(uint32_t index) const { return moves_[index]; }
+
+  // Jump point search's straight runs, precomputed (JPS+, Rabin 2015): for
+  // a free cell and straight direction s (0 right, 1 down, 2 left, 3 up),
+  // run(cell, s) > 0 is the number of steps to the first jump point that
+  // way (a cell with a forced neighbour); <= 0 is minus the number of steps
+  // that way before a wall, with no jump point on them. Built for maps of
+  // uniform cost up to kMaxRunTableCells cells (8 bytes a cell).
+  static constexpr uint64_t kMaxRunTableCells = uint64_t{1} << 22;
+  bool has_runs() const { return !runs_.empty(); }
+  int32_t run(uint32_t index, int s) const { return runs_[4 * size_t{index} + s]; }
+
   // Memory held by the graph itself (the map is shared and not counted).
   size_t MemoryBytes() const;
 
@@ -48,6 +61,7 @@ class GridGraph {
   std::shared_ptr<const GridMap> map_;
   std::vector<uint32_t> components_;
   std::vector<uint8_t> moves_;
+  std::vector<int16_t> runs_;
   uint64_t num_components_ = 0;
   uint64_t num_edges_ = 0;
 };

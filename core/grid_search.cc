@@ -273,6 +273,24 @@ constexpr uint8_t MoveBit(int dx, int dy) {
 // cells and the corner rule into one byte per cell: no bounds checks.
 bool GridAStar::JumpStraight(int64_t x, int64_t y, int dx, int dy, uint32_t goal, int64_t* jx,
                              int64_t* jy) const {
+  if (graph_.has_runs()) {
+    // O(1) with the precomputed runs: the goal if it lies on the run, else
+    // the run's jump point, if it has one.
+    const int s = dx > 0 ? 0 : dy > 0 ? 1 : dx < 0 ? 2 : 3;
+    const int32_t r = graph_.run(static_cast<uint32_t>(y * width_ + x), s);
+    const int64_t reach = r > 0 ? r : -int64_t{r};
+    const int64_t gx = goal % width_, gy = goal / width_;
+    const int64_t k = dx != 0 ? (gy == y ? (gx - x) * dx : -1) : (gx == x ? (gy - y) * dy : -1);
+    if (k >= 1 && k <= reach) {
+      *jx = gx;
+      *jy = gy;
+      return true;
+    }
+    if (r <= 0) return false;
+    *jx = x + dx * r;
+    *jy = y + dy * r;
+    return true;
+  }
   uint32_t cell = static_cast<uint32_t>(y * width_ + x);
   const int64_t step = dx + dy * static_cast<int64_t>(width_);
   const uint8_t ahead = MoveBit(dx, dy);

@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_cat.h"
 #include "client/client.h"
 #include "service_test_util.h"
 #include "zlib.h"
@@ -265,21 +266,33 @@ TEST(BatchTest, TheBatchLimitIsAFlag) {
 }
 
 TEST(LimitsTest, TotalMapMemoryIsBounded) {
-  server::ServerConfig config;
-  config.max_total_map_bytes = 15 << 20;
-  ServerHarness h(config);
-  auto client = ClientFor(h, size_t{64} << 20, 1 << 20);
-  // About 6 MiB each with its graph (1000 x 1000 cells, GRID only).
   auto big = [](const std::string& name) {
     v1::Map m = GridMapFromRows(name, std::vector<std::string>(1000, std::string(1000, '.')));
     m.mutable_build()->add_graphs(v1::GRID);
     return m;
   };
+  // What one such map takes (grid, graph, jump tables), measured.
+  uint64_t one = 0;
+  {
+    ServerHarness probe;
+    auto info = ClientFor(probe, size_t{64} << 20, 1 << 20)->PutMap(big("x"));
+    ASSERT_TRUE(info.ok()) << info.status();
+    one = info->memory_bytes();
+  }
+  ASSERT_GT(one, 1000u * 1000u);
+  // Room for two and a half.
+  server::ServerConfig config;
+  config.max_total_map_bytes = ((one * 5 / 2) >> 20) << 20;
+  ASSERT_GT(config.max_total_map_bytes, 2 * one);
+  ServerHarness h(config);
+  auto client = ClientFor(h, size_t{64} << 20, 1 << 20);
   ASSERT_TRUE(client->PutMap(big("a")).ok());
   ASSERT_TRUE(client->PutMap(big("b")).ok());
   auto third = client->PutMap(big("c"));
   EXPECT_EQ(third.status().code(), absl::StatusCode::kResourceExhausted) << third.status();
-  EXPECT_NE(third.status().message().find("--max_total_map_mb of 15 MiB"), std::string::npos)
+  EXPECT_NE(third.status().message().find(absl::StrCat(
+                "--max_total_map_mb of ", config.max_total_map_bytes >> 20, " MiB")),
+            std::string::npos)
       << third.status();
   EXPECT_FALSE(Exists(h, "c"));
   // Replacing a map counts its old version as freed.

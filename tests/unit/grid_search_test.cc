@@ -386,13 +386,24 @@ TEST(GridSearchTest, JumpPointSearchMatchesDijkstra) {
     for (uint8_t& c : cells) c = static_cast<int>(rng() % 100) < blocked_pct ? GridMap::kBlocked : 0;
     auto map = GridMap::Create(w, h, cells);
     ASSERT_TRUE(map.ok());
-    GridGraph g(std::make_shared<const GridMap>(*std::move(map)));
+    auto shared = std::make_shared<const GridMap>(*std::move(map));
+    GridGraph g(shared);
+    // The same map without the precomputed runs: the scanning fallback of
+    // maps too large for the table.
+    GridGraph scanning(shared, /*run_table=*/false);
+    ASSERT_TRUE(g.has_runs());
+    ASSERT_FALSE(scanning.has_runs());
     const GridMap& m = g.map();
     for (int q = 0; q < 25; ++q) {
       const uint32_t s = rng() % m.size(), t = rng() % m.size();
       if (!m.IsFree(s) || !m.IsFree(t)) continue;
       PathRequest req = Req(s % w + 0.5, s / w + 0.5, t % w + 0.5, t / w + 0.5, Smoothing::kNone);
       auto r = FindGridPath(g, req, SearchBudget(), scratch, jps);
+      auto scanned = FindGridPath(scanning, req, SearchBudget(), scratch, jps);
+      ASSERT_TRUE(scanned.ok());
+      ASSERT_TRUE(r.ok());
+      EXPECT_EQ(scanned->waypoints, r->waypoints);
+      EXPECT_EQ(scanned->expansions, r->expansions);
       ASSERT_TRUE(r.ok()) << r.status();
       const double expected = Dijkstra(m, s, t);
       if (std::isinf(expected)) {

@@ -61,7 +61,8 @@ bench-quick: build
 # image, its HEALTHCHECK, a map upload and a FindPath from this host's CLI,
 # a short wayfinder-load, SIGTERM, restart from the volume). Uses docker when
 # an engine runs, else buildah (installed on demand with debootstrap; see
-# ../shared/CONTAINERS.md). Cold: about 13 minutes; cached layers: less.
+# ../shared/CONTAINERS.md). 10-13 minutes on a fresh machine, 3-6 after a
+# source change.
 IMAGE         ?= wayfinder:latest
 .PHONY: image
 image: build

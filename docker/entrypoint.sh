@@ -9,9 +9,9 @@
 #   WAYFINDER_AUTH_TOKENS=/run/secrets/wayfinder-tokens  --auth_tokens
 #   WAYFINDER_TLS_CERT, _TLS_KEY, _TLS_CLIENT_CA          --tls_cert, ...
 #   WAYFINDER_LOG_LEVEL=debug            --log_level
-# and likewise every other server flag: WAYFINDER_ + the flag's name in
-# capitals (WAYFINDER_MAX_QUEUE, WAYFINDER_SHUTDOWN_GRACE=10s, ...). An unset
-# or empty variable passes no flag (the server's default applies).
+# and likewise every other flag of wayfinder-server: WAYFINDER_ + the flag's
+# name in capitals (WAYFINDER_MAX_QUEUE, WAYFINDER_SHUTDOWN_GRACE=10s, ...).
+# An unset or empty variable passes no flag (the server's default applies).
 #
 # Arguments starting with '-' are appended to the server's flags (the last
 # occurrence of a flag wins, so they override the environment). Any other
@@ -23,11 +23,17 @@ if [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; then
   exec "$@"
 fi
 
-for name in listen metrics_listen data_dir workers max_queue max_message_bytes \
-            max_map_cells default_max_expansions max_max_expansions flow_cache_mb \
-            max_batch_queries max_total_map_mb max_upload_mb max_polygons \
-            max_polygon_vertices auth_tokens tls_cert tls_key tls_client_ca \
-            log_level shutdown_grace; do
+# The server's own flags, as its --helpfull lists them (so a new flag needs
+# no change here); the list below if that output ever changes shape.
+names=$(/usr/local/bin/wayfinder-server --helpfull 2>&1 |
+  sed -n '/Flags from .*server\/main\.cc:$/,/Flags from/s/^    --\([a-z0-9_]*\) .*/\1/p') || true
+if [ -z "$names" ]; then
+  names="listen metrics_listen data_dir workers max_queue max_message_bytes max_map_cells
+         default_max_expansions max_max_expansions flow_cache_mb max_batch_queries
+         max_total_map_mb max_upload_mb max_polygons max_polygon_vertices auth_tokens
+         tls_cert tls_key tls_client_ca log_level shutdown_grace"
+fi
+for name in $names; do
   var="WAYFINDER_$(echo "$name" | tr '[:lower:]' '[:upper:]')"
   eval "value=\${$var:-}"
   if [ -n "$value" ]; then

@@ -28,7 +28,11 @@ cli="$build/client/wayfinder"
 t0=$SECONDS
 
 say() { echo "image: $*"; }
-die() { echo "image: FAIL: $*" >&2; exit 1; }
+die() {
+  [ -z "${log:-}" ] || [ ! -s "$log" ] || { echo "image: server log:" >&2; tail -20 "$log" >&2; }
+  echo "image: FAIL: $*" >&2
+  exit 1
+}
 
 [ -x "$cli" ] || die "$cli missing (make build first)"
 
@@ -147,6 +151,7 @@ port=$(free_port)
 mport=$(free_port)
 addr=127.0.0.1:$port
 data=$(mktemp -d /tmp/wayfinder-image-data.XXXXXX)
+log=$(mktemp /tmp/wayfinder-image-log.XXXXXX)
 $SUDO chown 10001:10001 "$data"   # the image's wayfinder user
 env_args=(-e "WAYFINDER_LISTEN=$addr" -e "WAYFINDER_METRICS_LISTEN=127.0.0.1:$mport"
           -e "WAYFINDER_WORKERS=2" -e "WAYFINDER_LOG_LEVEL=info")
@@ -165,6 +170,7 @@ cleanup() {
     [ -z "$ctr" ] || "${B[@]}" rm "$ctr" >/dev/null 2>&1 || true
   fi
   $SUDO rm -rf "$data"
+  rm -f "$log"
 }
 trap cleanup EXIT
 
@@ -192,7 +198,7 @@ start_server() {
     ctr=$(docker run -d --network host "${env_args[@]}" -v "$data:/var/lib/wayfinder" "$tag")
   else
     "${B[@]}" run --isolation chroot --network host "${env_args[@]}" \
-      -v "$data:/var/lib/wayfinder" "$ctr" -- /usr/local/bin/wayfinder-entrypoint &
+      -v "$data:/var/lib/wayfinder" "$ctr" -- /usr/local/bin/wayfinder-entrypoint >"$log" 2>&1 &
     run_pid=$!
   fi
   # Wait for SERVING, asking the image's HEALTHCHECK command, as Docker would.
@@ -205,6 +211,10 @@ start_server() {
     sleep 0.5
   done
   say "health check: $(in_image /usr/local/bin/wayfinder-healthcheck) after $((SECONDS - ts)) s"
+  # The WAYFINDER_* variables reached the server as flags.
+  [ "$engine" = buildah ] || docker logs "$ctr" >"$log" 2>&1
+  grep -q "listening on $addr (port $port), 2 workers" "$log" ||
+    { cat "$log" >&2; die "the server did not get its flags from WAYFINDER_*"; }
   if [ "$engine" = buildah ]; then
     server_pid=""
     local p

@@ -35,6 +35,10 @@ struct ServerConfig {
   // Upper bound on any request's max_expansions (larger values are
   // clamped).
   uint64_t max_max_expansions = uint64_t{1} << 26;
+  // FindPath searches up to this many expansions run on the gRPC callback
+  // thread (no hand-off to a worker); longer ones restart on the pool.
+  // 0 = every search on the pool.
+  uint64_t inline_max_expansions = 256;
   // Memory the flow-field cache may hold, bytes (LRU beyond it).
   size_t flow_cache_bytes = size_t{256} << 20;
   // Most queries in one FindPaths call.

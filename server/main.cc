@@ -45,6 +45,9 @@ ABSL_FLAG(uint64_t, max_max_expansions, kDefaults.max_max_expansions,
           "upper bound on any request's options.max_expansions");
 ABSL_FLAG(uint64_t, flow_cache_mb, kDefaults.flow_cache_bytes >> 20,
           "memory for cached flow fields, MiB (least recently used dropped first)");
+ABSL_FLAG(uint64_t, inline_max_expansions, kDefaults.inline_max_expansions,
+          "FindPath searches up to this many expansions are answered on the gRPC thread "
+          "(no hand-off to a worker); 0 = all on the worker pool");
 ABSL_FLAG(int, max_batch_queries, kDefaults.max_batch_queries,
           "most queries in one FindPaths call");
 ABSL_FLAG(uint64_t, max_total_map_mb, kDefaults.max_total_map_bytes >> 20,
@@ -104,6 +107,7 @@ int main(int argc, char** argv) {
   config.max_max_expansions = absl::GetFlag(FLAGS_max_max_expansions);
   config.flow_cache_bytes = absl::GetFlag(FLAGS_flow_cache_mb) << 20;
   config.max_batch_queries = absl::GetFlag(FLAGS_max_batch_queries);
+  config.inline_max_expansions = absl::GetFlag(FLAGS_inline_max_expansions);
   config.max_total_map_bytes = absl::GetFlag(FLAGS_max_total_map_mb) << 20;
   config.max_upload_bytes = absl::GetFlag(FLAGS_max_upload_mb) << 20;
   config.polygon_limits.max_polygons = absl::GetFlag(FLAGS_max_polygons);

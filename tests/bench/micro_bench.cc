@@ -2,7 +2,8 @@
 // process, on one Moving AI map (AR0011SR, 512x512; --map_name to change):
 //
 //   BM_Build/<graph>      building each graph kind; counters: nodes, bytes
-//   BM_FindPath/<graph>   one query per iteration, cycling through the map's
+//   BM_FindPath<graph>    one query per iteration (GRID: A* and jump point
+//                         search), cycling through the map's
 //                         scenarios of the median bucket; counters:
 //                         expansions/query, length / optimal
 //   BM_FlowField          a full GRID flow field from one goal
@@ -127,6 +128,16 @@ void BM_FindPathGrid(benchmark::State& state) {
   });
 }
 
+void BM_FindPathGridJumpPoint(benchmark::State& state) {
+  static const GridGraph graph(Data().grid);
+  GridSearchScratch scratch;
+  GridSearchOptions options;
+  options.method = GridMethod::kJumpPoint;
+  RunQueries(state, [&](const PathRequest& r) {
+    return FindGridPath(graph, r, SearchBudget(), scratch, options);
+  });
+}
+
 void BM_FindPathQuadtree(benchmark::State& state) {
   static const QuadtreeGraph tree = [] {
     QuadtreeOptions options;
@@ -165,6 +176,7 @@ BENCHMARK(BM_BuildGrid)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_BuildQuadtree)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_BuildNavmesh)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_FindPathGrid)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_FindPathGridJumpPoint)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_FindPathQuadtree)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_FindPathNavmesh)
     ->Arg(static_cast<int>(NavmeshMethod::kCorridor))

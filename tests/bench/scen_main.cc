@@ -70,9 +70,9 @@ int main(int argc, char** argv) {
   if (absl::GetFlag(FLAGS_grid)) {
     const int grid_sample = std::max(1, absl::GetFlag(FLAGS_grid_sample));
     if (grid_sample == 1) {
-      std::printf("GRID (A*, octile, no corner cutting), every scenario:\n\n");
+      std::printf("GRID (octile, no corner cutting), every scenario:\n\n");
     } else {
-      std::printf("GRID (A*, octile, no corner cutting), every %dth scenario:\n\n", grid_sample);
+      std::printf("GRID (octile, no corner cutting), every %dth scenario:\n\n", grid_sample);
     }
     std::printf("| map | size | problems | mismatches | µs/query | expansions/query |\n");
     std::printf("|---|---|---:|---:|---:|---:|\n");

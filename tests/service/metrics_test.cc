@@ -266,6 +266,7 @@ TEST(MetricsTest, QueueDepthInFlightAndRejections) {
   server::ServerConfig config = WithMetrics();
   config.workers = 1;
   config.max_queue = 1;
+  config.inline_max_expansions = 0;  // every search through the queue
   ServerHarness h(config);
   v1::PutMapRequest put;
   *put.mutable_map() = GridMapFromRows("room", kRoom);

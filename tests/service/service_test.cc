@@ -803,6 +803,7 @@ TEST(ServingTest, FullQueueAnswersResourceExhaustedAtOnce) {
   server::ServerConfig config;
   config.workers = 1;
   config.max_queue = 1;
+  config.inline_max_expansions = 0;  // every search through the queue
   ServerHarness h(config);
   MustPut(h, GridMapFromRows("corridor", kCorridor));
 
@@ -832,6 +833,52 @@ TEST(ServingTest, FullQueueAnswersResourceExhaustedAtOnce) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   EXPECT_TRUE(s.ok()) << s.error_message();
+}
+
+// Short searches are answered on the gRPC thread, long ones restart on the
+// pool with their whole budget: both correct, and a short one is answered
+// even while every worker and queue slot is taken.
+TEST(ServingTest, ShortSearchesInlineLongOnesOnThePool) {
+  server::ServerConfig config;
+  config.workers = 1;
+  config.max_queue = 1;
+  ServerHarness h(config);
+  // A wall across the middle with a gap at the right end: A* floods the
+  // top half (~1,700 expansions, more than the inline 256) before it goes
+  // round; jump point search needs a handful.
+  std::vector<std::string> rows(60, std::string(60, '.'));
+  rows[30] = std::string(57, '#') + "...";
+  MustPut(h, GridMapFromRows("open", rows));
+  v1::FindPathResponse resp;
+  v1::FindPathRequest long_search = PathRequest("open", 0.5, 0.5, 0.5, 59.5);
+  long_search.mutable_options()->set_grid_method(v1::A_STAR);
+  ASSERT_TRUE(Find(h, long_search, &resp).ok());
+  EXPECT_EQ(resp.status(), v1::FOUND);
+  EXPECT_GT(resp.stats().expansions(), 256u);
+  // A budget under the inline one is final where it is spent.
+  long_search.mutable_options()->set_max_expansions(100);
+  long_search.mutable_options()->set_allow_partial(true);
+  ASSERT_TRUE(Find(h, long_search, &resp).ok());
+  EXPECT_EQ(resp.status(), v1::PARTIAL);
+  EXPECT_EQ(resp.stats().expansions(), 100u);
+
+  absl::Notification release, running;
+  server::WorkerPool& pool = h.server().worker_pool_for_testing();
+  ASSERT_TRUE(pool.TrySubmit([&] {
+    running.Notify();
+    release.WaitForNotification();
+  }));
+  running.WaitForNotification();
+  ASSERT_TRUE(pool.TrySubmit([&] { release.WaitForNotification(); }));
+  // Jump point search: a few expansions, answered inline.
+  ASSERT_TRUE(Find(h, PathRequest("open", 0.5, 0.5, 0.5, 59.5), &resp).ok());
+  EXPECT_EQ(resp.status(), v1::FOUND);
+  EXPECT_LT(resp.stats().expansions(), 50u);
+  // The long one needs the pool, which is full.
+  long_search.mutable_options()->set_max_expansions(0);
+  long_search.mutable_options()->set_allow_partial(false);
+  EXPECT_EQ(Find(h, long_search, &resp).error_code(), StatusCode::RESOURCE_EXHAUSTED);
+  release.Notify();
 }
 
 TEST(ServingTest, ConcurrentQueriesDuringReuploadsMatchTheirVersion) {

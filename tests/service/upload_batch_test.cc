@@ -306,6 +306,7 @@ TEST(LimitsTest, OverloadRefusesSomeAndAnswersTheRestPromptly) {
   server::ServerConfig config;
   config.workers = 2;
   config.max_queue = 4;
+  config.inline_max_expansions = 0;  // every search through the queue
   ServerHarness h(config);
   // A 1-wide serpentine: every query walks the whole of it (~100k cells).
   std::vector<std::string> rows;

@@ -77,6 +77,7 @@ make_base() {
   say "making debian:bookworm and debian:bookworm-slim with debootstrap (once)"
   $SUDO debootstrap --variant=minbase bookworm "$rootfs" >/tmp/wayfinder-debootstrap.log 2>&1 ||
     { tail -20 /tmp/wayfinder-debootstrap.log >&2; die "debootstrap failed"; }
+  rm -f /tmp/wayfinder-debootstrap.log
   $SUDO rm -f "$rootfs/etc/apt/sources.list"
   $SUDO tee "$rootfs/etc/apt/sources.list.d/debian.sources" >/dev/null <<'EOT'
 Types: deb

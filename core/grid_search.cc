@@ -70,6 +70,27 @@ class GridAStar {
                                           const SearchBudget& budget);
 
  private:
+  // The A* loop both searches share: the open list, the goal test, the
+  // budget and the node nearest the goal for PARTIAL. `expand(cell, g)`
+  // offers the successors of each expanded cell through Improve().
+  template <typename Expand>
+  absl::StatusOr<PathResult> Search(uint32_t start, uint32_t goal, const PathRequest& request,
+                                    const SearchBudget& budget, Expand expand);
+  // Reaching `next` from `parent` at cost `g`: kept if it is cheaper.
+  void Improve(uint32_t next, uint32_t parent, double g) {
+    Node& n = Touch(next);
+    if (g >= n.g) return;  // also skips closed nodes: consistent heuristic
+    n.g = g;
+    n.parent = parent;
+    const double f = g + Octile(next % width_, next / width_, goal_x_, goal_y_);
+    if (n.open) {
+      Decrease(next, g, f);
+    } else {
+      Push(next, g, f);
+    }
+  }
+
+ private:
   using Node = GridSearchScratch::Node;
   using OpenEntry = GridSearchScratch::OpenEntry;
 
@@ -108,6 +129,8 @@ class GridAStar {
   GridSearchScratch& s_;
   const uint32_t width_;
   const uint32_t height_;
+  uint32_t goal_x_ = 0;
+  uint32_t goal_y_ = 0;
 };
 
 void GridAStar::BeginQuery() {
@@ -173,17 +196,16 @@ uint32_t GridAStar::Pop() {
   return top;
 }
 
-absl::StatusOr<PathResult> GridAStar::Run(uint32_t start, uint32_t goal,
-                                          const PathRequest& request,
-                                          const SearchBudget& budget) {
+template <typename Expand>
+absl::StatusOr<PathResult> GridAStar::Search(uint32_t start, uint32_t goal,
+                                             const PathRequest& request,
+                                             const SearchBudget& budget, Expand expand) {
   BeginQuery();
-  const uint8_t* cells = map_.cells().data();
-  const bool uniform = map_.uniform_cost();
-  const uint32_t gx = goal % width_;
-  const uint32_t gy = goal / width_;
-  auto free = [cells](uint32_t i) { return cells[i] != GridMap::kBlocked; };
-  auto heuristic = [&](uint32_t cell) { return Octile(cell % width_, cell / width_, gx, gy); };
-
+  goal_x_ = goal % width_;
+  goal_y_ = goal / width_;
+  auto heuristic = [&](uint32_t cell) {
+    return Octile(cell % width_, cell / width_, goal_x_, goal_y_);
+  };
   Node& s = Touch(start);
   s.g = 0;
   Push(start, 0, heuristic(start));
@@ -192,7 +214,6 @@ absl::StatusOr<PathResult> GridAStar::Run(uint32_t start, uint32_t goal,
   uint32_t best = start;  // expanded node closest to the goal, for PARTIAL
   double best_h = heuristic(start);
   double best_g = 0;
-
   while (!s_.open_.empty()) {
     const uint32_t cell = Pop();
     if (cell == goal) {
@@ -207,7 +228,6 @@ absl::StatusOr<PathResult> GridAStar::Run(uint32_t start, uint32_t goal,
       return r;
     }
     ++expansions;
-
     const double g = s_.nodes_[cell].g;
     const double h = heuristic(cell);
     if (h < best_h || (h == best_h && g < best_g)) {
@@ -215,30 +235,32 @@ absl::StatusOr<PathResult> GridAStar::Run(uint32_t start, uint32_t goal,
       best_h = h;
       best_g = g;
     }
+    expand(cell, g);
+  }
+  // Same component but the open list ran dry cannot happen on a consistent
+  // grid; answer honestly anyway.
+  PathResult r;
+  r.status = PathStatus::kUnreachable;
+  r.expansions = expansions;
+  return r;
+}
 
+absl::StatusOr<PathResult> GridAStar::Run(uint32_t start, uint32_t goal,
+                                          const PathRequest& request,
+                                          const SearchBudget& budget) {
+  const uint8_t* cells = map_.cells().data();
+  const bool uniform = map_.uniform_cost();
+  auto free = [cells](uint32_t i) { return cells[i] != GridMap::kBlocked; };
+  return Search(start, goal, request, budget, [&](uint32_t cell, double g) {
     const uint32_t x = cell % width_;
     const uint32_t y = cell / width_;
-    const bool has_l = x > 0, has_r = x + 1 < width_, has_u = y > 0, has_d = y + 1 < height_;
-    const bool l = has_l && free(cell - 1);
-    const bool r = has_r && free(cell + 1);
-    const bool u = has_u && free(cell - width_);
-    const bool d = has_d && free(cell + width_);
+    const bool l = x > 0 && free(cell - 1);
+    const bool r = x + 1 < width_ && free(cell + 1);
+    const bool u = y > 0 && free(cell - width_);
+    const bool d = y + 1 < height_ && free(cell + width_);
     const double cost_here = uniform ? 1.0 : map_.Cost(cell);
-
     auto relax = [&](uint32_t next, double step) {
-      const double step_cost =
-          uniform ? step : step * 0.5 * (cost_here + map_.Cost(next));
-      const double ng = g + step_cost;
-      Node& n = Touch(next);
-      if (ng >= n.g) return;  // also skips closed nodes: consistent heuristic
-      n.g = ng;
-      n.parent = cell;
-      const double f = ng + heuristic(next);
-      if (n.open) {
-        Decrease(next, ng, f);
-      } else {
-        Push(next, ng, f);
-      }
+      Improve(next, cell, g + (uniform ? step : step * 0.5 * (cost_here + map_.Cost(next))));
     };
     if (r) relax(cell + 1, 1.0);
     if (d) relax(cell + width_, 1.0);
@@ -249,13 +271,7 @@ absl::StatusOr<PathResult> GridAStar::Run(uint32_t start, uint32_t goal,
     if (l && d && free(cell + width_ - 1)) relax(cell + width_ - 1, kSqrt2);
     if (l && u && free(cell - width_ - 1)) relax(cell - width_ - 1, kSqrt2);
     if (r && u && free(cell - width_ + 1)) relax(cell - width_ + 1, kSqrt2);
-  }
-  // Same component but the open list ran dry cannot happen on a consistent
-  // grid; answer honestly anyway.
-  PathResult r;
-  r.status = PathStatus::kUnreachable;
-  r.expansions = expansions;
-  return r;
+  });
 }
 
 // Step bits of GridGraph::moves().
@@ -343,43 +359,10 @@ bool GridAStar::Jump(int64_t x, int64_t y, int dx, int dy, uint32_t goal, int64_
 absl::StatusOr<PathResult> GridAStar::RunJumpPoint(uint32_t start, uint32_t goal,
                                                    const PathRequest& request,
                                                    const SearchBudget& budget) {
-  BeginQuery();
-  const uint32_t gx = goal % width_;
-  const uint32_t gy = goal / width_;
-  auto heuristic = [&](uint32_t cell) { return Octile(cell % width_, cell / width_, gx, gy); };
-
-  Node& s = Touch(start);
-  s.g = 0;
-  Push(start, 0, heuristic(start));
-
-  uint64_t expansions = 0;
-  uint32_t best = start;
-  double best_h = heuristic(start);
-  double best_g = 0;
-  while (!s_.open_.empty()) {
-    const uint32_t cell = Pop();
-    if (cell == goal) {
-      PathResult r = Reconstruct(goal, PathStatus::kFound, request.smoothing);
-      r.expansions = expansions;
-      return r;
-    }
-    if (absl::Status st = budget.BeforeExpansion(expansions); !st.ok()) {
-      if (!absl::IsResourceExhausted(st) || !request.allow_partial) return st;
-      PathResult r = Reconstruct(best, PathStatus::kPartial, request.smoothing);
-      r.expansions = expansions;
-      return r;
-    }
-    ++expansions;
-    const double g = s_.nodes_[cell].g;
-    const double h = heuristic(cell);
-    if (h < best_h || (h == best_h && g < best_g)) {
-      best = cell;
-      best_h = h;
-      best_g = g;
-    }
+  return Search(start, goal, request, budget, [&](uint32_t cell, double g) {
     const int64_t x = cell % width_, y = cell / width_;
-    // The directions worth following from here (pruned by the direction
-    // the node was reached from; all eight at the start).
+    // The directions worth following from here, pruned by the direction
+    // the node was reached from (all eight at the start).
     int dirs[8][2];
     int n = 0;
     auto add = [&](int dx, int dy) {
@@ -418,27 +401,12 @@ absl::StatusOr<PathResult> GridAStar::RunJumpPoint(uint32_t start, uint32_t goal
     for (int k = 0; k < n; ++k) {
       int64_t jx, jy;
       if (!Jump(x, y, dirs[k][0], dirs[k][1], goal, &jx, &jy)) continue;
-      const uint32_t next = static_cast<uint32_t>(jy * width_ + jx);
       const uint32_t adx = static_cast<uint32_t>(std::abs(jx - x));
       const uint32_t ady = static_cast<uint32_t>(std::abs(jy - y));
-      const double ng = g + (std::max(adx, ady) - std::min(adx, ady)) +
-                        kSqrt2 * std::min(adx, ady);
-      Node& nn = Touch(next);
-      if (ng >= nn.g) continue;
-      nn.g = ng;
-      nn.parent = cell;
-      const double f = ng + heuristic(next);
-      if (nn.open) {
-        Decrease(next, ng, f);
-      } else {
-        Push(next, ng, f);
-      }
+      Improve(static_cast<uint32_t>(jy * width_ + jx), cell,
+              g + (std::max(adx, ady) - std::min(adx, ady)) + kSqrt2 * std::min(adx, ady));
     }
-  }
-  PathResult r;
-  r.status = PathStatus::kUnreachable;
-  r.expansions = expansions;
-  return r;
+  });
 }
 
 PathResult GridAStar::Reconstruct(uint32_t target, PathStatus status,

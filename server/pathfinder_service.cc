@@ -401,10 +401,17 @@ grpc::ServerUnaryReactor* PathfinderService::FindPath(grpc::CallbackServerContex
     const uint64_t budget = std::min(asked == 0 ? query_limits_.default_max_expansions : asked,
                                      query_limits_.max_max_expansions);
     const bool final_answer = budget <= inline_budget;
-    v1::FindPathRequest quick = *request;
-    if (!final_answer) quick.mutable_options()->set_allow_partial(false);
+    // The inline attempt must not turn a spent budget into PARTIAL unless
+    // that budget is the request's own (a copy only in that rare case).
+    const v1::FindPathRequest* attempt = request;
+    v1::FindPathRequest strict;
+    if (!final_answer && request->options().allow_partial()) {
+      strict = *request;
+      strict.mutable_options()->set_allow_partial(false);
+      attempt = &strict;
+    }
     absl::StatusOr<v1::FindPathResponse> result =
-        RunFindPath(*map, quick, {inline_budget, inline_budget}, deadline,
+        RunFindPath(*map, *attempt, {inline_budget, inline_budget}, deadline,
                     [ctx] { return ctx->IsCancelled(); });
     if (result.ok() || final_answer || !absl::IsResourceExhausted(result.status())) {
       if (result.ok()) *response = *std::move(result);

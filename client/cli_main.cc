@@ -162,6 +162,24 @@ bool ParseEnum(const std::string& flag, const std::string& text,
   return true;
 }
 
+// --graph, --smoothing and --navmesh_method (find-path and render); the
+// problem with them, or "".
+std::string ParsePathFlags(v1::GraphKind* graph, v1::Smoothing* smoothing,
+                           v1::NavmeshMethod* method) {
+  *graph = v1::GRAPH_KIND_UNSPECIFIED;
+  *smoothing = v1::SMOOTHING_UNSPECIFIED;
+  *method = v1::NAVMESH_METHOD_UNSPECIFIED;
+  std::string problem;
+  if (!ParseEnum("graph", absl::GetFlag(FLAGS_graph), &v1::GraphKind_Parse, graph, &problem) ||
+      !ParseEnum("smoothing", absl::GetFlag(FLAGS_smoothing), &v1::Smoothing_Parse, smoothing,
+                 &problem)) {
+    return problem;
+  }
+  ParseEnum("navmesh_method", absl::GetFlag(FLAGS_navmesh_method), &v1::NavmeshMethod_Parse,
+            method, &problem);
+  return problem;
+}
+
 int PutMap(Client& client, const std::vector<std::string>& args) {
   if (args.size() != 1) return Usage("put-map takes one FILE");
   auto map = wayfinder::client::MapFromFile(args[0], absl::GetFlag(FLAGS_name));
@@ -243,15 +261,10 @@ int FindPath(Client& client, const std::vector<std::string>& args) {
   request.mutable_start()->set_y(c[1]);
   request.mutable_goal()->set_x(c[2]);
   request.mutable_goal()->set_y(c[3]);
-  std::string problem;
-  v1::GraphKind graph = v1::GRAPH_KIND_UNSPECIFIED;
-  v1::Smoothing smoothing = v1::SMOOTHING_UNSPECIFIED;
-  v1::NavmeshMethod method = v1::NAVMESH_METHOD_UNSPECIFIED;
-  if (!ParseEnum("graph", absl::GetFlag(FLAGS_graph), &v1::GraphKind_Parse, &graph, &problem) ||
-      !ParseEnum("smoothing", absl::GetFlag(FLAGS_smoothing), &v1::Smoothing_Parse, &smoothing,
-                 &problem) ||
-      !ParseEnum("navmesh_method", absl::GetFlag(FLAGS_navmesh_method),
-                 &v1::NavmeshMethod_Parse, &method, &problem)) {
+  v1::GraphKind graph;
+  v1::Smoothing smoothing;
+  v1::NavmeshMethod method;
+  if (std::string problem = ParsePathFlags(&graph, &smoothing, &method); !problem.empty()) {
     return Usage(problem);
   }
   request.mutable_options()->set_navmesh_method(method);
@@ -386,15 +399,10 @@ int Render(Client& client, const std::vector<std::string>& args,
   if (args.size() != 1) return Usage("render takes one NAME");
   const std::string out = absl::GetFlag(FLAGS_out);
   if (out.empty()) return Usage("render needs --out=FILE.svg");
-  std::string problem;
-  v1::GraphKind graph = v1::GRAPH_KIND_UNSPECIFIED;
-  v1::Smoothing smoothing = v1::SMOOTHING_UNSPECIFIED;
-  v1::NavmeshMethod method = v1::NAVMESH_METHOD_UNSPECIFIED;
-  if (!ParseEnum("graph", absl::GetFlag(FLAGS_graph), &v1::GraphKind_Parse, &graph, &problem) ||
-      !ParseEnum("smoothing", absl::GetFlag(FLAGS_smoothing), &v1::Smoothing_Parse, &smoothing,
-                 &problem) ||
-      !ParseEnum("navmesh_method", absl::GetFlag(FLAGS_navmesh_method),
-                 &v1::NavmeshMethod_Parse, &method, &problem)) {
+  v1::GraphKind graph;
+  v1::Smoothing smoothing;
+  v1::NavmeshMethod method;
+  if (std::string problem = ParsePathFlags(&graph, &smoothing, &method); !problem.empty()) {
     return Usage(problem);
   }
   v1::GetGraphRequest graph_request;

@@ -1,38 +1,6 @@
 #include "core/corridor_search.h"
 
 namespace wayfinder {
-namespace {
-
-double Cross(const Point& o, const Point& a, const Point& b) {
-  return (a.x - o.x) * (b.y - o.y) - (a.y - o.y) * (b.x - o.x);
-}
-
-}  // namespace
-
-Point PortalPoint(const Point& p, const Point& goal, const Point& a, const Point& b) {
-  const double len2 = (b.x - a.x) * (b.x - a.x) + (b.y - a.y) * (b.y - a.y);
-  if (len2 == 0) return a;
-  const double sp = Cross(a, b, p);
-  double sg = Cross(a, b, goal);
-  Point g = goal;
-  if (sp * sg > 0) {  // same side: mirror the goal across the line ab
-    const double t = ((goal.x - a.x) * (b.x - a.x) + (goal.y - a.y) * (b.y - a.y)) / len2;
-    const Point foot{a.x + t * (b.x - a.x), a.y + t * (b.y - a.y)};
-    g = {2 * foot.x - goal.x, 2 * foot.y - goal.y};
-    sg = -sg;
-  }
-  double s;
-  if (sp - sg == 0) {  // p and the goal both on the line: project p
-    s = ((p.x - a.x) * (b.x - a.x) + (p.y - a.y) * (b.y - a.y)) / len2;
-  } else {
-    const double u = sp / (sp - sg);  // where p -> g crosses the line
-    const Point x{p.x + u * (g.x - p.x), p.y + u * (g.y - p.y)};
-    s = ((x.x - a.x) * (b.x - a.x) + (x.y - a.y) * (b.y - a.y)) / len2;
-  }
-  s = std::clamp(s, 0.0, 1.0);
-  return {a.x + s * (b.x - a.x), a.y + s * (b.y - a.y)};
-}
-
 PathResult CorridorWaypoints(const Point& start, const Point& end,
                              const std::vector<Portal>& portals,
                              const std::vector<Point>& centres, PathStatus status,

@@ -28,8 +28,15 @@ class CorridorSearchScratch {
   CorridorSearchScratch& operator=(const CorridorSearchScratch&) = delete;
 
   struct Node {
-    double g = 0;
+    double g = 0;  // estimated length of the path to `entry`
+    // Estimated length of the whole path, g plus the rest.
+    double f = 0;
     Point entry;  // where the path enters this cell
+    // The funnel the path arrives in: its last corner (`apex`, reached at
+    // length g_apex) and the points bounding the cone of directions it can
+    // still take; a side equal to the apex is unbounded.
+    Point apex, left, right;
+    double g_apex = 0;
     uint32_t parent = 0;
     uint32_t generation = 0;
     bool closed = false;
@@ -48,7 +55,7 @@ class CorridorSearchScratch {
 // The point q on portal [a, b] minimising |p - q| + |q - goal|: where the
 // line from p to the goal (or to its mirror image across the portal's line,
 // when both are on one side) crosses the portal, clamped to it.
-Point PortalPoint(const Point& p, const Point& goal, const Point& a, const Point& b);
+inline Point PortalPoint(const Point& p, const Point& goal, const Point& a, const Point& b);
 
 // The waypoints of a corridor: `centres` has one point inside each cell,
 // `portals` the edges between consecutive cells (one fewer). Modes:
@@ -61,15 +68,164 @@ PathResult CorridorWaypoints(const Point& start, const Point& end,
                              const std::vector<Point>& centres, PathStatus status,
                              Smoothing smoothing);
 
-// A* from `start` (in cell start_cell) to `goal` (in goal_cell). Each step
-// goes to the portal point where the line toward the goal crosses it, and
-// costs that distance times the cell's cost, so the corridor tracks real
-// distances rather than centre-to-centre hops. A cell's cost depends on
-// where the path enters it, so a better entry reopens a closed cell.
+// A string-pulled path as it crosses a corridor, carried by the corridor
+// A*: the last corner (`apex`, reached after `g_apex`), the cone of
+// directions still open from it (bounded by the rays towards `left` and
+// `right`; a side equal to the apex is unbounded), and where it crosses the
+// latest portal (`entry`, after `g`).
+struct FunnelState {
+  Point apex, left, right, entry;
+  double g_apex = 0;
+  double g = 0;
+};
+
+// The state after crossing the portal from `pl` (on the walker's left) to
+// `pr`: a portal wholly outside the cone turns the path at the cone's side
+// (the new apex); otherwise the cone narrows to the part of the portal in
+// view. The entry is the visible portal point nearest the line to `goal`
+// (PortalPoint). Only the last cone is kept, not the whole corridor, so
+// `g` is an estimate: exact while the path has not turned, at most the
+// funnel length of the corridor after a turn.
+inline FunnelState CrossPortal(const FunnelState& s, const Point& pl, const Point& pr,
+                        const Point& goal);
+
+// Length of the path from `s` to `p` (a point in the cell just entered):
+// straight from the apex when p is in the cone, else round the cone side.
+inline double FunnelLengthTo(const FunnelState& s, const Point& p);
+
+// ---------------------------------------------------------------------------
+// Inline definitions: these run once per portal the A* looks through.
+// ---------------------------------------------------------------------------
+
+namespace corridor_internal {
+
+// Twice the signed area of triangle (o, a, b): > 0 when b is left of o -> a.
+inline double Cross(const Point& o, const Point& a, const Point& b) {
+  return (a.x - o.x) * (b.y - o.y) - (a.y - o.y) * (b.x - o.x);
+}
+
+}  // namespace corridor_internal
+
+inline Point PortalPoint(const Point& p, const Point& goal, const Point& a, const Point& b) {
+  const double len2 = (b.x - a.x) * (b.x - a.x) + (b.y - a.y) * (b.y - a.y);
+  if (len2 == 0) return a;
+  const double sp = corridor_internal::Cross(a, b, p);
+  double sg = corridor_internal::Cross(a, b, goal);
+  Point g = goal;
+  if (sp * sg > 0) {  // same side: mirror the goal across the line ab
+    const double t = ((goal.x - a.x) * (b.x - a.x) + (goal.y - a.y) * (b.y - a.y)) / len2;
+    const Point foot{a.x + t * (b.x - a.x), a.y + t * (b.y - a.y)};
+    g = {2 * foot.x - goal.x, 2 * foot.y - goal.y};
+    sg = -sg;
+  }
+  double s;
+  if (sp - sg == 0) {  // p and the goal both on the line: project p
+    s = ((p.x - a.x) * (b.x - a.x) + (p.y - a.y) * (b.y - a.y)) / len2;
+  } else {
+    const double u = sp / (sp - sg);  // where p -> g crosses the line
+    const Point x{p.x + u * (g.x - p.x), p.y + u * (g.y - p.y)};
+    s = ((x.x - a.x) * (b.x - a.x) + (x.y - a.y) * (b.y - a.y)) / len2;
+  }
+  s = std::clamp(s, 0.0, 1.0);
+  return {a.x + s * (b.x - a.x), a.y + s * (b.y - a.y)};
+}
+
+namespace corridor_internal {
+
+// Where the line through o and d meets segment [p, q] (clamped to it).
+inline Point RayHit(const Point& o, const Point& d, const Point& p, const Point& q) {
+  const double cp = corridor_internal::Cross(o, d, p), cq = corridor_internal::Cross(o, d, q);
+  if (cp == cq) return p;
+  const double t = std::clamp(cp / (cp - cq), 0.0, 1.0);
+  return {p.x + t * (q.x - p.x), p.y + t * (q.y - p.y)};
+}
+
+}  // namespace corridor_internal
+
+inline FunnelState CrossPortal(const FunnelState& s, const Point& pl, const Point& pr,
+                        const Point& goal) {
+  FunnelState n;
+  const bool left_open = s.left == s.apex, right_open = s.right == s.apex;
+  Point vl = pl, vr = pr;  // the part of the portal in view
+  if (!right_open && corridor_internal::Cross(s.apex, s.right, pl) < 0) {
+    // Wholly right of the cone: the path turns at its right side.
+    n.apex = s.right;
+    n.g_apex = s.g_apex + Distance(s.apex, s.right);
+    n.left = pl;
+    n.right = pr;
+  } else if (!left_open && corridor_internal::Cross(s.apex, s.left, pr) > 0) {
+    n.apex = s.left;
+    n.g_apex = s.g_apex + Distance(s.apex, s.left);
+    n.left = pl;
+    n.right = pr;
+  } else {
+    n.apex = s.apex;
+    n.g_apex = s.g_apex;
+    n.left = pl;
+    n.right = pr;
+    const bool left_hidden = !left_open && corridor_internal::Cross(s.apex, s.left, pl) > 0;
+    const bool right_hidden = !right_open && corridor_internal::Cross(s.apex, s.right, pr) < 0;
+    if (left_hidden) {
+      n.left = s.left;
+      vl = corridor_internal::RayHit(s.apex, s.left, pl, pr);
+    }
+    if (right_hidden) {
+      n.right = s.right;
+      vr = corridor_internal::RayHit(s.apex, s.right, pl, pr);
+    }
+    n.entry = PortalPoint(n.apex, goal, vl, vr);
+    n.g = n.g_apex + Distance(n.apex, n.entry);
+    if (!left_hidden && !right_hidden) return n;
+    // The part of the portal out of view is reached round the cone's side;
+    // keep that turn instead when it leads towards the goal more shortly.
+    double best = n.g + Distance(n.entry, goal);
+    for (int side = 0; side < 2; ++side) {
+      if (!(side == 0 ? left_hidden : right_hidden)) continue;
+      const Point& corner = side == 0 ? s.left : s.right;
+      const double g_corner = s.g_apex + Distance(s.apex, corner);
+      const Point q = side == 0 ? PortalPoint(corner, goal, pl, vl) : PortalPoint(corner, goal, vr, pr);
+      const double g = g_corner + Distance(corner, q);
+      const double f = g + Distance(q, goal);
+      if (f < best) {
+        best = f;
+        n.apex = corner;
+        n.g_apex = g_corner;
+        n.left = pl;
+        n.right = pr;
+        n.entry = q;
+        n.g = g;
+      }
+    }
+    return n;
+  }
+  n.entry = PortalPoint(n.apex, goal, vl, vr);
+  n.g = n.g_apex + Distance(n.apex, n.entry);
+  return n;
+}
+
+inline double FunnelLengthTo(const FunnelState& s, const Point& p) {
+  if (!(s.right == s.apex) && corridor_internal::Cross(s.apex, s.right, p) < 0) {
+    return s.g_apex + Distance(s.apex, s.right) + Distance(s.right, p);
+  }
+  if (!(s.left == s.apex) && corridor_internal::Cross(s.apex, s.left, p) > 0) {
+    return s.g_apex + Distance(s.apex, s.left) + Distance(s.left, p);
+  }
+  return s.g_apex + Distance(s.apex, p);
+}
+
+// A* from `start` (in cell start_cell) to `goal` (in goal_cell). With
+// FUNNEL smoothing (the default), cells of cost 1 are crossed by pulling
+// the string through the portals (CrossPortal), so a corridor is ranked by
+// about the length of the path the funnel will make of it. Otherwise (other
+// smoothings, weighted cells) each step goes to the portal point where the
+// line toward the goal crosses it and costs that distance times the cell's
+// cost. A cell's cost depends on how the path enters it, so a better
+// estimate reopens a closed cell.
 //
 // Graph provides: size_t NumCells(); double CellCost(uint32_t);
 // Point CellCentre(uint32_t); and ForEachNeighbour(uint32_t cell, f) calling
-// f(uint32_t next, const Point& a, const Point& b) per portal.
+// f(uint32_t next, const Point& left, const Point& right) per portal, its
+// ends as seen from inside `cell` looking out through it.
 template <typename Graph>
 absl::StatusOr<PathResult> CorridorAStar(const Graph& graph, uint32_t start_cell,
                                          uint32_t goal_cell, const Point& start,
@@ -87,7 +243,7 @@ absl::StatusOr<PathResult> CorridorAStar(const Graph& graph, uint32_t start_cell
   auto touch = [&](uint32_t c) -> Node& {
     Node& n = s.nodes[c];
     if (n.generation != s.generation) {
-      n.g = std::numeric_limits<double>::infinity();
+      n.g = n.f = std::numeric_limits<double>::infinity();
       n.parent = kNone;
       n.generation = s.generation;
       n.closed = false;
@@ -115,10 +271,17 @@ absl::StatusOr<PathResult> CorridorAStar(const Graph& graph, uint32_t start_cell
     return CorridorWaypoints(start, end, portals, centres, status, request.smoothing);
   };
 
+  // Rank corridors by the path the smoothing will make of them: the pulled
+  // string for FUNNEL, the walk through portal points for the others.
+  const bool pull =
+      request.smoothing == Smoothing::kFunnel || request.smoothing == Smoothing::kDefault;
   std::greater<CorridorSearchScratch::OpenEntry> later;
   Node& first = touch(start_cell);
   first.g = 0;
+  first.f = Distance(start, goal);
   first.entry = start;
+  first.apex = first.left = first.right = start;
+  first.g_apex = 0;
   s.open.push_back({Distance(start, goal), 0, start_cell});
   uint64_t expansions = 0;
   uint32_t best = start_cell;  // expanded cell nearest the goal, for PARTIAL
@@ -128,7 +291,7 @@ absl::StatusOr<PathResult> CorridorAStar(const Graph& graph, uint32_t start_cell
     const CorridorSearchScratch::OpenEntry top = s.open.back();
     s.open.pop_back();
     Node& u = s.nodes[top.cell];
-    if (u.closed || top.g > u.g) continue;  // stale duplicate
+    if (u.closed || top.f > u.f || top.g != u.g) continue;  // stale duplicate
     if (top.cell == goal_cell) {
       PathResult r = waypoints(goal_cell, goal, PathStatus::kFound);
       r.expansions = expansions;
@@ -147,20 +310,48 @@ absl::StatusOr<PathResult> CorridorAStar(const Graph& graph, uint32_t start_cell
       best = top.cell;
       best_h = h;
     }
-    const Point from = u.entry;
-    const double g = u.g;
+    FunnelState here;
+    here.apex = u.apex;
+    here.left = u.left;
+    here.right = u.right;
+    here.g_apex = u.g_apex;
+    here.entry = u.entry;
+    here.g = u.g;
+    const double here_f = u.f;
     const double cost = graph.CellCost(top.cell);
+    const uint32_t came_from = u.parent;
     graph.ForEachNeighbour(top.cell, [&](uint32_t next, const Point& a, const Point& b) {
+      // Back through the portal just crossed never shortens a pulled string.
+      if (pull && next == came_from) return;
+      const double next_cost = graph.CellCost(next);
+      FunnelState n;
+      if (pull && cost == 1 && (next_cost == 1 || next != goal_cell)) {
+        n = CrossPortal(here, a, b, goal);
+      } else {  // weighted: cost by portal points, the funnel restarts
+        n.entry = PortalPoint(here.entry, goal, a, b);
+        n.g = here.g + Distance(here.entry, n.entry) * cost;
+        n.apex = n.left = n.right = n.entry;
+        n.g_apex = n.g;
+      }
+      const double whole = next != goal_cell ? n.g + Distance(n.entry, goal)
+                           : pull && next_cost == 1 ? FunnelLengthTo(n, goal)
+                                                    : n.g + Distance(n.entry, goal) * next_cost;
       Node& v = touch(next);
-      const Point q = PortalPoint(from, goal, a, b);
-      const double ng = g + Distance(from, q) * cost;
-      if (ng >= v.g) return;
+      // A pulled string's estimate can shrink from cell to cell (it is not
+      // a sum of steps), so f is kept from falling below the parent's and
+      // compared instead of g: no cycles either way.
+      const double f = pull ? std::max(here_f, whole) : whole;
+      if (pull ? f >= v.f : n.g >= v.g) return;
       v.closed = false;
-      v.g = ng;
-      v.entry = q;
+      v.g = n.g;
+      v.f = f;
+      v.entry = n.entry;
+      v.apex = n.apex;
+      v.left = n.left;
+      v.right = n.right;
+      v.g_apex = n.g_apex;
       v.parent = top.cell;
-      const double rest = Distance(q, goal) * (next == goal_cell ? graph.CellCost(next) : 1);
-      s.open.push_back({ng + rest, ng, next});
+      s.open.push_back({f, n.g, next});
       std::push_heap(s.open.begin(), s.open.end(), later);
     });
   }

@@ -460,12 +460,12 @@ absl::StatusOr<Navmesh> Navmesh::BuildFromGrid(const GridMap& grid,
   const char* polygon_only = options.max_edge_length != 0   ? "max_edge_length"
                              : options.steiner_spacing != 0 ? "steiner_spacing"
                              : options.obstacle_hulls       ? "obstacle_hulls"
-                             : options.merge_triangles      ? "merge_triangles"
                                                             : nullptr;
   if (polygon_only != nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(
         "build.navmesh.", polygon_only,
-        ": applies to polygons and rects sources; grid maps are meshed exactly with rectangles"));
+        ": applies to polygons and rects sources; grid maps are meshed exactly from their "
+        "cells"));
   }
   Navmesh mesh;
   mesh.agent_radius_ = r;
@@ -509,8 +509,7 @@ absl::StatusOr<Navmesh> Navmesh::BuildFromGrid(const GridMap& grid,
     *lo = std::max<int64_t>(0, static_cast<int64_t>(std::floor(c - r - 1)) + 1);
     *hi = std::min<int64_t>(n - 1, static_cast<int64_t>(std::ceil(c + r)) - 1);
   };
-  constexpr uint32_t kBlocked = 0xFFFFFFFFu, kOpen = 0xFFFFFFFEu;
-  std::vector<uint32_t> owner(nx * ny);
+  std::vector<uint8_t> open_cell(nx * ny);
   for (size_t j = 0; j < ny; ++j) {
     int64_t y0, y1;
     cell_range((ys[j] + ys[j + 1]) / 2, h, &y0, &y1);
@@ -524,72 +523,75 @@ absl::StatusOr<Navmesh> Navmesh::BuildFromGrid(const GridMap& grid,
                       prefix[(y1 + 1) * W + x0] + prefix[y0 * W + x0] >
                   0;
       }
-      owner[j * nx + i] = blocked ? kBlocked : kOpen;
+      open_cell[j * nx + i] = !blocked;
     }
   }
 
-  // Greedy cover by maximal rectangles: widest run first, then as far down
-  // as the whole run stays open.
-  struct Box {
-    uint32_t x0, y0, x1, y1;  // compressed cells [x0, x1) x [y0, y1)
+  // The free space's outline: every side between an open and a blocked
+  // cell (or the map's edge), merged into maximal straight runs that keep
+  // the open side on one hand, so a pinch (two open cells touching at a
+  // corner) stays a vertex where four runs meet and the two sides are
+  // never joined.
+  auto open = [&](int64_t i, int64_t j) {
+    return i >= 0 && j >= 0 && i < int64_t(nx) && j < int64_t(ny) &&
+           open_cell[size_t(j) * nx + size_t(i)] != 0;
   };
-  std::vector<Box> boxes;
-  for (size_t j = 0; j < ny; ++j) {
-    for (size_t i = 0; i < nx; ++i) {
-      if (owner[j * nx + i] != kOpen) continue;
-      size_t i1 = i;
-      while (i1 < nx && owner[j * nx + i1] == kOpen) ++i1;
+  std::vector<std::array<Point, 2>> segments;
+  for (size_t j = 0; j <= ny; ++j) {  // horizontal sides, y = ys[j]
+    size_t i = 0;
+    while (i < nx) {
+      const bool below = open(int64_t(i), int64_t(j) - 1), above = open(int64_t(i), int64_t(j));
+      if (below == above) {
+        ++i;
+        continue;
+      }
+      size_t i1 = i + 1;
+      while (i1 < nx && open(int64_t(i1), int64_t(j) - 1) == below &&
+             open(int64_t(i1), int64_t(j)) == above) {
+        ++i1;
+      }
+      segments.push_back({Point{xs[i], ys[j]}, Point{xs[i1], ys[j]}});
+      i = i1;
+    }
+  }
+  for (size_t i = 0; i <= nx; ++i) {  // vertical sides, x = xs[i]
+    size_t j = 0;
+    while (j < ny) {
+      const bool left = open(int64_t(i) - 1, int64_t(j)), right = open(int64_t(i), int64_t(j));
+      if (left == right) {
+        ++j;
+        continue;
+      }
       size_t j1 = j + 1;
-      while (j1 < ny && std::all_of(owner.begin() + j1 * nx + i, owner.begin() + j1 * nx + i1,
-                                    [](uint32_t o) { return o == kOpen; })) {
+      while (j1 < ny && open(int64_t(i) - 1, int64_t(j1)) == left &&
+             open(int64_t(i), int64_t(j1)) == right) {
         ++j1;
       }
-      const uint32_t id = static_cast<uint32_t>(boxes.size());
-      boxes.push_back({uint32_t(i), uint32_t(j), uint32_t(i1), uint32_t(j1)});
-      for (size_t y = j; y < j1; ++y) {
-        std::fill(owner.begin() + y * nx + i, owner.begin() + y * nx + i1, id);
-      }
+      segments.push_back({Point{xs[i], ys[j]}, Point{xs[i], ys[j1]}});
+      j = j1;
     }
   }
-  mesh.stats_.triangulate_ms = absl::ToDoubleMilliseconds(absl::Now() - t0);
+  mesh.stats_.clip_ms = absl::ToDoubleMilliseconds(absl::Now() - t0);
   t0 = absl::Now();
 
-  // Each rectangle's outline, clockwise on screen, with a vertex wherever
-  // the owner across a side changes (so neighbours share whole edges).
-  auto at = [&](int64_t i, int64_t j) {
-    return i < 0 || j < 0 || i >= int64_t(nx) || j >= int64_t(ny) ? kBlocked : owner[j * nx + i];
-  };
-  absl::flat_hash_map<uint64_t, uint32_t> vertex_ids;
-  auto vertex = [&](uint32_t i, uint32_t j) {
-    auto [it, inserted] = vertex_ids.try_emplace(uint64_t{j} << 32 | i,
-                                                 static_cast<uint32_t>(mesh.vertices_.size()));
-    if (inserted) mesh.vertices_.push_back({xs[i], ys[j]});
+  // Constrained Delaunay triangulation of the outline, then the triangles
+  // merged into convex polygons: about half as many cells, and the
+  // corridor search is faster and finds shorter paths on them than on
+  // either raw triangles or a rectangle cover (measured in the bench).
+  WF_ASSIGN_OR_RETURN(const auto triangles, TriangulateSegments(segments));
+  absl::flat_hash_map<std::pair<double, double>, uint32_t> vertex_ids;
+  auto vertex = [&](const Point& p) {
+    auto [it, inserted] =
+        vertex_ids.try_emplace({p.x, p.y}, static_cast<uint32_t>(mesh.vertices_.size()));
+    if (inserted) mesh.vertices_.push_back(p);
     return it->second;
   };
-  std::vector<std::vector<uint32_t>> polys(boxes.size());
-  for (size_t b = 0; b < boxes.size(); ++b) {
-    const Box& x = boxes[b];
-    std::vector<uint32_t>& out = polys[b];
-    out.push_back(vertex(x.x0, x.y0));
-    for (uint32_t i = x.x0 + 1; i < x.x1; ++i) {  // top, left to right
-      if (at(i - 1, int64_t(x.y0) - 1) != at(i, int64_t(x.y0) - 1)) out.push_back(vertex(i, x.y0));
-    }
-    out.push_back(vertex(x.x1, x.y0));
-    for (uint32_t j = x.y0 + 1; j < x.y1; ++j) {  // right, downwards
-      if (at(x.x1, j - 1) != at(x.x1, j)) out.push_back(vertex(x.x1, j));
-    }
-    out.push_back(vertex(x.x1, x.y1));
-    for (uint32_t i = x.x1 - 1; i > x.x0; --i) {  // bottom, right to left
-      if (at(i - 1, x.y1) != at(i, x.y1)) out.push_back(vertex(i, x.y1));
-    }
-    out.push_back(vertex(x.x0, x.y1));
-    for (uint32_t j = x.y1 - 1; j > x.y0; --j) {  // left, upwards
-      if (at(int64_t(x.x0) - 1, j - 1) != at(int64_t(x.x0) - 1, j)) {
-        out.push_back(vertex(x.x0, j));
-      }
-    }
-  }
-  mesh.Finish(std::move(polys));
+  std::vector<std::vector<uint32_t>> polys;
+  polys.reserve(triangles.size());
+  for (const auto& t : triangles) polys.push_back({vertex(t[0]), vertex(t[1]), vertex(t[2])});
+  mesh.stats_.triangulate_ms = absl::ToDoubleMilliseconds(absl::Now() - t0);
+  t0 = absl::Now();
+  mesh.Finish(MergeConvex(mesh.vertices_, std::move(polys)));
   mesh.stats_.link_ms = absl::ToDoubleMilliseconds(absl::Now() - t0);
   return mesh;
 }

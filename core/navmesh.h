@@ -69,15 +69,15 @@ struct NavmeshBuildOptions {
   // Polygon sources only.
   double steiner_spacing = 0;
   // Merge triangles into convex polygons (Hertel-Mehlhorn: drop a shared
-  // edge when the union stays convex): fewer, larger nodes. Polygon sources
-  // only; grid meshes are made of rectangles already.
+  // edge when the union stays convex): fewer, larger nodes. Grid meshes are
+  // always merged.
   bool merge_triangles = false;
 };
 
 // Per-stage build times, milliseconds.
 struct NavmeshBuildStats {
-  double clip_ms = 0;         // union, hulls, offsets, difference, clean-up
-  double triangulate_ms = 0;  // triangulation (polygons) or rectangle cover (grids)
+  double clip_ms = 0;         // union, hulls, offsets, difference, clean-up; grids: outline
+  double triangulate_ms = 0;  // constrained Delaunay triangulation
   double link_ms = 0;         // merging, adjacency, components, spatial index
 };
 
@@ -96,11 +96,13 @@ struct NavmeshBuildStats {
 // From grids (BuildFromGrid): blocked cells and the map's outside are
 // inflated by the radius as squares (so every point of the mesh is at least
 // the radius from them, in any norm), the free space is cut on the grid of
-// all resulting edge coordinates and covered by maximal rectangles; vertices
-// are added where a neighbour's corner touches an edge (T-junctions), so
-// neighbours always share whole edges. Exact for radius 0: the mesh is the
-// union of the free cells, and two cells that touch only at a corner are
-// not joined. Linear in the map's cells, no clipping or triangulation.
+// all resulting edge coordinates, and its outline (maximal straight runs
+// between free and blocked) is triangulated (CGAL constrained Delaunay) and
+// the triangles merged into convex polygons. Exact for radius 0: the mesh
+// is the union of the free cells, and two cells that touch only at a corner
+// are not joined (the outline meets itself there; no triangle crosses it).
+// No clipping: linear in the map's cells plus the triangulation of the
+// outline's vertices.
 //
 // Both: adjacency through shared edges, connected components, and a bucket
 // grid for locating a point's polygon.
@@ -164,7 +166,9 @@ class Navmesh {
   Point Centroid(uint32_t p) const;
 
   // The cell-graph view CorridorAStar searches: polygons and the edges
-  // they share.
+  // they share, each given as (left end, right end) seen from inside.
+  // Polygons run counter-clockwise (y up), so an edge's second vertex is on
+  // the left.
   size_t NumCells() const { return num_polygons(); }
   double CellCost(uint32_t) const { return 1; }
   Point CellCentre(uint32_t p) const { return Centroid(p); }
@@ -173,8 +177,8 @@ class Navmesh {
     const uint32_t begin = poly_start_[p], end = poly_start_[p + 1];
     for (uint32_t k = begin; k < end; ++k) {
       if (poly_neighbours_[k] != kNone) {
-        f(poly_neighbours_[k], vertices_[poly_verts_[k]],
-          vertices_[poly_verts_[k + 1 == end ? begin : k + 1]]);
+        f(poly_neighbours_[k], vertices_[poly_verts_[k + 1 == end ? begin : k + 1]],
+          vertices_[poly_verts_[k]]);
       }
     }
   }

@@ -114,10 +114,20 @@ class QuadtreeGraph {
   size_t NumCells() const { return leaves_.size(); }
   double CellCost(uint32_t leaf) const { return leaves_[leaf].cost; }
   Point CellCentre(uint32_t leaf) const { return leaves_[leaf].rect.centre(); }
+  // Portals as (left end, right end) seen from inside `leaf`.
   template <typename F>
   void ForEachNeighbour(uint32_t leaf, F&& f) const {
     const QuadtreeLink* links = LinksOf(leaf);
-    for (uint32_t k = 0; k < leaves_[leaf].num_links; ++k) f(links[k].leaf, links[k].a, links[k].b);
+    const Point c = leaves_[leaf].rect.centre();
+    for (uint32_t k = 0; k < leaves_[leaf].num_links; ++k) {
+      const Point& a = links[k].a;
+      const Point& b = links[k].b;
+      if ((a.x - c.x) * (b.y - c.y) - (a.y - c.y) * (b.x - c.x) > 0) {
+        f(links[k].leaf, b, a);
+      } else {
+        f(links[k].leaf, a, b);
+      }
+    }
   }
   uint64_t num_components() const { return num_components_; }
 

@@ -7,6 +7,7 @@
 #include <deque>
 #include <exception>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 
 namespace wayfinder {
@@ -50,7 +51,53 @@ void MarkNesting(Cdt& cdt) {
   }
 }
 
+// The faces at odd nesting levels: the region.
+std::vector<std::array<Point, 3>> OddFaces(Cdt& cdt) {
+  std::vector<std::array<Point, 3>> out;
+  if (cdt.dimension() < 2) return out;  // nothing to mark
+  MarkNesting(cdt);
+  for (auto f = cdt.finite_faces_begin(); f != cdt.finite_faces_end(); ++f) {
+    if (f->info().nesting % 2 != 1) continue;
+    std::array<Point, 3> t;
+    for (int i = 0; i < 3; ++i) t[i] = {f->vertex(i)->point().x(), f->vertex(i)->point().y()};
+    out.push_back(t);
+  }
+  return out;
+}
+
 }  // namespace
+
+absl::StatusOr<std::vector<std::array<Point, 3>>> TriangulateSegments(
+    const std::vector<std::array<Point, 2>>& segments) {
+  try {
+    Cdt cdt;
+    // Vertices first, each inserted next to the last (segments come in
+    // scan order, so that is usually near), then the constraints between
+    // the handles.
+    absl::flat_hash_map<std::pair<double, double>, Cdt::Vertex_handle> handles;
+    handles.reserve(segments.size() * 2);
+    Cdt::Vertex_handle hint;
+    auto vertex = [&](const Point& p) {
+      auto [it, inserted] = handles.try_emplace({p.x, p.y});
+      if (inserted) {
+        it->second = hint == Cdt::Vertex_handle() ? cdt.insert(K::Point_2(p.x, p.y))
+                                                 : cdt.insert(K::Point_2(p.x, p.y), hint->face());
+        hint = it->second;
+      }
+      return it->second;
+    };
+    std::vector<std::pair<Cdt::Vertex_handle, Cdt::Vertex_handle>> edges;
+    edges.reserve(segments.size());
+    for (const auto& s : segments) {
+      if (s[0] == s[1]) continue;
+      edges.emplace_back(vertex(s[0]), vertex(s[1]));
+    }
+    for (const auto& [a, b] : edges) cdt.insert_constraint(a, b);
+    return OddFaces(cdt);
+  } catch (const std::exception& e) {
+    return absl::InternalError(absl::StrCat("navmesh: triangulation failed: ", e.what()));
+  }
+}
 
 absl::StatusOr<std::vector<std::array<Point, 3>>> TriangulateRings(
     const std::vector<std::vector<Point>>& rings) {
@@ -63,18 +110,8 @@ absl::StatusOr<std::vector<std::array<Point, 3>>> TriangulateRings(
       for (const Point& p : ring) pts.emplace_back(p.x, p.y);
       cdt.insert_constraint(pts.begin(), pts.end(), /*close=*/true);
     }
-    // Nothing to triangulate (no rings, or all degenerate): the
-    // triangulation has no faces to mark.
-    if (cdt.dimension() < 2) return std::vector<std::array<Point, 3>>{};
-    MarkNesting(cdt);
-    std::vector<std::array<Point, 3>> out;
-    for (auto f = cdt.finite_faces_begin(); f != cdt.finite_faces_end(); ++f) {
-      if (f->info().nesting % 2 != 1) continue;
-      std::array<Point, 3> t;
-      for (int i = 0; i < 3; ++i) t[i] = {f->vertex(i)->point().x(), f->vertex(i)->point().y()};
-      out.push_back(t);
-    }
-    return out;
+    // No rings, or all degenerate: OddFaces finds nothing to mark.
+    return OddFaces(cdt);
   } catch (const std::exception& e) {
     return absl::InternalError(absl::StrCat("navmesh: triangulation failed: ", e.what()));
   }

@@ -481,20 +481,20 @@ TEST(PathsTest, MergedTrianglesAndGridNavmeshOptions) {
   ASSERT_TRUE(Find(h, PathRequest("yard", 1, 29, 29, 1), &r).ok());
   EXPECT_EQ(r.status(), v1::FOUND);
 
-  // Grid maps are meshed with rectangles; polygon-only options are refused
-  // by name, and the old map stays.
+  // Grid maps are meshed from their cells; polygon-only options are
+  // refused by name, and the old map stays.
   v1::Map grid = GridMapFromRows("corridor", kCorridor);
   grid.mutable_build()->add_graphs(v1::NAVMESH);
-  grid.mutable_build()->mutable_navmesh()->set_merge_triangles(true);
+  grid.mutable_build()->mutable_navmesh()->set_obstacle_hulls(true);
   v1::MapInfo out;
   auto ctx = Ctx();
   v1::PutMapRequest put;
   *put.mutable_map() = grid;
   grpc::Status s = h.stub().PutMap(ctx.get(), put, &out);
   EXPECT_EQ(s.error_code(), StatusCode::INVALID_ARGUMENT);
-  EXPECT_NE(s.error_message().find("map.build.navmesh.merge_triangles"), std::string::npos)
+  EXPECT_NE(s.error_message().find("map.build.navmesh.obstacle_hulls"), std::string::npos)
       << s.error_message();
-  grid.mutable_build()->mutable_navmesh()->set_merge_triangles(false);
+  grid.mutable_build()->mutable_navmesh()->set_obstacle_hulls(false);
   grid.mutable_build()->mutable_navmesh()->add_agent_radii(0.25);
   grid.mutable_build()->mutable_navmesh()->add_agent_radii(0.5);
   const v1::MapInfo grid_info = MustPut(h, grid);

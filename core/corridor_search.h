@@ -5,6 +5,7 @@
 // triangles), and the waypoints of the corridor it finds.
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -107,36 +108,45 @@ inline double Cross(const Point& o, const Point& a, const Point& b) {
 }  // namespace corridor_internal
 
 inline Point PortalPoint(const Point& p, const Point& goal, const Point& a, const Point& b) {
-  const double len2 = (b.x - a.x) * (b.x - a.x) + (b.y - a.y) * (b.y - a.y);
+  // The line from p to the goal, or to its mirror image, meets the line ab
+  // where it divides the feet of p and the goal in the ratio of their
+  // distances from it: t = (dp |sg| + dg |sp|) / ((|sp| + |sg|) |ab|^2)
+  // along a -> b, with dp, dg the projections. Clamped before dividing:
+  // this runs for every portal the corridor A* looks through, and most
+  // answers are an end.
+  const double ux = b.x - a.x, uy = b.y - a.y;
+  const double len2 = ux * ux + uy * uy;
   if (len2 == 0) return a;
-  const double sp = corridor_internal::Cross(a, b, p);
-  double sg = corridor_internal::Cross(a, b, goal);
-  Point g = goal;
-  if (sp * sg > 0) {  // same side: mirror the goal across the line ab
-    const double t = ((goal.x - a.x) * (b.x - a.x) + (goal.y - a.y) * (b.y - a.y)) / len2;
-    const Point foot{a.x + t * (b.x - a.x), a.y + t * (b.y - a.y)};
-    g = {2 * foot.x - goal.x, 2 * foot.y - goal.y};
-    sg = -sg;
-  }
-  double s;
-  if (sp - sg == 0) {  // p and the goal both on the line: project p
-    s = ((p.x - a.x) * (b.x - a.x) + (p.y - a.y) * (b.y - a.y)) / len2;
+  const double sp = std::abs(corridor_internal::Cross(a, b, p));
+  const double sg = std::abs(corridor_internal::Cross(a, b, goal));
+  const double dp = (p.x - a.x) * ux + (p.y - a.y) * uy;
+  double num, den;
+  if (sp + sg == 0) {  // p and the goal both on the line: project p
+    num = dp;
+    den = len2;
   } else {
-    const double u = sp / (sp - sg);  // where p -> g crosses the line
-    const Point x{p.x + u * (g.x - p.x), p.y + u * (g.y - p.y)};
-    s = ((x.x - a.x) * (b.x - a.x) + (x.y - a.y) * (b.y - a.y)) / len2;
+    num = dp * sg + ((goal.x - a.x) * ux + (goal.y - a.y) * uy) * sp;
+    den = (sp + sg) * len2;
   }
-  s = std::clamp(s, 0.0, 1.0);
-  return {a.x + s * (b.x - a.x), a.y + s * (b.y - a.y)};
+  if (num <= 0) return a;
+  if (num >= den) return b;
+  const double t = num / den;
+  return {a.x + t * ux, a.y + t * uy};
 }
 
 namespace corridor_internal {
 
 // Where the line through o and d meets segment [p, q] (clamped to it).
 inline Point RayHit(const Point& o, const Point& d, const Point& p, const Point& q) {
-  const double cp = corridor_internal::Cross(o, d, p), cq = corridor_internal::Cross(o, d, q);
-  if (cp == cq) return p;
-  const double t = std::clamp(cp / (cp - cq), 0.0, 1.0);
+  double num = corridor_internal::Cross(o, d, p);
+  double den = num - corridor_internal::Cross(o, d, q);
+  if (den < 0) {
+    num = -num;
+    den = -den;
+  }
+  if (den == 0 || num <= 0) return p;
+  if (num >= den) return q;
+  const double t = num / den;
   return {p.x + t * (q.x - p.x), p.y + t * (q.y - p.y)};
 }
 

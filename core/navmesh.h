@@ -98,7 +98,8 @@ struct NavmeshBuildStats {
 // the radius from them, in any norm), the free space is cut on the grid of
 // all resulting edge coordinates, and its outline (maximal straight runs
 // between free and blocked) is triangulated (CGAL constrained Delaunay) and
-// the triangles merged into convex polygons. Exact for radius 0: the mesh
+// the triangles merged into convex polygons of at most 5 corners. Exact for
+// radius 0: the mesh
 // is the union of the free cells, and two cells that touch only at a corner
 // are not joined (the outline meets itself there; no triangle crosses it).
 // No clipping: linear in the map's cells plus the triangulation of the

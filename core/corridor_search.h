@@ -19,6 +19,17 @@
 
 namespace wayfinder {
 
+// A string-pulled path as it crosses a corridor, carried by the corridor
+// A*: the last corner (`apex`, reached after `g_apex`), the cone of
+// directions still open from it (bounded by the rays towards `left` and
+// `right`; a side equal to the apex is unbounded), and where it crosses the
+// latest portal (`entry`, after `g`).
+struct FunnelState {
+  Point apex, left, right, entry;
+  double g_apex = 0;
+  double g = 0;
+};
+
 // Reusable search memory for CorridorAStar, sized to the largest graph seen
 // and reset by a generation stamp per query. Not thread-safe: one per
 // worker thread.
@@ -29,15 +40,11 @@ class CorridorSearchScratch {
   CorridorSearchScratch& operator=(const CorridorSearchScratch&) = delete;
 
   struct Node {
-    double g = 0;  // estimated length of the path to `entry`
-    // Estimated length of the whole path, g plus the rest.
+    // The path as it enters this cell: where (path.entry), its length so
+    // far (path.g) and, with FUNNEL, the pulled string's corner and cone.
+    FunnelState path;
+    // Estimated length of the whole path, path.g plus the rest.
     double f = 0;
-    Point entry;  // where the path enters this cell
-    // The funnel the path arrives in: its last corner (`apex`, reached at
-    // length g_apex) and the points bounding the cone of directions it can
-    // still take; a side equal to the apex is unbounded.
-    Point apex, left, right;
-    double g_apex = 0;
     uint32_t parent = 0;
     uint32_t generation = 0;
     bool closed = false;
@@ -69,16 +76,6 @@ PathResult CorridorWaypoints(const Point& start, const Point& end,
                              const std::vector<Point>& centres, PathStatus status,
                              Smoothing smoothing);
 
-// A string-pulled path as it crosses a corridor, carried by the corridor
-// A*: the last corner (`apex`, reached after `g_apex`), the cone of
-// directions still open from it (bounded by the rays towards `left` and
-// `right`; a side equal to the apex is unbounded), and where it crosses the
-// latest portal (`entry`, after `g`).
-struct FunnelState {
-  Point apex, left, right, entry;
-  double g_apex = 0;
-  double g = 0;
-};
 
 // The state after crossing the portal from `pl` (on the walker's left) to
 // `pr`: a portal wholly outside the cone turns the path at the cone's side
@@ -253,7 +250,7 @@ absl::StatusOr<PathResult> CorridorAStar(const Graph& graph, uint32_t start_cell
   auto touch = [&](uint32_t c) -> Node& {
     Node& n = s.nodes[c];
     if (n.generation != s.generation) {
-      n.g = n.f = std::numeric_limits<double>::infinity();
+      n.path.g = n.f = std::numeric_limits<double>::infinity();
       n.parent = kNone;
       n.generation = s.generation;
       n.closed = false;
@@ -287,11 +284,9 @@ absl::StatusOr<PathResult> CorridorAStar(const Graph& graph, uint32_t start_cell
       request.smoothing == Smoothing::kFunnel || request.smoothing == Smoothing::kDefault;
   std::greater<CorridorSearchScratch::OpenEntry> later;
   Node& first = touch(start_cell);
-  first.g = 0;
+  first.path = FunnelState{};
+  first.path.apex = first.path.left = first.path.right = first.path.entry = start;
   first.f = Distance(start, goal);
-  first.entry = start;
-  first.apex = first.left = first.right = start;
-  first.g_apex = 0;
   s.open.push_back({Distance(start, goal), 0, start_cell});
   uint64_t expansions = 0;
   uint32_t best = start_cell;  // expanded cell nearest the goal, for PARTIAL
@@ -301,7 +296,7 @@ absl::StatusOr<PathResult> CorridorAStar(const Graph& graph, uint32_t start_cell
     const CorridorSearchScratch::OpenEntry top = s.open.back();
     s.open.pop_back();
     Node& u = s.nodes[top.cell];
-    if (u.closed || top.f > u.f || top.g != u.g) continue;  // stale duplicate
+    if (u.closed || top.f > u.f || top.g != u.path.g) continue;  // stale duplicate
     if (top.cell == goal_cell) {
       PathResult r = waypoints(goal_cell, goal, PathStatus::kFound);
       r.expansions = expansions;
@@ -315,18 +310,12 @@ absl::StatusOr<PathResult> CorridorAStar(const Graph& graph, uint32_t start_cell
     }
     ++expansions;
     u.closed = true;
-    const double h = Distance(u.entry, goal);
+    const double h = Distance(u.path.entry, goal);
     if (h < best_h) {
       best = top.cell;
       best_h = h;
     }
-    FunnelState here;
-    here.apex = u.apex;
-    here.left = u.left;
-    here.right = u.right;
-    here.g_apex = u.g_apex;
-    here.entry = u.entry;
-    here.g = u.g;
+    const FunnelState here = u.path;
     const double here_f = u.f;
     const double cost = graph.CellCost(top.cell);
     const uint32_t came_from = u.parent;
@@ -351,15 +340,10 @@ absl::StatusOr<PathResult> CorridorAStar(const Graph& graph, uint32_t start_cell
       // a sum of steps), so f is kept from falling below the parent's and
       // compared instead of g: no cycles either way.
       const double f = pull ? std::max(here_f, whole) : whole;
-      if (pull ? f >= v.f : n.g >= v.g) return;
+      if (pull ? f >= v.f : n.g >= v.path.g) return;
       v.closed = false;
-      v.g = n.g;
+      v.path = n;
       v.f = f;
-      v.entry = n.entry;
-      v.apex = n.apex;
-      v.left = n.left;
-      v.right = n.right;
-      v.g_apex = n.g_apex;
       v.parent = top.cell;
       s.open.push_back({f, n.g, next});
       std::push_heap(s.open.begin(), s.open.end(), later);

@@ -84,7 +84,7 @@ PathResult CorridorWaypoints(const Point& start, const Point& end,
 // (PortalPoint). Only the last cone is kept, not the whole corridor, so
 // `g` is an estimate: exact while the path has not turned, at most the
 // funnel length of the corridor after a turn.
-inline FunnelState CrossPortal(const FunnelState& s, const Point& pl, const Point& pr,
+inline __attribute__((always_inline)) FunnelState CrossPortal(const FunnelState& s, const Point& pl, const Point& pr,
                         const Point& goal);
 
 // Length of the path from `s` to `p` (a point in the cell just entered):
@@ -149,7 +149,7 @@ inline Point RayHit(const Point& o, const Point& d, const Point& p, const Point&
 
 }  // namespace corridor_internal
 
-inline FunnelState CrossPortal(const FunnelState& s, const Point& pl, const Point& pr,
+inline __attribute__((always_inline)) FunnelState CrossPortal(const FunnelState& s, const Point& pl, const Point& pr,
                         const Point& goal) {
   FunnelState n;
   const bool left_open = s.left == s.apex, right_open = s.right == s.apex;
@@ -290,7 +290,7 @@ absl::StatusOr<PathResult> CorridorAStar(const Graph& graph, uint32_t start_cell
   s.open.push_back({Distance(start, goal), 0, start_cell});
   uint64_t expansions = 0;
   uint32_t best = start_cell;  // expanded cell nearest the goal, for PARTIAL
-  double best_h = Distance(start, goal);
+  double best_h2 = DistanceSquared(start, goal);
   while (!s.open.empty()) {
     std::pop_heap(s.open.begin(), s.open.end(), later);
     const CorridorSearchScratch::OpenEntry top = s.open.back();
@@ -310,16 +310,15 @@ absl::StatusOr<PathResult> CorridorAStar(const Graph& graph, uint32_t start_cell
     }
     ++expansions;
     u.closed = true;
-    const double h = Distance(u.path.entry, goal);
-    if (h < best_h) {
+    if (const double h2 = DistanceSquared(u.path.entry, goal); h2 < best_h2) {
       best = top.cell;
-      best_h = h;
+      best_h2 = h2;
     }
     const FunnelState here = u.path;
     const double here_f = u.f;
     const double cost = graph.CellCost(top.cell);
     const uint32_t came_from = u.parent;
-    graph.ForEachNeighbour(top.cell, [&](uint32_t next, const Point& a, const Point& b) {
+    graph.ForEachNeighbour(top.cell, [&](uint32_t next, const Point& a, const Point& b) __attribute__((always_inline)) {
       // Back through the portal just crossed never shortens a pulled string.
       if (pull && next == came_from) return;
       const double next_cost = graph.CellCost(next);

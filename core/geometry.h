@@ -26,6 +26,12 @@ inline double Distance(const Point& a, const Point& b) {
   return std::sqrt(dx * dx + dy * dy);
 }
 
+// For comparisons only: no square root.
+inline double DistanceSquared(const Point& a, const Point& b) {
+  const double dx = a.x - b.x, dy = a.y - b.y;
+  return dx * dx + dy * dy;
+}
+
 }  // namespace wayfinder
 
 #endif  // WAYFINDER_CORE_GEOMETRY_H_

@@ -51,9 +51,11 @@ absl::StatusOr<PathResult> FindAnyAnglePath(const Navmesh& mesh, uint32_t start_
   if (s.fan_generation.size() < mesh.num_corners()) {
     s.fan_generation.resize(mesh.num_corners(), 0);
   }
+  if (s.allowed.size() < mesh.num_polygons()) s.allowed.resize(mesh.num_polygons(), 0);
   if (++s.generation == 0) {
     std::fill(s.root_generation.begin(), s.root_generation.end(), 0);
     std::fill(s.fan_generation.begin(), s.fan_generation.end(), 0);
+    std::fill(s.allowed.begin(), s.allowed.end(), 0);
     s.generation = 1;
   }
   // Marks polygon p as expanded whole from its corner root_vertex; false
@@ -104,6 +106,7 @@ absl::StatusOr<PathResult> FindAnyAnglePath(const Navmesh& mesh, uint32_t start_
     const auto v = mesh.polygon(p);
     const uint32_t q = mesh.neighbours(p)[k];
     if (q == kNone) return;
+    if (mesh.in_appendage(q) && s.allowed[q] != s.generation) return;
     const uint32_t c = v[k], d = v[(k + 1) % v.size()];
     const auto qv = mesh.polygon(q);
     uint32_t j = 0;
@@ -162,20 +165,37 @@ absl::StatusOr<PathResult> FindAnyAnglePath(const Navmesh& mesh, uint32_t start_
     }
   };
 
-  // Seeds: every polygon holding the start (it may lie on sides or at a
+  // Every polygon holding p, found from `poly` (p may lie on sides or at a
   // corner shared by several).
-  std::vector<uint32_t> seeds = {start_poly};
-  uint32_t start_vertex = vertex_at(start_poly, start);
-  if (start_vertex != kNone) {
-    const auto around = mesh.VertexPolygons(start_vertex);
-    seeds.assign(around.begin(), around.end());
-  } else {
-    const auto v = mesh.polygon(start_poly);
+  auto holding = [&](uint32_t poly, const Point& p) {
+    std::vector<uint32_t> out = {poly};
+    if (const uint32_t x = vertex_at(poly, p); x != kNone) {
+      const auto around = mesh.VertexPolygons(x);
+      out.assign(around.begin(), around.end());
+      return out;
+    }
+    const auto v = mesh.polygon(poly);
     for (size_t k = 0; k < v.size(); ++k) {
       const Point& c = verts[v[k]];
       const Point& d = verts[v[(k + 1) % v.size()]];
-      if (Cross(c, d, start) == 0 && mesh.neighbours(start_poly)[k] != kNone) {
-        seeds.push_back(mesh.neighbours(start_poly)[k]);
+      if (Cross(c, d, p) == 0 && mesh.neighbours(poly)[k] != kNone) {
+        out.push_back(mesh.neighbours(poly)[k]);
+      }
+    }
+    return out;
+  };
+  // Seeds: every polygon holding the start.
+  const std::vector<uint32_t> seeds = holding(start_poly, start);
+  const uint32_t start_vertex = vertex_at(start_poly, start);
+  // Dead ends (as in CorridorAStar): appendage polygons are searched only
+  // on the way out from a polygon holding the start or the goal. A taut
+  // path never crosses a side twice, and an appendage's only way to the
+  // rest of the mesh is the side it hangs from.
+  for (const std::vector<uint32_t>& ends : {seeds, holding(goal_poly, goal)}) {
+    for (uint32_t c : ends) {
+      while (c != kNone && mesh.in_appendage(c) && s.allowed[c] != s.generation) {
+        s.allowed[c] = s.generation;
+        c = mesh.appendage_parent(c);
       }
     }
   }

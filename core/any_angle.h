@@ -66,6 +66,9 @@ struct AnyAngleScratch {
   // Generation per polygon corner (Navmesh::first_corner): the polygon was
   // already expanded whole from that corner as root.
   std::vector<uint32_t> fan_generation;
+  // Generation per polygon: an appendage polygon on the way out from the
+  // start or the goal (Navmesh::in_appendage).
+  std::vector<uint32_t> allowed;
   // Successors of the node being expanded, with their f, before they go
   // on the open list.
   std::vector<std::pair<Node, double>> pending;

@@ -56,6 +56,9 @@ class CorridorSearchScratch {
     bool operator>(const OpenEntry& o) const { return f > o.f || (f == o.f && g < o.g); }
   };
   std::vector<Node> nodes;
+  // Per cell: == generation when an appendage cell is on the way out from
+  // the start or the goal (graphs that mark appendages).
+  std::vector<uint32_t> allowed;
   std::vector<OpenEntry> open;
   uint32_t generation = 0;
 };
@@ -220,6 +223,38 @@ inline double FunnelLengthTo(const FunnelState& s, const Point& p) {
   return s.g_apex + Distance(s.apex, p);
 }
 
+// The tree-like appendages of a cell graph (dead-end corridors and rooms;
+// every cell of a graph without cycles): cells peeled off while they have
+// at most one neighbour left. `parent[c]` is the neighbour an appendage
+// cell hangs from (kNone for the rest, and for the last cell of a tree).
+// A simple corridor between two cells enters an appendage only on the way
+// out from one of them, following `parent`: anywhere else it would have
+// to leave through the side it came in by. Linear in cells and portals.
+template <typename Graph>
+void FindAppendages(const Graph& graph, std::vector<uint32_t>& parent,
+                    std::vector<uint8_t>& in_appendage) {
+  constexpr uint32_t kNone = 0xFFFFFFFFu;
+  const uint32_t n = static_cast<uint32_t>(graph.NumCells());
+  parent.assign(n, kNone);
+  in_appendage.assign(n, 0);
+  std::vector<uint32_t> degree(n, 0);
+  std::vector<uint32_t> leaves;
+  for (uint32_t c = 0; c < n; ++c) {
+    graph.ForEachNeighbour(c, [&](uint32_t, const Point&, const Point&) { ++degree[c]; });
+    if (degree[c] <= 1) leaves.push_back(c);
+  }
+  while (!leaves.empty()) {
+    const uint32_t c = leaves.back();
+    leaves.pop_back();
+    in_appendage[c] = 1;
+    graph.ForEachNeighbour(c, [&](uint32_t q, const Point&, const Point&) {
+      if (in_appendage[q]) return;
+      parent[c] = q;  // the one neighbour still in
+      if (--degree[q] == 1) leaves.push_back(q);
+    });
+  }
+}
+
 // A* from `start` (in cell start_cell) to `goal` (in goal_cell). With
 // FUNNEL smoothing (the default), cells of cost 1 are crossed by pulling
 // the string through the portals (CrossPortal), so a corridor is ranked by
@@ -244,7 +279,21 @@ absl::StatusOr<PathResult> CorridorAStar(const Graph& graph, uint32_t start_cell
   if (s.nodes.size() < graph.NumCells()) s.nodes.resize(graph.NumCells());
   if (++s.generation == 0) {  // wrapped: stale stamps could look current
     for (Node& n : s.nodes) n.generation = 0;
+    std::fill(s.allowed.begin(), s.allowed.end(), 0);
     s.generation = 1;
+  }
+  // Dead ends: a graph that knows its appendages (FindAppendages) lets the
+  // search skip every appendage cell but those on the way out from the
+  // start and the goal.
+  constexpr bool kAppendages = requires { graph.appendage_parent(0u); };
+  if constexpr (kAppendages) {
+    if (s.allowed.size() < graph.NumCells()) s.allowed.resize(graph.NumCells(), 0);
+    for (uint32_t c : {start_cell, goal_cell}) {
+      while (c != kNone && graph.in_appendage(c) && s.allowed[c] != s.generation) {
+        s.allowed[c] = s.generation;
+        c = graph.appendage_parent(c);
+      }
+    }
   }
   s.open.clear();
   auto touch = [&](uint32_t c) -> Node& {
@@ -321,6 +370,9 @@ absl::StatusOr<PathResult> CorridorAStar(const Graph& graph, uint32_t start_cell
     graph.ForEachNeighbour(top.cell, [&](uint32_t next, const Point& a, const Point& b) __attribute__((always_inline)) {
       // Back through the portal just crossed never shortens a pulled string.
       if (pull && next == came_from) return;
+      if constexpr (kAppendages) {
+        if (graph.in_appendage(next) && s.allowed[next] != s.generation) return;
+      }
       const double next_cost = graph.CellCost(next);
       FunnelState n;
       if (pull && cost == 1 && (next_cost == 1 || next != goal_cell)) {

@@ -660,6 +660,7 @@ void Navmesh::Finish(std::vector<std::vector<uint32_t>> polys) {
     }
   }
   BuildComponents();
+  FindAppendages(*this, appendage_parent_, in_appendage_);
   BuildIndex();
 }
 
@@ -898,10 +899,11 @@ Point Navmesh::Centroid(uint32_t t) const {
 size_t Navmesh::MemoryBytes() const {
   return sizeof(*this) + vertices_.capacity() * sizeof(Point) +
          (poly_start_.capacity() + poly_verts_.capacity() + poly_neighbours_.capacity() +
-          components_.capacity() + vertex_poly_start_.capacity() + vertex_polys_.capacity() +
+          components_.capacity() + appendage_parent_.capacity() + vertex_poly_start_.capacity() +
+          vertex_polys_.capacity() +
           bucket_start_.capacity() + bucket_items_.capacity()) *
              sizeof(uint32_t) +
-         boundary_vertex_.capacity() / 8;
+         in_appendage_.capacity() + boundary_vertex_.capacity() / 8;
 }
 
 // ---------------------------------------------------------------------------

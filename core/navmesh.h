@@ -140,6 +140,11 @@ class Navmesh {
   double agent_radius() const { return agent_radius_; }
   const NavmeshBuildStats& stats() const { return stats_; }
   uint32_t component(uint32_t polygon) const { return components_[polygon]; }
+  // Polygons in tree-like appendages (dead-end corridors and rooms; every
+  // polygon of a mesh without holes), see FindAppendages: the searches
+  // enter them only on the way out from the start or the goal.
+  uint32_t appendage_parent(uint32_t polygon) const { return appendage_parent_[polygon]; }
+  bool in_appendage(uint32_t polygon) const { return in_appendage_[polygon] != 0; }
   uint64_t num_components() const { return num_components_; }
   // Walkable area after clearance, world units squared.
   double area() const { return area_; }
@@ -204,6 +209,8 @@ class Navmesh {
   std::vector<uint32_t> poly_verts_;
   std::vector<uint32_t> poly_neighbours_;
   std::vector<uint32_t> components_;
+  std::vector<uint32_t> appendage_parent_;
+  std::vector<uint8_t> in_appendage_;
   std::vector<bool> boundary_vertex_;
   std::vector<uint32_t> vertex_poly_start_;
   std::vector<uint32_t> vertex_polys_;

@@ -152,6 +152,7 @@ class QuadtreeGraph::Builder {
     }
     g_.BuildLinks();
     g_.BuildComponents();
+    FindAppendages(g_, g_.appendage_parent_, g_.in_appendage_);
     return absl::OkStatus();
   }
 
@@ -499,7 +500,8 @@ uint32_t QuadtreeGraph::LeafAt(const Point& p) const {
 size_t QuadtreeGraph::MemoryBytes() const {
   return sizeof(*this) + tree_.capacity() * sizeof(TreeNode) +
          leaves_.capacity() * sizeof(Leaf) + links_.capacity() * sizeof(QuadtreeLink) +
-         components_.capacity() * sizeof(uint32_t);
+         (components_.capacity() + appendage_parent_.capacity()) * sizeof(uint32_t) +
+         in_appendage_.capacity();
 }
 
 // ---------------------------------------------------------------------------

@@ -130,6 +130,10 @@ class QuadtreeGraph {
     }
   }
   uint64_t num_components() const { return num_components_; }
+  // Leaves in tree-like appendages (FindAppendages): the search enters them
+  // only on the way out from the start or the goal.
+  uint32_t appendage_parent(uint32_t leaf) const { return appendage_parent_[leaf]; }
+  bool in_appendage(uint32_t leaf) const { return in_appendage_[leaf] != 0; }
 
   // Extent of the map, world units.
   double width() const { return width_; }
@@ -161,6 +165,8 @@ class QuadtreeGraph {
   std::vector<Leaf> leaves_;
   std::vector<QuadtreeLink> links_;
   std::vector<uint32_t> components_;
+  std::vector<uint32_t> appendage_parent_;
+  std::vector<uint8_t> in_appendage_;
   uint64_t num_components_ = 0;
   uint64_t leaves_before_merge_ = 0;
   double lost_free_area_ = 0;

@@ -511,6 +511,78 @@ TEST(NavmeshGridTest, GridMeshCoversTheFreeCellsExactly) {
 // Seeded random grids: for each radius, every mesh point is at least the
 // radius (Chebyshev, so also Euclidean) from every blocked cell and the
 // border, and every path keeps that clearance along its whole length.
+// Appendages (dead ends): on a map with one loop round a pillar and two
+// dead-end corridors, a corridor's polygons hang towards the loop and the
+// loop's do not; the searches, which skip appendages off their way, still
+// find the way out of one dead end into the other, by every method, and
+// the shortest one.
+TEST(NavmeshGridTest, DeadEndCorridorsAreAppendages) {
+  const GridMap grid = GridFromRows({
+      "..........##########",
+      "..........##########",
+      "..####....##########",
+      "..####..............",  // a dead end to the east, from row 3
+      "..####....##########",
+      "..........##########",
+      "..........##########",
+      "...#################",
+      "...#################",
+      "...#################",
+      "...#################",
+      "...#################",
+      "...#################",
+      "...#################",
+      "...#################",  // a dead end to the south, columns 0-2
+  });
+  auto mesh = Navmesh::BuildFromGrid(grid, {});
+  ASSERT_TRUE(mesh.ok()) << mesh.status();
+  auto in_appendage = [&](double x, double y) {
+    const uint32_t p = mesh->Locate({x, y});
+    EXPECT_NE(p, Navmesh::kNone) << x << "," << y;
+    return p != Navmesh::kNone && mesh->in_appendage(p);
+  };
+  // The east corridor's far end hangs off the loop. (The south corridor's
+  // polygons may reach up the map's west border into the loop: triangles
+  // follow the outline's long straight runs.)
+  EXPECT_TRUE(in_appendage(19.5, 3.5));
+  EXPECT_FALSE(in_appendage(1.0, 1.0));  // round the pillar
+  EXPECT_FALSE(in_appendage(8.0, 5.5));
+  // Following appendage_parent from a dead end reaches the loop.
+  uint32_t p = mesh->Locate({19.5, 3.5});
+  int steps = 0;
+  while (mesh->in_appendage(p) && steps < 100) {
+    p = mesh->appendage_parent(p);
+    ASSERT_NE(p, Navmesh::kNone);
+    ++steps;
+  }
+  EXPECT_FALSE(mesh->in_appendage(p));
+  NavmeshSearchScratch scratch;
+  // Out west along the corridor, round its mouth (10, 4), below the pillar
+  // to the south corridor's corner (3, 7), down to the goal.
+  const double exact = std::sqrt(9.5 * 9.5 + 0.5 * 0.5) + std::sqrt(7.0 * 7.0 + 3.0 * 3.0) +
+                       std::sqrt(1.5 * 1.5 + 7.5 * 7.5);
+  for (NavmeshMethod method :
+       {NavmeshMethod::kCorridor, NavmeshMethod::kVertices, NavmeshMethod::kAnyAngle}) {
+    NavmeshPathOptions options;
+    options.method = method;
+    auto r = FindNavmeshPath(*mesh, Req({19.5, 3.5}, {1.5, 14.5}), options, SearchBudget(),
+                             scratch);
+    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_EQ(r->status, PathStatus::kFound);
+    EXPECT_TRUE(PathInFreeSpace(grid, r->waypoints));
+    if (method == NavmeshMethod::kVertices) {
+      EXPECT_GE(r->length, exact - 1e-9);
+    } else {
+      EXPECT_NEAR(r->length, exact, 1e-9);
+    }
+  }
+  // A map without holes is all appendage: one tree.
+  const GridMap open = GridFromRows({"......", "......", "......"});
+  auto tree = Navmesh::BuildFromGrid(open, {});
+  ASSERT_TRUE(tree.ok());
+  for (uint32_t q = 0; q < tree->num_polygons(); ++q) EXPECT_TRUE(tree->in_appendage(q));
+}
+
 TEST(NavmeshGridTest, AgentRadiusKeepsClearanceOnRandomGrids) {
   std::mt19937 rng(7);
   for (int trial = 0; trial < 6; ++trial) {

@@ -192,12 +192,7 @@ absl::StatusOr<PathResult> FindAnyAnglePath(const Navmesh& mesh, uint32_t start_
   // path never crosses a side twice, and an appendage's only way to the
   // rest of the mesh is the side it hangs from.
   for (const std::vector<uint32_t>& ends : {seeds, holding(goal_poly, goal)}) {
-    for (uint32_t c : ends) {
-      while (c != kNone && mesh.in_appendage(c) && s.allowed[c] != s.generation) {
-        s.allowed[c] = s.generation;
-        c = mesh.appendage_parent(c);
-      }
-    }
+    for (uint32_t c : ends) AllowWayOut(mesh, c, s.allowed, s.generation);
   }
   for (uint32_t p : seeds) {
     if (p == goal_poly || mesh.Contains(p, goal)) {

@@ -256,6 +256,18 @@ void FindAppendages(const Graph& graph, std::vector<uint32_t>& parent,
   }
 }
 
+// Stamps `allowed` with `generation` for `cell` and the appendage cells on
+// its way out to the rest of the graph (see FindAppendages).
+template <typename Graph>
+void AllowWayOut(const Graph& graph, uint32_t cell, std::vector<uint32_t>& allowed,
+                 uint32_t generation) {
+  constexpr uint32_t kNone = 0xFFFFFFFFu;
+  while (cell != kNone && graph.in_appendage(cell) && allowed[cell] != generation) {
+    allowed[cell] = generation;
+    cell = graph.appendage_parent(cell);
+  }
+}
+
 // A* from `start` (in cell start_cell) to `goal` (in goal_cell). With
 // FUNNEL smoothing (the default), cells of cost 1 are crossed by pulling
 // the string through the portals (CrossPortal), so a corridor is ranked by
@@ -289,12 +301,8 @@ absl::StatusOr<PathResult> CorridorAStar(const Graph& graph, uint32_t start_cell
   constexpr bool kAppendages = requires { graph.appendage_parent(0u); };
   if constexpr (kAppendages) {
     if (s.allowed.size() < graph.NumCells()) s.allowed.resize(graph.NumCells(), 0);
-    for (uint32_t c : {start_cell, goal_cell}) {
-      while (c != kNone && graph.in_appendage(c) && s.allowed[c] != s.generation) {
-        s.allowed[c] = s.generation;
-        c = graph.appendage_parent(c);
-      }
-    }
+    AllowWayOut(graph, start_cell, s.allowed, s.generation);
+    AllowWayOut(graph, goal_cell, s.allowed, s.generation);
   }
   s.open.clear();
   auto touch = [&](uint32_t c) -> Node& {

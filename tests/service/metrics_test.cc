@@ -274,14 +274,8 @@ TEST(MetricsTest, QueueDepthInFlightAndRejections) {
   ASSERT_TRUE(Put(h, put, &info).ok());
 
   // Occupy the only worker; a FindPath then waits in the only queue slot.
-  absl::Notification running;
   absl::Notification release;
-  server::WorkerPool& pool = h.server().worker_pool_for_testing();
-  ASSERT_TRUE(pool.TrySubmit([&] {
-    running.Notify();
-    release.WaitForNotification();
-  }));
-  running.WaitForNotification();
+  ASSERT_TRUE(HoldWorker(h.server().worker_pool_for_testing(), release));
   grpc::Status queued_status;
   std::thread queued([&] { queued_status = Find(h, "room"); });
   Scrape m;

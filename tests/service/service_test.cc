@@ -809,13 +809,8 @@ TEST(ServingTest, FullQueueAnswersResourceExhaustedAtOnce) {
 
   // Occupy the only worker, then the only queue slot.
   absl::Notification release;
-  absl::Notification running;
   server::WorkerPool& pool = h.server().worker_pool_for_testing();
-  ASSERT_TRUE(pool.TrySubmit([&] {
-    running.Notify();
-    release.WaitForNotification();
-  }));
-  running.WaitForNotification();
+  ASSERT_TRUE(HoldWorker(pool, release));
   ASSERT_TRUE(pool.TrySubmit([&] { release.WaitForNotification(); }));
 
   v1::FindPathResponse resp;
@@ -862,13 +857,9 @@ TEST(ServingTest, ShortSearchesInlineLongOnesOnThePool) {
   EXPECT_EQ(resp.status(), v1::PARTIAL);
   EXPECT_EQ(resp.stats().expansions(), 100u);
 
-  absl::Notification release, running;
+  absl::Notification release;
   server::WorkerPool& pool = h.server().worker_pool_for_testing();
-  ASSERT_TRUE(pool.TrySubmit([&] {
-    running.Notify();
-    release.WaitForNotification();
-  }));
-  running.WaitForNotification();
+  ASSERT_TRUE(HoldWorker(pool, release));
   ASSERT_TRUE(pool.TrySubmit([&] { release.WaitForNotification(); }));
   // Jump point search: a few expansions, answered inline.
   ASSERT_TRUE(Find(h, PathRequest("open", 0.5, 0.5, 0.5, 59.5), &resp).ok());

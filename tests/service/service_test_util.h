@@ -14,6 +14,8 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
+#include "absl/synchronization/notification.h"
+
 #include "server/config.h"
 #include "server/server.h"
 #include "wayfinder/v1/wayfinder.grpc.pb.h"
@@ -38,6 +40,20 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+// Occupies one worker of `pool` until `release` is notified; returns once
+// that worker is running the task (false if the pool refused it).
+inline bool HoldWorker(server::WorkerPool& pool, absl::Notification& release) {
+  absl::Notification running;
+  if (!pool.TrySubmit([&running, &release] {
+        running.Notify();
+        release.WaitForNotification();
+      })) {
+    return false;
+  }
+  running.WaitForNotification();
+  return true;
+}
 
 // Starts a server on 127.0.0.1:<free port> with `config` (listen is
 // overridden) and connects a stub to it.

@@ -2,8 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <limits>
+#include <thread>
+#include <type_traits>
 #include <utility>
+
+#include <emmintrin.h>  // SSE2: part of x86-64
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -39,7 +44,6 @@ absl::Status PrepareGoals(const GridMap& map, absl::Span<const uint32_t> goals,
   field.goals.erase(std::unique(field.goals.begin(), field.goals.end()), field.goals.end());
   field.width = map.width();
   field.height = map.height();
-  field.directions.assign(map.size(), kFlowBlocked);
   return absl::OkStatus();
 }
 
@@ -65,36 +69,425 @@ inline int64_t HexMetric(uint32_t a, uint32_t b) {
   return dx * dx + dy * dy;
 }
 
-// GridMap::Cost of a cell byte.
-inline double CostOf(uint8_t cell) { return cell <= 1 ? 1.0 : static_cast<double>(cell); }
-
-// Fills the per-cell state, one sequential pass: the wavefront then
-// touches this one array only (a cell's moves, distance, goal and arrow in
-// one 16-byte record), which is what bounds its speed -- the wavefront
-// visits rows out of order, so every further array cost a cache miss per
-// cell (measured: 2x).
-template <typename Graph>
-void Reset(const Graph& graph, size_t n, FlowFieldScratch& s) {
-  s.cells.resize(n);
-  for (size_t i = 0; i < n; ++i) {
-    s.cells[i] = {kInf, 0, 0, graph.moves(static_cast<uint32_t>(i)), kFlowBlocked,
-                  graph.map().cells()[i]};
+// GridMap::Cost of every cell byte.
+struct CostTable {
+  double of[256];
+  constexpr CostTable() : of() {
+    for (int b = 0; b < 256; ++b) of[b] = b <= 1 ? 1.0 : static_cast<double>(b);
   }
+};
+constexpr CostTable kCost;
+
+// c ? a : b computed with masks: compilers turn plain selects in these
+// loops into jumps, which mispredict on irregular maps (measured: the
+// arrows pass ran 2-3x slower with them).
+template <typename T>
+inline T Choose(bool c, T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  const U mask = U{0} - static_cast<U>(c);
+  return static_cast<T>((static_cast<U>(a) & mask) | (static_cast<U>(b) & ~mask));
 }
 
-// Copies the results out of the state, another sequential pass.
-void Finish(const FlowFieldScratch& s, size_t n, absl::Time started, FlowField& field) {
-  field.distances.resize(n);
-  for (size_t i = 0; i < n; ++i) {
-    const FlowFieldScratch::Cell& c = s.cells[i];
-    field.directions[i] = c.dir;
-    field.distances[i] = static_cast<float>(c.distance);
-    if (c.distance != kInf) {
-      ++field.reachable_cells;
-      field.max_distance = std::max(field.max_distance, c.distance);
+// What an arrows pass totals over its rows.
+struct Totals {
+  uint64_t reachable = 0;
+  double max_distance = 0;
+};
+
+// Runs `rows(y0, y1, totals)` over [0, height) split into bands, one per
+// thread (the calling thread takes the first), and adds up the totals.
+// The arrows pass reads only the finished distances and writes each cell
+// once, so bands need no coordination.
+template <typename RowsFn>
+Totals ForRowBands(uint32_t height, size_t cells, int threads, const RowsFn& rows) {
+  constexpr size_t kCellsPerThread = size_t{1} << 17;  // below it a thread costs more than it saves
+  const uint32_t bands = static_cast<uint32_t>(
+      std::clamp<size_t>(std::min<size_t>(threads, cells / kCellsPerThread), 1, height));
+  std::vector<Totals> totals(bands);
+  std::vector<std::thread> helpers;
+  for (uint32_t k = 1; k < bands; ++k) {
+    helpers.emplace_back([&, k] {
+      rows(height * k / bands, height * (k + 1) / bands, totals[k]);
+    });
+  }
+  rows(0, height / bands, totals[0]);
+  for (std::thread& t : helpers) t.join();
+  Totals all;
+  for (const Totals& t : totals) {
+    all.reachable += t.reachable;
+    all.max_distance = std::max(all.max_distance, t.max_distance);
+  }
+  return all;
+}
+
+void Finish(const Totals& totals, absl::Time started, FlowField& field) {
+  field.reachable_cells = totals.reachable;
+  field.max_distance = totals.max_distance;
+  field.compute_ms = absl::ToDoubleMilliseconds(absl::Now() - started);
+}
+
+// What both GRID passes read: the graph, its steps and the state.
+struct GridPass {
+  const GridGraph& graph;
+  const uint8_t* cell_bytes;  // cost multipliers
+  uint32_t width;
+  uint32_t only_goal;         // packed, when there is one goal
+  double* dist;                                       // one goal
+  FlowFieldScratch::DistanceAndSource* dist_source;   // several goals
+  // Step d: its length, its index offset and its packed offset (unsigned
+  // wrap-around adds the negative ones).
+  double length[8];
+  int64_t offset[8];
+  uint32_t packed[8];
+
+  // The step between neighbours a (the parent) and b, d either way: one
+  // expression for both passes, so a parent's sum is reproduced exactly.
+  template <bool kUniform>
+  double StepCost(int d, uint32_t a, uint32_t b) const {
+    if constexpr (kUniform) return length[d];
+    return length[d] * 0.5 * (kCost.of[cell_bytes[a]] + kCost.of[cell_bytes[b]]);
+  }
+  template <bool kSeveral>
+  double& Dist(uint32_t i) const {
+    if constexpr (kSeveral) return dist_source[i].distance;
+    return dist[i];
+  }
+  uint32_t& Source(uint32_t i) const { return dist_source[i].source; }
+  // The neighbour of `cell` in direction d, or the cell itself when the
+  // step is not allowed: a cell is never its own improvement or parent, so
+  // the loops over the eight directions need no branch on the moves.
+  uint32_t Neighbour(unsigned moves, int d, uint32_t cell) const {
+    return cell + Choose<uint32_t>((moves >> d) & 1, static_cast<uint32_t>(offset[d]), 0);
+  }
+};
+
+// Pass 1: distances. Buckets of width 1 (the cheapest step): a step never
+// lands in the bucket it starts from, so a bucket is final when its turn
+// comes and its cells are settled in any order. A cell is queued when it
+// first gets a distance and again only when an improvement moves it to an
+// earlier bucket, so an entry whose cell's distance now lies in an earlier
+// bucket is stale. Uniform costs: every step lands one or two buckets on.
+template <bool kUniform, bool kSeveral>
+absl::Status GridDistances(const GridPass& g, const SearchBudget& budget, size_t mask,
+                           size_t pending, size_t cells, FlowFieldScratch& s) {
+  constexpr size_t kAhead = 12;
+  uint32_t settled = 0;
+  for (size_t bucket = 0; pending > 0; ++bucket) {
+    FlowFieldScratch::Bucket& current = s.buckets[bucket & mask];
+    pending -= current.size;
+    for (size_t k = 0; k < current.size; ++k) {
+      const uint32_t pu = current.cells[k];
+      const uint32_t u = PackedY(pu) * g.width + PackedX(pu);
+      if (k + kAhead < current.size) {
+        // The rows about the cell settled a few entries on: the wavefront
+        // visits rows out of order, and those loads would stall.
+        const uint32_t pa = current.cells[k + kAhead];
+        const uint32_t a = PackedY(pa) * g.width + PackedX(pa);
+        __builtin_prefetch(&g.Dist<kSeveral>(a), 1);
+        if (a >= g.width) __builtin_prefetch(&g.Dist<kSeveral>(a - g.width), 1);
+        if (a + g.width < cells) __builtin_prefetch(&g.Dist<kSeveral>(a + g.width), 1);
+      }
+      const double du = g.Dist<kSeveral>(u);
+      if (static_cast<size_t>(du) != bucket) continue;  // settled in an earlier bucket
+      if (++settled % kCheckEvery == 0) {
+        if (absl::Status st = budget.CheckTimeAndCancel(); !st.ok()) return st;
+      }
+      const unsigned moves = g.graph.moves(u);
+      const uint32_t su = kSeveral ? g.Source(u) : 0;
+      if constexpr (kUniform) {
+        FlowFieldScratch::Bucket& b1 = s.buckets[(bucket + 1) & mask];
+        FlowFieldScratch::Bucket& b2 = s.buckets[(bucket + 2) & mask];
+        uint32_t* const e1 = b1.Room(8);
+        uint32_t* const e2 = b2.Room(8);
+        size_t n1 = 0, n2 = 0;
+        const double second_from = static_cast<double>(bucket + 2);
+        for (unsigned bits = moves; bits != 0; bits &= bits - 1) {
+          const int d = __builtin_ctz(bits);
+          // No settled test: a settled v has dv <= du < nd - 1.
+          const uint32_t v = static_cast<uint32_t>(u + g.offset[d]);
+          double& dv_ref = g.Dist<kSeveral>(v);
+          const double dv = dv_ref;
+          const double nd = du + g.length[d];
+          if (!(nd < dv - 1e-10 * nd)) continue;
+          dv_ref = nd;
+          if constexpr (kSeveral) g.Source(v) = su;
+          const bool second = nd >= second_from;
+          const bool queue = dv >= second_from + (second ? 1.0 : 0.0);
+          const uint32_t pv = pu + g.packed[d];
+          e1[n1] = pv;
+          e2[n2] = pv;
+          n1 += queue & !second;
+          n2 += queue & second;
+        }
+        b1.size += n1;
+        b2.size += n2;
+        pending += n1 + n2;
+      } else {
+        for (unsigned bits = moves; bits != 0; bits &= bits - 1) {
+          const int d = __builtin_ctz(bits);
+          const uint32_t v = static_cast<uint32_t>(u + g.offset[d]);
+          double& dv_ref = g.Dist<kSeveral>(v);
+          const double dv = dv_ref;
+          const double nd = du + g.StepCost<false>(d, u, v);
+          if (!(nd < dv - 1e-10 * nd)) continue;
+          dv_ref = nd;
+          if constexpr (kSeveral) g.Source(v) = su;
+          const size_t to = static_cast<size_t>(nd);
+          if (dv >= static_cast<double>(to + 1)) {
+            FlowFieldScratch::Bucket& b = s.buckets[to & mask];
+            *b.Room(1) = pu + g.packed[d];
+            ++b.size;
+            ++pending;
+          }
+        }
+      }
+    }
+    current.size = 0;
+  }
+  return absl::OkStatus();
+}
+
+// Pass 2: arrows, in row order. A cell's candidates are the neighbours p
+// with dist(p) + step <= dist(cell) + tolerance (the parent that set the
+// distance is one, reproduced exactly); among them, the one nearest its own
+// goal, then the lowest direction.
+
+// The candidate bits (bit d: direction d) of an inner cell on a uniform
+// map, from three SSE2 compares, one per row; `d` points at the cell's
+// distance, and distances are kStride doubles apart. The caller masks them
+// with the cell's moves.
+static_assert(sizeof(FlowFieldScratch::DistanceAndSource) == 2 * sizeof(double) &&
+              offsetof(FlowFieldScratch::DistanceAndSource, distance) == 0);
+template <ptrdiff_t kStride>
+inline __m128d Pair(const double* a) {  // a[0], a[kStride]
+  if constexpr (kStride == 1) return _mm_loadu_pd(a);
+  return _mm_loadh_pd(_mm_load_sd(a), a + kStride);
+}
+template <ptrdiff_t kStride>
+inline unsigned UniformCandidates(const double* d, ptrdiff_t w, double limit) {
+  const ptrdiff_t row = w * kStride;
+  const __m128d lim = _mm_set1_pd(limit);
+  const __m128d diagonal_straight = _mm_set_pd(1.0, kSqrt2);  // lanes: x - 1, x
+  const __m128d sqrt2 = _mm_set_sd(kSqrt2);
+  const __m128d one = _mm_set1_pd(1.0);
+  // Row above: NW (5), N (6), NE (7).
+  const int up = _mm_movemask_pd(
+      _mm_cmple_pd(_mm_add_pd(Pair<kStride>(d - row - kStride), diagonal_straight), lim));
+  const int up_right = _mm_movemask_pd(
+      _mm_cmple_sd(_mm_add_sd(_mm_load_sd(d - row + kStride), sqrt2), lim));
+  // This row: W (4), E (0).
+  const int side = _mm_movemask_pd(
+      _mm_cmple_pd(_mm_add_pd(Pair<2 * kStride>(d - kStride), one), lim));
+  // Row below: SW (3), S (2), SE (1).
+  const int down = _mm_movemask_pd(
+      _mm_cmple_pd(_mm_add_pd(Pair<kStride>(d + row - kStride), diagonal_straight), lim));
+  const int down_right = _mm_movemask_pd(
+      _mm_cmple_sd(_mm_add_sd(_mm_load_sd(d + row + kStride), sqrt2), lim));
+  return static_cast<unsigned>((up << 5) | ((up_right & 1) << 7) | ((side & 1) << 4) |
+                               (side >> 1) | ((down & 1) << 3) | ((down & 2) << 1) |
+                               ((down_right & 1) << 1));
+}
+
+// The candidate bits of any cell, one neighbour at a time (border cells and
+// weighted maps).
+template <bool kUniform, bool kSeveral>
+unsigned Candidates(const GridPass& g, unsigned moves, uint32_t i, double limit) {
+  unsigned bits = 0;
+#pragma GCC unroll 8
+  for (int d = 0; d < 8; ++d) {
+    const uint32_t p = g.Neighbour(moves, d, i);
+    bits |= static_cast<unsigned>(g.Dist<kSeveral>(p) + g.StepCost<kUniform>(d, p, i) <= limit)
+            << d;
+  }
+  return bits & moves;
+}
+
+// One goal: the arrow is the candidate with the least |p - goal|^2, which
+// over the eight steps s from the cell c differs by 2 s.(c - goal) + |s|^2;
+// the keys (that, biased to be positive, times 8, plus d) are compared with
+// no branch, and the least one's low bits are the direction.
+inline uint32_t NearestToOneGoal(unsigned candidates, int64_t ex, int64_t ey) {
+  constexpr int64_t kBias = int64_t{1} << 20;  // |2 s.e + |s|^2| < 2^19 for sides < 2^16
+  uint32_t best = std::numeric_limits<uint32_t>::max();
+#pragma GCC unroll 8
+  for (int d = 0; d < 8; ++d) {
+    const int64_t sx = kGridFlowDx[d], sy = kGridFlowDy[d];
+    const uint32_t key = static_cast<uint32_t>((2 * (sx * ex + sy * ey) + sx * sx + sy * sy + kBias) * 8 + d);
+    const uint32_t off = 0u - static_cast<uint32_t>(((candidates >> d) & 1) ^ 1);  // all ones if not a candidate
+    best = std::min(best, key | off);
+  }
+  return best & 7;
+}
+
+template <bool kUniform, bool kSeveral>
+void GridArrowRows(const GridPass& g, uint32_t height, uint32_t y0, uint32_t y1,
+                   uint8_t* directions, float* distances, Totals& totals) {
+  const uint32_t w = g.width;
+  const int64_t gx = PackedX(g.only_goal), gy = PackedY(g.only_goal);
+  uint64_t reachable = 0;
+  double max_distance = 0;
+  for (uint32_t y = y0; y < y1; ++y) {
+    const bool inner_row = y > 0 && y + 1 < height;
+    for (uint32_t x = 0; x < w; ++x) {
+      const uint32_t i = y * w + x;
+      const double di = g.Dist<kSeveral>(i);
+      distances[i] = static_cast<float>(di);
+      if (di == kInf) {  // blocked or unreachable
+        directions[i] = kFlowBlocked;
+        continue;
+      }
+      ++reachable;
+      max_distance = std::max(max_distance, di);
+      if (di == 0) {  // steps cost at least 1: only goals are at 0
+        directions[i] = kFlowGoal;
+        continue;
+      }
+      const double limit = di + 1e-10 * di;
+      const unsigned moves = g.graph.moves(i);
+      const unsigned candidates =
+          kUniform && inner_row && x > 0 && x + 1 < w
+              ? UniformCandidates<kSeveral ? 2 : 1>(&g.Dist<kSeveral>(i), w, limit) & moves
+              : Candidates<kUniform, kSeveral>(g, moves, i, limit);
+      if constexpr (kSeveral) {
+        // Several goals: each candidate's own goal; a short loop.
+        int64_t best_key = std::numeric_limits<int64_t>::max();
+        for (unsigned bits = candidates; bits != 0; bits &= bits - 1) {
+          const int d = __builtin_ctz(bits);
+          const uint32_t p = static_cast<uint32_t>(i + g.offset[d]);
+          best_key = std::min(best_key, GridMetric(Pack(x, y) + g.packed[d], g.Source(p)) * 8 + d);
+        }
+        directions[i] = static_cast<uint8_t>(best_key & 7);
+      } else {
+        directions[i] = static_cast<uint8_t>(
+            NearestToOneGoal(candidates, int64_t{x} - gx, int64_t{y} - gy));
+      }
     }
   }
-  field.compute_ms = absl::ToDoubleMilliseconds(absl::Now() - started);
+  totals.reachable = reachable;
+  totals.max_distance = max_distance;
+}
+
+// What both HEX passes read.
+constexpr uint32_t kUnreached = std::numeric_limits<uint32_t>::max();
+struct HexPass {
+  const HexGraph& graph;
+  uint32_t width;
+  uint32_t only_goal;  // packed, when there is one goal
+  uint32_t* steps;                                  // one goal
+  FlowFieldScratch::StepsAndSource* steps_source;   // several goals
+  // Step d from an even (0) or odd (1) column: index and packed offsets.
+  uint32_t offset[2][6];
+  uint32_t packed[2][6];
+
+  uint32_t Neighbour(unsigned moves, int odd, int d, uint32_t cell) const {
+    return cell + Choose<uint32_t>((moves >> d) & 1, offset[odd][d], 0);
+  }
+  // Steps of a cell, kUnreached until reached.
+  template <bool kSeveral>
+  uint32_t& Steps(uint32_t i) const {
+    if constexpr (kSeveral) return steps_source[i].steps;
+    return steps[i];
+  }
+  uint32_t& Source(uint32_t i) const { return steps_source[i].source; }
+};
+
+// Pass 1: steps, breadth first. Every step costs 1, so a cell's first
+// discovery is at its distance. Each cell is queued once, so the queue never
+// outgrows the map and a push is an unconditional write.
+template <bool kSeveral>
+absl::Status HexSteps(const HexPass& h, const FlowField& field, const SearchBudget& budget,
+                      FlowFieldScratch& s) {
+  uint32_t* const queue = s.queue.data();
+  size_t tail = 0;
+  for (uint32_t g : field.goals) {
+    h.Steps<kSeveral>(g) = 0;
+    if constexpr (kSeveral) h.Source(g) = Pack(g % h.width, g / h.width);
+    queue[tail++] = Pack(g % h.width, g / h.width);
+  }
+  for (size_t head = 0; head < tail; ++head) {
+    if ((head + 1) % kCheckEvery == 0) {
+      if (absl::Status st = budget.CheckTimeAndCancel(); !st.ok()) return st;
+    }
+    const uint32_t pu = queue[head];
+    const uint32_t u = PackedY(pu) * h.width + PackedX(pu);
+    const int odd = PackedX(pu) & 1;
+    const uint32_t next = h.Steps<kSeveral>(u) + 1;
+    const unsigned moves = h.graph.moves(u);
+    const uint32_t su = kSeveral ? h.Source(u) : 0;
+#pragma GCC unroll 6
+    for (int d = 0; d < hex::kDirections; ++d) {
+      const uint32_t v = h.Neighbour(moves, odd, d, u);  // u itself is reached
+      uint32_t& sv_ref = h.Steps<kSeveral>(v);
+      const uint32_t sv = sv_ref;
+      const bool fresh = sv == kUnreached;
+      sv_ref = Choose(fresh, next, sv);
+      if constexpr (kSeveral) h.Source(v) = Choose(fresh, su, h.Source(v));
+      queue[tail] = pu + h.packed[odd][d];
+      tail += fresh;
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Pass 2: arrows, in row order. Among the neighbours one step nearer, the
+// one nearest its own goal, then the lowest direction. With one goal, as on
+// the GRID, the keys differ by 2 s.e + |s|^2 in doubled coordinates (x2,
+// y2 + odd), where every step s is the same for both column parities.
+template <bool kSeveral>
+void HexArrowRows(const HexPass& h, uint32_t y0, uint32_t y1, uint8_t* directions,
+                  float* distances, Totals& totals) {
+  static constexpr int kSx[6] = {0, 2, 2, 0, -2, -2};
+  static constexpr int kSy[6] = {-2, -1, 1, 2, 1, -1};
+  const uint32_t w = h.width;
+  const int64_t gx = PackedX(h.only_goal), gy = PackedY(h.only_goal);
+  uint64_t reachable = 0;
+  uint32_t max_steps = 0;
+  for (uint32_t y = y0; y < y1; ++y) {
+    for (uint32_t x = 0; x < w; ++x) {
+      const uint32_t i = y * w + x;
+      const uint32_t si = h.Steps<kSeveral>(i);
+      if (si == kUnreached) {
+        distances[i] = std::numeric_limits<float>::infinity();
+        directions[i] = kFlowBlocked;
+        continue;
+      }
+      distances[i] = static_cast<float>(si);
+      ++reachable;
+      max_steps = std::max(max_steps, si);
+      if (si == 0) {
+        directions[i] = kFlowGoal;
+        continue;
+      }
+      const int odd = x & 1;
+      const unsigned moves = h.graph.moves(i);
+      if constexpr (kSeveral) {
+        int64_t best_key = std::numeric_limits<int64_t>::max();
+        for (unsigned bits = moves; bits != 0; bits &= bits - 1) {
+          const int d = __builtin_ctz(bits);
+          const uint32_t p = i + h.offset[odd][d];
+          if (h.Steps<kSeveral>(p) + 1 != si) continue;
+          best_key = std::min(best_key, HexMetric(Pack(x, y) + h.packed[odd][d], h.Source(p)) * 8 + d);
+        }
+        directions[i] = static_cast<uint8_t>(best_key & 7);
+      } else {
+        constexpr int64_t kBias = int64_t{1} << 22;
+        const int64_t ex = 2 * (int64_t{x} - gx);
+        const int64_t ey = 2 * (int64_t{y} - gy) + odd - static_cast<int64_t>(gx & 1);
+        uint32_t best = std::numeric_limits<uint32_t>::max();
+#pragma GCC unroll 6
+        for (int d = 0; d < hex::kDirections; ++d) {
+          const uint32_t p = h.Neighbour(moves, odd, d, i);  // i itself is never one step nearer
+          const bool candidate = h.Steps<kSeveral>(p) + 1 == si;
+          const uint32_t key = static_cast<uint32_t>(
+              (2 * (kSx[d] * ex + kSy[d] * ey) + kSx[d] * kSx[d] + kSy[d] * kSy[d] + kBias) * 8 + d);
+          best = std::min(best, key | (0u - static_cast<uint32_t>(!candidate)));
+        }
+        directions[i] = static_cast<uint8_t>(best & 7);
+      }
+    }
+  }
+  totals.reachable = reachable;
+  totals.max_distance = max_steps;
 }
 
 }  // namespace
@@ -102,7 +495,7 @@ void Finish(const FlowFieldScratch& s, size_t n, absl::Time started, FlowField& 
 absl::StatusOr<FlowField> ComputeGridFlowField(const GridGraph& graph,
                                                absl::Span<const uint32_t> goals,
                                                const SearchBudget& budget,
-                                               FlowFieldScratch& s) {
+                                               FlowFieldScratch& s, int threads) {
   const absl::Time started = absl::Now();
   const GridMap& map = graph.map();
   FlowField field;
@@ -110,12 +503,9 @@ absl::StatusOr<FlowField> ComputeGridFlowField(const GridGraph& graph,
   if (absl::Status st = PrepareGoals(map, goals, "grid", field); !st.ok()) return st;
   const uint32_t w = map.width();
   const size_t n = map.size();
-  Reset(graph, n, s);
   const bool uniform = map.uniform_cost();
 
-  // Buckets of width 1 (the cheapest step): a step never lands in the
-  // bucket it starts from, so a bucket is final when its turn comes. The
-  // dearest step spans fewer buckets than the ring holds.
+  // The dearest step spans fewer buckets than the ring holds.
   double max_cost = 1;
   if (!uniform) {
     for (size_t i = 0; i < n; ++i) {
@@ -124,84 +514,67 @@ absl::StatusOr<FlowField> ComputeGridFlowField(const GridGraph& graph,
   }
   size_t ring = 1;
   while (ring < static_cast<size_t>(std::ceil(kSqrt2 * max_cost)) + 2) ring <<= 1;
-  const size_t mask = ring - 1;
   if (s.buckets.size() < ring) s.buckets.resize(ring);
-  for (auto& b : s.buckets) b.clear();
+  for (auto& b : s.buckets) b.size = 0;
 
-  // Step d: its length, its index offset and its packed offset (unsigned
-  // wrap-around adds the negative ones).
-  double length[8];
-  int64_t offset[8];
-  uint32_t packed_offset[8];
+  // With several goals, each cell also keeps the goal its distance leads to
+  // (for the tie-break), beside the distance.
+  const bool several = field.goals.size() > 1;
+  GridPass g{graph, map.cells().data(), w, Pack(field.goals[0] % w, field.goals[0] / w),
+             nullptr, nullptr, {}, {}, {}};
+  if (several) {
+    s.distance_source.assign(n, {kInf, 0});
+    g.dist_source = s.distance_source.data();
+  } else {
+    s.distance.assign(n, kInf);
+    g.dist = s.distance.data();
+  }
   for (int d = 0; d < 8; ++d) {
-    length[d] = (kGridFlowDx[d] != 0 && kGridFlowDy[d] != 0) ? kSqrt2 : 1.0;
-    offset[d] = kGridFlowDx[d] + int64_t{kGridFlowDy[d]} * w;
-    packed_offset[d] = static_cast<uint32_t>(kGridFlowDx[d]) +
-                       (static_cast<uint32_t>(kGridFlowDy[d]) << 16);
+    g.length[d] = (kGridFlowDx[d] != 0 && kGridFlowDy[d] != 0) ? kSqrt2 : 1.0;
+    g.offset[d] = kGridFlowDx[d] + int64_t{kGridFlowDy[d]} * w;
+    g.packed[d] = static_cast<uint32_t>(kGridFlowDx[d]) +
+                  (static_cast<uint32_t>(kGridFlowDy[d]) << 16);
   }
-
-  size_t pending = 0;
-  for (uint32_t g : field.goals) {
-    s.cells[g].distance = 0;
-    s.cells[g].source = Pack(g % w, g / w);
-    s.cells[g].dir = kFlowGoal;
-    s.buckets[0].push_back(s.cells[g].source);
-    ++pending;
-  }
-  std::vector<uint32_t> current;
-  uint32_t settled = 0;
-  for (size_t bucket = 0; pending > 0; ++bucket) {
-    current.swap(s.buckets[bucket & mask]);
-    pending -= current.size();
-    for (const uint32_t pu : current) {
-      const uint32_t u = PackedY(pu) * w + PackedX(pu);
-      if (s.cells[u].settled) continue;  // settled from an earlier entry
-      s.cells[u].settled = 1;
-      const double du = s.cells[u].distance;
-      if (++settled % kCheckEvery == 0) {
-        if (absl::Status st = budget.CheckTimeAndCancel(); !st.ok()) return st;
-      }
-      const uint32_t su = s.cells[u].source;
-      const int64_t metric_u = GridMetric(pu, su);
-      const double cost_u = uniform ? 1.0 : CostOf(s.cells[u].cost);
-      // Each neighbour v is reached from u; its arrow points back at u,
-      // the opposite step (d + 4) % 8.
-      for (unsigned bits = s.cells[u].moves; bits != 0; bits &= bits - 1) {
-        const int d = __builtin_ctz(bits);
-        const uint32_t v = static_cast<uint32_t>(u + offset[d]);
-        // No settled test: a settled v has dv <= du < nd - 1, so it is
-        // neither improved nor tied below.
-        const double nd =
-            du + (uniform ? length[d] : length[d] * 0.5 * (cost_u + CostOf(s.cells[v].cost)));
-        double& dv = s.cells[v].distance;
-        const double tolerance = 1e-10 * nd;  // rounding of sums along routes
-        if (nd < dv - tolerance) {
-          dv = nd;
-          s.cells[v].source = su;
-          s.cells[v].dir = static_cast<uint8_t>((d + 4) & 7);
-          s.buckets[static_cast<size_t>(nd) & mask].push_back(pu + packed_offset[d]);
-          ++pending;
-        } else if (nd <= dv + tolerance) {
-          // Another shortest route: keep the neighbour nearer its goal.
-          const uint32_t pv = pu + packed_offset[d];
-          const uint32_t current_parent = pv + packed_offset[s.cells[v].dir];
-          if (metric_u < GridMetric(current_parent, s.cells[v].source)) {
-            s.cells[v].source = su;
-            s.cells[v].dir = static_cast<uint8_t>((d + 4) & 7);
-          }
-        }
-      }
+  for (uint32_t goal : field.goals) {
+    if (several) {
+      g.dist_source[goal] = {0, Pack(goal % w, goal / w)};
+    } else {
+      g.dist[goal] = 0;
     }
-    current.clear();
+    *s.buckets[0].Room(1) = Pack(goal % w, goal / w);
+    ++s.buckets[0].size;
   }
-  Finish(s, n, started, field);
+  const size_t pending = field.goals.size();
+  const size_t mask = ring - 1;
+  const absl::Status searched =
+      uniform ? (several ? GridDistances<true, true>(g, budget, mask, pending, n, s)
+                         : GridDistances<true, false>(g, budget, mask, pending, n, s))
+              : (several ? GridDistances<false, true>(g, budget, mask, pending, n, s)
+                         : GridDistances<false, false>(g, budget, mask, pending, n, s));
+  if (!searched.ok()) return searched;
+
+  field.directions.resize(n);
+  field.distances.resize(n);
+  uint8_t* const directions = field.directions.data();
+  float* const distances = field.distances.data();
+  const uint32_t height = map.height();
+  const Totals totals = ForRowBands(height, n, threads, [&](uint32_t y0, uint32_t y1, Totals& t) {
+    if (uniform) {
+      several ? GridArrowRows<true, true>(g, height, y0, y1, directions, distances, t)
+              : GridArrowRows<true, false>(g, height, y0, y1, directions, distances, t);
+    } else {
+      several ? GridArrowRows<false, true>(g, height, y0, y1, directions, distances, t)
+              : GridArrowRows<false, false>(g, height, y0, y1, directions, distances, t);
+    }
+  });
+  Finish(totals, started, field);
   return field;
 }
 
 absl::StatusOr<FlowField> ComputeHexFlowField(const HexGraph& graph,
                                               absl::Span<const uint32_t> goals,
                                               const SearchBudget& budget,
-                                              FlowFieldScratch& s) {
+                                              FlowFieldScratch& s, int threads) {
   const absl::Time started = absl::Now();
   const GridMap& map = graph.map();
   FlowField field;
@@ -209,62 +582,39 @@ absl::StatusOr<FlowField> ComputeHexFlowField(const HexGraph& graph,
   if (absl::Status st = PrepareGoals(map, goals, "hex", field); !st.ok()) return st;
   const uint32_t w = map.width();
   const size_t n = map.size();
-  Reset(graph, n, s);
-  s.queue.clear();
 
-  // Offsets of the six steps for even and odd columns.
-  int64_t offset[2][6];
-  uint32_t packed_offset[2][6];
+  const bool several = field.goals.size() > 1;
+  HexPass h{graph, w, Pack(field.goals[0] % w, field.goals[0] / w), nullptr, nullptr, {}, {}};
+  if (several) {
+    s.steps_source.assign(n, {kUnreached, 0});
+    h.steps_source = s.steps_source.data();
+  } else {
+    s.steps.assign(n, kUnreached);
+    h.steps = s.steps.data();
+  }
   for (int odd = 0; odd < 2; ++odd) {
     for (int d = 0; d < hex::kDirections; ++d) {
       int64_t c, r;
       hex::Step(odd, 1, d, &c, &r);
       const int64_t dc = c - odd, dr = r - 1;
-      offset[odd][d] = dc + dr * w;
-      packed_offset[odd][d] = static_cast<uint32_t>(dc) + (static_cast<uint32_t>(dr) << 16);
+      h.offset[odd][d] = static_cast<uint32_t>(dc + dr * w);
+      h.packed[odd][d] = static_cast<uint32_t>(dc) + (static_cast<uint32_t>(dr) << 16);
     }
   }
-  for (uint32_t g : field.goals) {
-    s.cells[g].distance = 0;
-    s.cells[g].source = Pack(g % w, g / w);
-    s.cells[g].dir = kFlowGoal;
-    s.queue.push_back(s.cells[g].source);
-  }
-  // Breadth first: every step costs 1, so the queue is in distance order
-  // and a cell's first discovery is at its distance; later discoveries
-  // from the same level are ties.
-  for (size_t head = 0; head < s.queue.size(); ++head) {
-    if ((head + 1) % kCheckEvery == 0) {
-      if (absl::Status st = budget.CheckTimeAndCancel(); !st.ok()) return st;
-    }
-    const uint32_t pu = s.queue[head];
-    const uint32_t u = PackedY(pu) * w + PackedX(pu);
-    const int odd = PackedX(pu) & 1;
-    const double du = s.cells[u].distance;
-    const double nd = du + 1;
-    const uint32_t su = s.cells[u].source;
-    const int64_t metric_u = HexMetric(pu, su);
-    for (unsigned bits = s.cells[u].moves; bits != 0; bits &= bits - 1) {
-      const int d = __builtin_ctz(bits);
-      const uint32_t v = static_cast<uint32_t>(u + offset[odd][d]);
-      const uint8_t back = static_cast<uint8_t>((d + 3) % hex::kDirections);
-      double& dv = s.cells[v].distance;
-      if (dv == kInf) {
-        dv = nd;
-        s.cells[v].source = su;
-        s.cells[v].dir = back;
-        s.queue.push_back(pu + packed_offset[odd][d]);
-      } else if (dv == nd) {
-        const uint32_t pv = pu + packed_offset[odd][d];
-        const uint32_t current_parent = pv + packed_offset[PackedX(pv) & 1][s.cells[v].dir];
-        if (metric_u < HexMetric(current_parent, s.cells[v].source)) {
-          s.cells[v].source = su;
-          s.cells[v].dir = back;
-        }
-      }
-    }
-  }
-  Finish(s, n, started, field);
+  if (s.queue.size() < n + hex::kDirections) s.queue.resize(n + hex::kDirections);
+  const absl::Status searched =
+      several ? HexSteps<true>(h, field, budget, s) : HexSteps<false>(h, field, budget, s);
+  if (!searched.ok()) return searched;
+  field.directions.resize(n);
+  field.distances.resize(n);
+  uint8_t* const directions = field.directions.data();
+  float* const distances = field.distances.data();
+  const Totals totals =
+      ForRowBands(map.height(), n, threads, [&](uint32_t y0, uint32_t y1, Totals& t) {
+        several ? HexArrowRows<true>(h, y0, y1, directions, distances, t)
+                : HexArrowRows<false>(h, y0, y1, directions, distances, t);
+      });
+  Finish(totals, started, field);
   return field;
 }
 

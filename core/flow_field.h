@@ -18,7 +18,15 @@
 // A cell's direction points at a neighbour on a shortest route (its
 // distance plus the step equals the cell's distance, so distances strictly
 // fall along the arrows); among several, the one nearest in straight line
-// to the goal the cell's distance leads to, as the seed breaks ties.
+// to the goal its own distance leads to, as the seed breaks ties, then the
+// lowest direction code.
+//
+// Two passes: the search computes distances only (8 bytes a GRID cell, 4 a
+// HEX cell; with several goals, the goal a distance leads to beside it), so
+// the wavefront, which visits rows out of order, touches as little memory
+// as it can; then one pass in row order picks every arrow from the final
+// distances of the cell's neighbours (SSE2 compares, branch-free choice)
+// and writes the field out. That pass can be split over threads.
 
 #include <cstddef>
 #include <cstdint>
@@ -65,31 +73,49 @@ struct FlowField {
 // Per-thread working memory, grown to the largest field computed. Not
 // thread-safe.
 struct FlowFieldScratch {
-  // Per cell, together so that a relaxation touches one cache line.
-  struct Cell {
+  // Per cell, the cost (GRID) or steps (HEX) to the nearest goal; with
+  // several goals, beside it on the same cache line, the goal it leads to
+  // (packed x | y << 16).
+  struct DistanceAndSource {
     double distance;
-    uint32_t source;  // the goal the distance leads to (packed x | y << 16)
-    uint8_t settled;  // distance final (GRID)
-    uint8_t moves;    // the graph's moves(cell)
-    uint8_t dir;      // the arrow (direction code)
-    uint8_t cost;     // the map's cell byte (GRID cost multiplier)
+    uint32_t source;
   };
-  std::vector<Cell> cells;
-  std::vector<std::vector<uint32_t>> buckets;
-  std::vector<uint32_t> queue;
+  struct StepsAndSource {
+    uint32_t steps;
+    uint32_t source;
+  };
+  std::vector<double> distance;
+  std::vector<DistanceAndSource> distance_source;
+  std::vector<uint32_t> steps;
+  std::vector<StepsAndSource> steps_source;
+  // A bucket of the GRID queue: packed cells, with room kept ahead so that
+  // a push is written unconditionally and counted (no branch to mispredict).
+  struct Bucket {
+    std::vector<uint32_t> cells;  // its size is the room
+    size_t size = 0;              // cells in use
+
+    uint32_t* Room(size_t more) {
+      if (cells.size() < size + more) cells.resize(2 * (size + more));
+      return cells.data() + size;
+    }
+  };
+  std::vector<Bucket> buckets;
+  std::vector<uint32_t> queue;    // HEX: cells in breadth-first order
 };
 
 // The field towards `goals` (cell indices; each must be a free cell, else
 // INVALID_ARGUMENT naming goals[i]; duplicates are fine). Checks the
-// budget's deadline and cancellation every few thousand cells.
+// budget's deadline and cancellation every few thousand cells. The arrows
+// pass of a large field (2^17 cells a thread or more) is split over up to
+// `threads` threads; the field is the same for any number.
 absl::StatusOr<FlowField> ComputeGridFlowField(const GridGraph& graph,
                                                absl::Span<const uint32_t> goals,
                                                const SearchBudget& budget,
-                                               FlowFieldScratch& scratch);
+                                               FlowFieldScratch& scratch, int threads = 1);
 absl::StatusOr<FlowField> ComputeHexFlowField(const HexGraph& graph,
                                               absl::Span<const uint32_t> goals,
                                               const SearchBudget& budget,
-                                              FlowFieldScratch& scratch);
+                                              FlowFieldScratch& scratch, int threads = 1);
 
 // The cell a field's arrow leads to from `cell`, or -1 for a goal, blocked
 // or unreachable cell.

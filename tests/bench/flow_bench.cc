@@ -38,6 +38,8 @@ ABSL_FLAG(std::string, data_dir, WAYFINDER_DATA_DIR,
           "directory holding movingai/<set>/<map>.map");
 ABSL_FLAG(int, repeats, 5, "runs per row (the median is reported)");
 ABSL_FLAG(bool, quick, false, "fewer maps and runs (a smoke run)");
+ABSL_FLAG(std::string, filter, "",
+          "only the full-field rows whose name contains this (and no sample or cache rows)");
 
 namespace {
 
@@ -156,13 +158,16 @@ int main(int argc, char** argv) {
   }
 
   std::vector<Row> rows;
+  const std::string filter = absl::GetFlag(FLAGS_filter);
   auto grid_row = [&](const std::string& name, std::shared_ptr<const GridMap> m) {
+    if (name.find(filter) == std::string::npos) return;
     const GridGraph graph(m);
     rows.push_back(Measure(name, "GRID", *m, [&](const std::vector<uint32_t>& g) {
       return wayfinder::ComputeGridFlowField(graph, g, budget, scratch);
     }, repeats));
   };
   auto hex_row = [&](const std::string& name, std::shared_ptr<const GridMap> m) {
+    if (name.find(filter) == std::string::npos) return;
     const HexGraph graph(m);
     rows.push_back(Measure(name, "HEX", *m, [&](const std::vector<uint32_t>& g) {
       return wayfinder::ComputeHexFlowField(graph, g, budget, scratch);
@@ -191,6 +196,8 @@ int main(int argc, char** argv) {
                 r.graph.c_str(), r.width, r.height, static_cast<unsigned long>(r.free),
                 static_cast<unsigned long>(r.reachable1), r.ms1, r.ms16);
   }
+
+  if (!filter.empty()) return 0;
 
   // 2. SampleFlowField, server side, on a cached field.
   std::shared_ptr<const GridMap> sample_map = tile_source ? tile_source : RandomGrid(512, 0.2, false, 7);

@@ -321,7 +321,9 @@ TEST(FlowFieldTest, HexFieldStepsAndDirections) {
   EXPECT_FLOAT_EQ(dist(1, 2), 2);
   EXPECT_EQ(dir(0, 0), 2);  // even column: SE = (1, 0)
   EXPECT_EQ(dir(2, 0), 4);  // even column: SW = (1, 0)
-  EXPECT_EQ(dir(3, 0), 5);  // odd column: NW = (2, 0), one step from the goal
+  // Odd column: NW = (2, 0) and SW = (2, 1) are both one step from the goal
+  // and equally near its centre (1.5, 1.0); the lower code, SW, wins.
+  EXPECT_EQ(dir(3, 0), 4);
   EXPECT_FLOAT_EQ(dist(3, 0), 2);
   EXPECT_FLOAT_EQ(dist(3, 2), 3);
   EXPECT_EQ(f.stats().reachable_cells(), 12u);

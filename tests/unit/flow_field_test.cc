@@ -712,6 +712,109 @@ TEST(FlowFieldTest, HexCancellationAndDeadline) {
   EXPECT_EQ(a->distances, b->distances);
 }
 
+// A large map (several bands of 2^17 cells) with walls and, for the
+// weighted case, costs; `weighted` picks bytes 1..9 for free cells.
+std::shared_ptr<const GridMap> BigRandomMap(uint32_t side, bool weighted, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<uint8_t> cells(size_t{side} * side);
+  for (uint8_t& c : cells) {
+    c = rng() % 100 < 20 ? GridMap::kBlocked : weighted ? static_cast<uint8_t>(1 + rng() % 9) : 0;
+  }
+  return MapOf(side, side, std::move(cells));
+}
+
+// The first free cell at or after each of `cells`.
+std::vector<uint32_t> FreeAtOrAfter(const GridMap& m, std::vector<uint32_t> cells) {
+  for (uint32_t& c : cells) {
+    while (!m.IsFree(c)) ++c;
+  }
+  return cells;
+}
+
+// The arrows pass split over threads gives the very same field.
+TEST(FlowFieldTest, ThreadsGiveTheSameField) {
+  FlowFieldScratch scratch;
+  for (bool weighted : {false, true}) {
+    GridGraph g(BigRandomMap(700, weighted, weighted ? 5 : 6));
+    for (const std::vector<uint32_t>& goals :
+         {std::vector<uint32_t>{350 * 700 + 350}, std::vector<uint32_t>{0, 123456, 489000}}) {
+      SCOPED_TRACE(testing::Message() << "weighted " << weighted << ", goals " << goals.size());
+      const std::vector<uint32_t> free_goals = FreeAtOrAfter(g.map(), goals);
+      auto one = ComputeGridFlowField(g, free_goals, SearchBudget(), scratch, 1);
+      ASSERT_TRUE(one.ok()) << one.status();
+      for (int threads : {2, 3}) {
+        auto many = ComputeGridFlowField(g, free_goals, SearchBudget(), scratch, threads);
+        ASSERT_TRUE(many.ok()) << many.status();
+        EXPECT_EQ(many->directions, one->directions) << threads << " threads";
+        EXPECT_EQ(many->distances, one->distances);
+        EXPECT_EQ(many->reachable_cells, one->reachable_cells);
+        EXPECT_EQ(many->max_distance, one->max_distance);
+      }
+    }
+  }
+  HexGraph hg(BigRandomMap(700, false, 7));
+  const std::vector<uint32_t> goals = FreeAtOrAfter(hg.map(), {700 * 10 + 10, 700 * 600 + 650});
+  for (size_t count : {size_t{1}, size_t{2}}) {
+    const std::vector<uint32_t> some(goals.begin(), goals.begin() + count);
+    auto one = ComputeHexFlowField(hg, some, SearchBudget(), scratch, 1);
+    auto two = ComputeHexFlowField(hg, some, SearchBudget(), scratch, 2);
+    ASSERT_TRUE(one.ok() && two.ok());
+    EXPECT_EQ(two->directions, one->directions);
+    EXPECT_EQ(two->distances, one->distances);
+    EXPECT_EQ(two->reachable_cells, one->reachable_cells);
+  }
+}
+
+// With several goals, a cell whose every candidate leads to the same goal
+// breaks ties as the single-goal field of that goal does: checked on the
+// cells well inside each goal's region (nearer it by more than two steps
+// than any other goal), on a uniform and a weighted map, GRID and HEX.
+TEST(FlowFieldTest, SeveralGoalsBreakTiesByEachCellsOwnGoal) {
+  FlowFieldScratch scratch;
+  for (bool weighted : {false, true}) {
+    GridGraph g(BigRandomMap(200, weighted, 11));
+    const std::vector<uint32_t> goals =
+        FreeAtOrAfter(g.map(), {200 * 20 + 30, 200 * 150 + 170, 200 * 100 + 100});
+    auto all = ComputeGridFlowField(g, goals, SearchBudget(), scratch);
+    ASSERT_TRUE(all.ok());
+    std::vector<FlowField> singles;
+    for (uint32_t goal : goals) {
+      singles.push_back(*ComputeGridFlowField(g, {goal}, SearchBudget(), scratch));
+    }
+    size_t checked = 0;
+    for (uint32_t i = 0; i < g.map().size(); ++i) {
+      for (size_t k = 0; k < goals.size(); ++k) {
+        bool inside = singles[k].distances[i] != kInf;
+        for (size_t j = 0; j < goals.size(); ++j) {
+          if (j != k) inside = inside && singles[k].distances[i] + 3 < singles[j].distances[i];
+        }
+        if (!inside) continue;
+        ++checked;
+        ASSERT_EQ(all->directions[i], singles[k].directions[i])
+            << "weighted " << weighted << ", cell (" << i % 200 << ", " << i / 200 << ")";
+      }
+    }
+    EXPECT_GT(checked, 20000u);
+  }
+  HexGraph hg(BigRandomMap(200, false, 12));
+  const std::vector<uint32_t> goals = FreeAtOrAfter(hg.map(), {200 * 20 + 31, 200 * 160 + 150});
+  auto all = ComputeHexFlowField(hg, goals, SearchBudget(), scratch);
+  auto a = ComputeHexFlowField(hg, {goals[0]}, SearchBudget(), scratch);
+  auto b = ComputeHexFlowField(hg, {goals[1]}, SearchBudget(), scratch);
+  ASSERT_TRUE(all.ok() && a.ok() && b.ok());
+  size_t checked = 0;
+  for (uint32_t i = 0; i < hg.map().size(); ++i) {
+    if (a->distances[i] + 3 < b->distances[i]) {
+      ++checked;
+      ASSERT_EQ(all->directions[i], a->directions[i]) << "cell " << i;
+    } else if (b->distances[i] + 3 < a->distances[i]) {
+      ++checked;
+      ASSERT_EQ(all->directions[i], b->directions[i]) << "cell " << i;
+    }
+  }
+  EXPECT_GT(checked, 20000u);
+}
+
 TEST(FlowFieldTest, FlowNextFollowsTheCodes) {
   GridGraph g = Graph({"...", ".#.", "..."});
   FlowFieldScratch scratch;

@@ -41,6 +41,9 @@ struct ServerConfig {
   uint64_t inline_max_expansions = 256;
   // Memory the flow-field cache may hold, bytes (LRU beyond it).
   size_t flow_cache_bytes = size_t{256} << 20;
+  // Threads one flow-field computation may use (the worker and helpers)
+  // for the arrows pass of large fields; 1 = the worker alone.
+  int flow_threads = 2;
   // Most queries in one FindPaths call.
   int max_batch_queries = 1024;
   // Memory all stored maps may take together (MapInfo.memory_bytes summed);

@@ -70,7 +70,7 @@ Point CentreOf(v1::GraphKind graph, uint32_t width, uint32_t cell) {
 
 absl::StatusOr<ResolvedField> Resolve(const MapSnapshot& map, int raw_graph,
                                       const google::protobuf::RepeatedPtrField<v1::Point>& goals,
-                                      FlowFieldCache& cache, absl::Time deadline,
+                                      FlowFieldCache& cache, int threads, absl::Time deadline,
                                       std::function<bool()> cancelled) {
   ResolvedField out;
   WF_ASSIGN_OR_RETURN(out.graph, FlowGraphOf(map, raw_graph));
@@ -109,8 +109,8 @@ absl::StatusOr<ResolvedField> Resolve(const MapSnapshot& map, int raw_graph,
     // `cells` keeps the request's order, so an error names the goal index
     // the caller sent.
     return out.graph == v1::HEX
-               ? ComputeHexFlowField(*map.hex_graph, cells, budget, tls_flow_scratch)
-               : ComputeGridFlowField(*map.grid_graph, cells, budget, tls_flow_scratch);
+               ? ComputeHexFlowField(*map.hex_graph, cells, budget, tls_flow_scratch, threads)
+               : ComputeGridFlowField(*map.grid_graph, cells, budget, tls_flow_scratch, threads);
   };
   WF_ASSIGN_OR_RETURN(out.field, cache.GetOrCompute(key, deadline, compute, &out.cache_hit));
   return out;
@@ -129,7 +129,7 @@ void FillStats(const ResolvedField& r, v1::FlowFieldStats* stats) {
 absl::StatusOr<v1::FlowField> RunGetFlowField(const MapSnapshot& map,
                                               const v1::GetFlowFieldRequest& request,
                                               FlowFieldCache& cache, size_t max_message_bytes,
-                                              absl::Time deadline,
+                                              int threads, absl::Time deadline,
                                               std::function<bool()> cancelled) {
   // The window first: a bad one is refused before any computation.
   const uint32_t map_w = map.grid != nullptr ? map.grid->width() : 0;
@@ -171,7 +171,7 @@ absl::StatusOr<v1::FlowField> RunGetFlowField(const MapSnapshot& map,
   }
 
   WF_ASSIGN_OR_RETURN(ResolvedField r, Resolve(map, request.graph(), request.goals(), cache,
-                                               deadline, std::move(cancelled)));
+                                               threads, deadline, std::move(cancelled)));
   const FlowField& field = *r.field;
   v1::FlowField out;
   out.set_width(w);
@@ -200,14 +200,14 @@ absl::StatusOr<v1::FlowField> RunGetFlowField(const MapSnapshot& map,
 
 absl::StatusOr<v1::SampleFlowFieldResponse> RunSampleFlowField(
     const MapSnapshot& map, const v1::SampleFlowFieldRequest& request, FlowFieldCache& cache,
-    absl::Time deadline, std::function<bool()> cancelled) {
+    int threads, absl::Time deadline, std::function<bool()> cancelled) {
   if (request.positions_size() > kMaxSamplePositions) {
     return absl::InvalidArgumentError(absl::StrCat("positions: ", request.positions_size(),
                                                    " positions, at most ",
                                                    kMaxSamplePositions, " per call"));
   }
   WF_ASSIGN_OR_RETURN(ResolvedField r, Resolve(map, request.graph(), request.goals(), cache,
-                                               deadline, std::move(cancelled)));
+                                               threads, deadline, std::move(cancelled)));
   const FlowField& field = *r.field;
   v1::SampleFlowFieldResponse out;
   out.set_map_version(map.version);

@@ -19,13 +19,14 @@ inline constexpr int kMaxSamplePositions = 262144;
 
 // Answers GetFlowField against one snapshot: validates the goals, window
 // and graph (errors name the field), takes the field from `cache` or
-// computes it with this thread's scratch, and copies out the window.
+// computes it with this thread's scratch (and up to `threads` threads for
+// a large field's arrows), and copies out the window.
 // RESOURCE_EXHAUSTED when the response would exceed `max_message_bytes`.
 // Runs on a worker thread; `deadline` and `cancelled` come from the call.
 absl::StatusOr<v1::FlowField> RunGetFlowField(const MapSnapshot& map,
                                               const v1::GetFlowFieldRequest& request,
                                               FlowFieldCache& cache, size_t max_message_bytes,
-                                              absl::Time deadline,
+                                              int threads, absl::Time deadline,
                                               std::function<bool()> cancelled);
 
 // Answers SampleFlowField: the same field (and cache), then one lookup per
@@ -33,7 +34,7 @@ absl::StatusOr<v1::FlowField> RunGetFlowField(const MapSnapshot& map,
 // their SampleOutcome instead of failing the batch.
 absl::StatusOr<v1::SampleFlowFieldResponse> RunSampleFlowField(
     const MapSnapshot& map, const v1::SampleFlowFieldRequest& request, FlowFieldCache& cache,
-    absl::Time deadline, std::function<bool()> cancelled);
+    int threads, absl::Time deadline, std::function<bool()> cancelled);
 
 }  // namespace wayfinder::server
 

@@ -46,6 +46,8 @@ ABSL_FLAG(uint64_t, max_max_expansions, kDefaults.max_max_expansions,
           "upper bound on any request's options.max_expansions");
 ABSL_FLAG(uint64_t, flow_cache_mb, kDefaults.flow_cache_bytes >> 20,
           "memory for cached flow fields, MiB (least recently used dropped first)");
+ABSL_FLAG(int, flow_threads, kDefaults.flow_threads,
+          "threads one flow-field computation may use for large fields (1 = its worker alone)");
 ABSL_FLAG(uint64_t, inline_max_expansions, kDefaults.inline_max_expansions,
           "FindPath searches up to this many expansions are answered on the gRPC thread "
           "(no hand-off to a worker); 0 = all on the worker pool");
@@ -112,6 +114,7 @@ int main(int argc, char** argv) {
   config.default_max_expansions = absl::GetFlag(FLAGS_default_max_expansions);
   config.max_max_expansions = absl::GetFlag(FLAGS_max_max_expansions);
   config.flow_cache_bytes = absl::GetFlag(FLAGS_flow_cache_mb) << 20;
+  config.flow_threads = absl::GetFlag(FLAGS_flow_threads);
   config.max_batch_queries = absl::GetFlag(FLAGS_max_batch_queries);
   config.inline_max_expansions = absl::GetFlag(FLAGS_inline_max_expansions);
   config.max_total_map_bytes = absl::GetFlag(FLAGS_max_total_map_mb) << 20;
@@ -123,11 +126,11 @@ int main(int argc, char** argv) {
   config.tls_key_file = absl::GetFlag(FLAGS_tls_key);
   config.tls_client_ca_file = absl::GetFlag(FLAGS_tls_client_ca);
   if (config.max_queue == 0 || config.max_message_bytes <= 0 || config.max_batch_queries <= 0 ||
-      config.default_max_expansions == 0 ||
+      config.flow_threads <= 0 || config.flow_threads > 64 || config.default_max_expansions == 0 ||
       config.max_max_expansions < config.default_max_expansions) {
     spdlog::critical(
         "invalid flags: --max_queue, --max_message_bytes and --max_batch_queries must be > 0, "
-        "and "
+        "--flow_threads in 1..64, and "
         "0 < --default_max_expansions <= --max_max_expansions");
     return 2;
   }

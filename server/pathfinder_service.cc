@@ -492,7 +492,8 @@ grpc::ServerUnaryReactor* PathfinderService::GetFlowField(
                  [this, ctx, request, response, deadline, map = std::move(map)] {
                    absl::StatusOr<v1::FlowField> result = RunGetFlowField(
                        *map, *request, flow_cache_,
-                       static_cast<size_t>(config_.max_message_bytes), deadline,
+                       static_cast<size_t>(config_.max_message_bytes), config_.flow_threads,
+                       deadline,
                        [ctx] { return ctx->IsCancelled(); });
                    if (!result.ok()) return result.status();
                    *response = *std::move(result);
@@ -513,7 +514,7 @@ grpc::ServerUnaryReactor* PathfinderService::SampleFlowField(
   return Offload(ctx, "SampleFlowField",
                  [this, ctx, request, response, deadline, map = std::move(map)] {
                    absl::StatusOr<v1::SampleFlowFieldResponse> result = RunSampleFlowField(
-                       *map, *request, flow_cache_, deadline,
+                       *map, *request, flow_cache_, config_.flow_threads, deadline,
                        [ctx] { return ctx->IsCancelled(); });
                    if (!result.ok()) return result.status();
                    *response = *std::move(result);

@@ -38,6 +38,8 @@ ABSL_FLAG(std::string, data_dir, WAYFINDER_DATA_DIR,
           "directory holding movingai/<set>/<map>.map");
 ABSL_FLAG(int, repeats, 5, "runs per row (the median is reported)");
 ABSL_FLAG(bool, quick, false, "fewer maps and runs (a smoke run)");
+ABSL_FLAG(int, threads, 2,
+          "threads a field may use (the server's --flow_threads; its default is 2)");
 ABSL_FLAG(std::string, filter, "",
           "only the full-field rows whose name contains this (and no sample or cache rows)");
 
@@ -147,6 +149,7 @@ int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
   const bool quick = absl::GetFlag(FLAGS_quick);
   const int repeats = quick ? 2 : absl::GetFlag(FLAGS_repeats);
+  const int field_threads = absl::GetFlag(FLAGS_threads);
   FlowFieldScratch scratch;
   const SearchBudget budget;
 
@@ -163,14 +166,14 @@ int main(int argc, char** argv) {
     if (name.find(filter) == std::string::npos) return;
     const GridGraph graph(m);
     rows.push_back(Measure(name, "GRID", *m, [&](const std::vector<uint32_t>& g) {
-      return wayfinder::ComputeGridFlowField(graph, g, budget, scratch);
+      return wayfinder::ComputeGridFlowField(graph, g, budget, scratch, field_threads);
     }, repeats));
   };
   auto hex_row = [&](const std::string& name, std::shared_ptr<const GridMap> m) {
     if (name.find(filter) == std::string::npos) return;
     const HexGraph graph(m);
     rows.push_back(Measure(name, "HEX", *m, [&](const std::vector<uint32_t>& g) {
-      return wayfinder::ComputeHexFlowField(graph, g, budget, scratch);
+      return wayfinder::ComputeHexFlowField(graph, g, budget, scratch, field_threads);
     }, repeats));
   };
   std::shared_ptr<const GridMap> tile_source;
@@ -188,7 +191,8 @@ int main(int argc, char** argv) {
   hex_row("hex 512, 20% walls", RandomGrid(512, 0.2, false, 11));
   hex_row("hex 2048, 20% walls", RandomGrid(2048, 0.2, false, 12));
 
-  std::printf("\n## Flow fields: full-field time (median of %d)\n\n", repeats);
+  std::printf("\n## Flow fields: full-field time (median of %d, %d thread%s)\n\n", repeats,
+              field_threads, field_threads == 1 ? "" : "s");
   std::printf("| map | graph | size | free cells | reachable (1 goal) | ms, 1 goal | "
               "ms, 16 goals |\n|---|---|---:|---:|---:|---:|---:|\n");
   for (const Row& r : rows) {
@@ -227,7 +231,7 @@ int main(int argc, char** argv) {
   uint64_t steps = 0;
   for (int r = 0; r < 1 + std::max(repeats, 5); ++r) {
     const auto t0 = Clock::now();
-    auto resp = wayfinder::server::RunSampleFlowField(snapshot, sample, cache,
+    auto resp = wayfinder::server::RunSampleFlowField(snapshot, sample, cache, field_threads,
                                                       absl::InfiniteFuture(), nullptr);
     const double ms = MsSince(t0);
     if (!resp.ok()) {
@@ -268,7 +272,7 @@ int main(int argc, char** argv) {
         v1::Point* g = req.add_goals();
         g->set_x(goal % sample_map->width() + 0.5);
         g->set_y(goal / sample_map->width() + 0.5);
-        auto f = wayfinder::server::RunGetFlowField(snapshot, req, load_cache, 64 << 20,
+        auto f = wayfinder::server::RunGetFlowField(snapshot, req, load_cache, 64 << 20, 1,
                                                     absl::InfiniteFuture(), nullptr);
         if (!f.ok()) ++errors;
       }

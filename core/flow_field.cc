@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstddef>
 #include <limits>
+#include <atomic>
 #include <thread>
 #include <type_traits>
 #include <utility>
@@ -98,11 +99,22 @@ struct Totals {
 // thread (the calling thread takes the first), and adds up the totals.
 // The arrows pass reads only the finished distances and writes each cell
 // once, so bands need no coordination.
+// Threads worth using on a map of `cells` (up to `threads`), one per
+// `cells_each`: a thread costs ~50 us to start, and the search's threads
+// meet once a bucket.
+int ThreadsFor(size_t cells, size_t cells_each, int threads) {
+  return static_cast<int>(std::clamp<size_t>(cells / cells_each, 1, std::max(threads, 1)));
+}
+// The arrows pass: a band of rows per thread from 2^17 cells each.
+constexpr size_t kArrowCellsPerThread = size_t{1} << 17;
+// The search: on smaller maps its wavefronts are too short (measured at
+// 512 x 512: no faster with two threads than one).
+constexpr size_t kSearchCellsPerThread = size_t{1} << 19;
+
 template <typename RowsFn>
 Totals ForRowBands(uint32_t height, size_t cells, int threads, const RowsFn& rows) {
-  constexpr size_t kCellsPerThread = size_t{1} << 17;  // below it a thread costs more than it saves
-  const uint32_t bands = static_cast<uint32_t>(
-      std::clamp<size_t>(std::min<size_t>(threads, cells / kCellsPerThread), 1, height));
+  const uint32_t bands =
+      static_cast<uint32_t>(std::min<size_t>(ThreadsFor(cells, kArrowCellsPerThread, threads), height));
   std::vector<Totals> totals(bands);
   std::vector<std::thread> helpers;
   for (uint32_t k = 1; k < bands; ++k) {
@@ -161,91 +173,250 @@ struct GridPass {
   }
 };
 
-// Pass 1: distances. Buckets of width 1 (the cheapest step): a step never
-// lands in the bucket it starts from, so a bucket is final when its turn
-// comes and its cells are settled in any order. A cell is queued when it
-// first gets a distance and again only when an improvement moves it to an
-// earlier bucket, so an entry whose cell's distance now lies in an earlier
-// bucket is stale. Uniform costs: every step lands one or two buckets on.
-template <bool kUniform, bool kSeveral>
-absl::Status GridDistances(const GridPass& g, const SearchBudget& budget, size_t mask,
-                           size_t pending, size_t cells, FlowFieldScratch& s) {
-  constexpr size_t kAhead = 12;
-  uint32_t settled = 0;
-  for (size_t bucket = 0; pending > 0; ++bucket) {
-    FlowFieldScratch::Bucket& current = s.buckets[bucket & mask];
-    pending -= current.size;
-    for (size_t k = 0; k < current.size; ++k) {
-      const uint32_t pu = current.cells[k];
-      const uint32_t u = PackedY(pu) * g.width + PackedX(pu);
-      if (k + kAhead < current.size) {
-        // The rows about the cell settled a few entries on: the wavefront
-        // visits rows out of order, and those loads would stall.
-        const uint32_t pa = current.cells[k + kAhead];
-        const uint32_t a = PackedY(pa) * g.width + PackedX(pa);
-        __builtin_prefetch(&g.Dist<kSeveral>(a), 1);
-        if (a >= g.width) __builtin_prefetch(&g.Dist<kSeveral>(a - g.width), 1);
-        if (a + g.width < cells) __builtin_prefetch(&g.Dist<kSeveral>(a + g.width), 1);
-      }
-      const double du = g.Dist<kSeveral>(u);
-      if (static_cast<size_t>(du) != bucket) continue;  // settled in an earlier bucket
-      if (++settled % kCheckEvery == 0) {
-        if (absl::Status st = budget.CheckTimeAndCancel(); !st.ok()) return st;
-      }
-      const unsigned moves = g.graph.moves(u);
-      const uint32_t su = kSeveral ? g.Source(u) : 0;
-      if constexpr (kUniform) {
-        FlowFieldScratch::Bucket& b1 = s.buckets[(bucket + 1) & mask];
-        FlowFieldScratch::Bucket& b2 = s.buckets[(bucket + 2) & mask];
-        uint32_t* const e1 = b1.Room(8);
-        uint32_t* const e2 = b2.Room(8);
-        size_t n1 = 0, n2 = 0;
-        const double second_from = static_cast<double>(bucket + 2);
-        for (unsigned bits = moves; bits != 0; bits &= bits - 1) {
-          const int d = __builtin_ctz(bits);
-          // No settled test: a settled v has dv <= du < nd - 1.
-          const uint32_t v = static_cast<uint32_t>(u + g.offset[d]);
-          double& dv_ref = g.Dist<kSeveral>(v);
-          const double dv = dv_ref;
-          const double nd = du + g.length[d];
-          if (!(nd < dv - 1e-10 * nd)) continue;
-          dv_ref = nd;
-          if constexpr (kSeveral) g.Source(v) = su;
-          const bool second = nd >= second_from;
-          const bool queue = dv >= second_from + (second ? 1.0 : 0.0);
-          const uint32_t pv = pu + g.packed[d];
-          e1[n1] = pv;
-          e2[n2] = pv;
-          n1 += queue & !second;
-          n2 += queue & second;
-        }
-        b1.size += n1;
-        b2.size += n2;
-        pending += n1 + n2;
+// A barrier for the search threads: they meet once a bucket, tens of
+// microseconds apart, so it spins (then yields, should the cores be busy
+// with other work) rather than sleeping in the kernel.
+class SpinBarrier {
+ public:
+  explicit SpinBarrier(int threads) : threads_(threads) {}
+
+  void Wait() {
+    const unsigned generation = generation_.load(std::memory_order_acquire);
+    if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == threads_) {
+      arrived_.store(0, std::memory_order_relaxed);
+      generation_.store(generation + 1, std::memory_order_release);
+      return;
+    }
+    for (int spins = 0; generation_.load(std::memory_order_acquire) == generation; ++spins) {
+      if (spins < 2048) {
+        _mm_pause();
       } else {
-        for (unsigned bits = moves; bits != 0; bits &= bits - 1) {
-          const int d = __builtin_ctz(bits);
-          const uint32_t v = static_cast<uint32_t>(u + g.offset[d]);
-          double& dv_ref = g.Dist<kSeveral>(v);
-          const double dv = dv_ref;
-          const double nd = du + g.StepCost<false>(d, u, v);
-          if (!(nd < dv - 1e-10 * nd)) continue;
-          dv_ref = nd;
-          if constexpr (kSeveral) g.Source(v) = su;
-          const size_t to = static_cast<size_t>(nd);
-          if (dv >= static_cast<double>(to + 1)) {
-            FlowFieldScratch::Bucket& b = s.buckets[to & mask];
-            *b.Room(1) = pu + g.packed[d];
-            ++b.size;
-            ++pending;
-          }
-        }
+        std::this_thread::yield();
       }
     }
-    current.size = 0;
   }
-  return absl::OkStatus();
-}
+
+ private:
+  const int threads_;
+  std::atomic<int> arrived_{0};
+  std::atomic<unsigned> generation_{0};
+};
+
+// Pass 1: distances, exact, by a bucket queue. Buckets are 1 wide (the
+// cheapest step): a step never lands in the bucket it starts from, so a
+// bucket is final when its turn comes and its cells are settled in any
+// order -- or by several threads at once. A cell is queued when it first
+// gets a distance and again only when an improvement moves it to an
+// earlier bucket, so an entry whose cell's distance now lies in an earlier
+// bucket is stale.
+//
+// A cell's distance is the least of its settled neighbours' offers, exactly
+// (and, with several goals, of equal offers the one from the lower goal),
+// so it does not depend on the order the offers come in: one thread or
+// many give the same field.
+//
+// Threads: the map is cut into 32 x 32 tiles dealt out along diagonals
+// (tile (tx, ty) to thread (tx + ty) % T), so every stretch of a wavefront
+// is shared out. Each thread keeps the queue of its own cells and is the
+// only one to write them; an offer to another thread's cell goes into that
+// thread's mailbox, read after the bucket's barrier. While the wavefront is
+// small (mazes, the first and last few buckets) thread 0 works alone over
+// every queue, the others waiting, since a barrier a bucket would cost more
+// than the bucket.
+template <bool kUniform, bool kSeveral>
+class GridSearch {
+ public:
+  GridSearch(const GridPass& g, size_t mask, int threads, FlowFieldScratch& s)
+      : g_(g), mask_(mask), threads_(threads), s_(s), barrier_(threads) {
+    if (s.rings.size() < static_cast<size_t>(threads)) s.rings.resize(threads);
+    for (int t = 0; t < threads; ++t) {
+      if (s.rings[t].size() < mask + 1) s.rings[t].resize(mask + 1);
+      for (auto& b : s.rings[t]) b.size = 0;
+    }
+    s.mail.resize(static_cast<size_t>(threads) * threads * 2);
+    for (auto& m : s.mail) m.offers.clear();
+    pending_.assign(threads, {});
+    published_.assign(static_cast<size_t>(threads) * 2, {});
+  }
+
+  // Queues a goal (its distance already 0).
+  void AddGoal(uint32_t packed) { Push(Owner(packed), 0, packed); }
+
+  absl::Status Run(const SearchBudget& budget) {
+    budget_ = &budget;
+    std::vector<std::thread> helpers;
+    for (int t = 1; t < threads_; ++t) helpers.emplace_back([this, t] { Helper(t); });
+    absl::Status status = absl::OkStatus();
+    size_t bucket = 0;
+    for (;;) {
+      const size_t switch_at = Serial(bucket, status);
+      if (switch_at == kFinished) break;
+      resume_ = switch_at;
+      mode_.store(kParallel, std::memory_order_release);
+      mode_.notify_all();
+      bucket = Parallel(0, switch_at);
+      if (bucket == kFinished) break;
+    }
+    if (status.ok() && stop_.load()) status = stop_status_;  // stopped while together
+    mode_.store(kDone, std::memory_order_release);
+    mode_.notify_all();
+    for (std::thread& t : helpers) t.join();
+    return status;
+  }
+
+ private:
+  static constexpr size_t kFinished = std::numeric_limits<size_t>::max();
+  static constexpr int kSerial = 0, kParallel = 1, kDone = 2;
+  // Queued cells (all threads) below which one thread goes on alone, and
+  // above which all work again.
+  static constexpr size_t kAloneBelow = 128, kTogetherFrom = 512;
+  static constexpr int kTileShift = 5;
+
+  int Owner(uint32_t packed) const {
+    if (threads_ == 1) return 0;
+    return static_cast<int>(((PackedX(packed) >> kTileShift) + (PackedY(packed) >> kTileShift)) %
+                            static_cast<uint32_t>(threads_));
+  }
+  std::vector<FlowFieldScratch::Offer>& Mailbox(int to, int parity, int from) {
+    return s_.mail[(static_cast<size_t>(to) * 2 + parity) * threads_ + from].offers;
+  }
+  void Push(int owner, size_t bucket, uint32_t packed) {
+    FlowFieldScratch::Bucket& b = s_.rings[owner][bucket & mask_];
+    *b.Room(1) = packed;
+    ++b.size;
+    ++pending_[owner].value;
+  }
+
+  // The offer `nd` (from goal `su`) to cell v, which the caller may write.
+  void Offer(uint32_t v, uint32_t pv, double nd, uint32_t su) {
+    double& dv_ref = g_.Dist<kSeveral>(v);
+    const double dv = dv_ref;
+    if (nd < dv) {
+      dv_ref = nd;
+      if constexpr (kSeveral) g_.Source(v) = su;
+      const size_t to = static_cast<size_t>(nd);
+      // Queued again only when it moves to an earlier bucket.
+      if (dv >= static_cast<double>(to + 1)) Push(Owner(pv), to, pv);
+    } else if constexpr (kSeveral) {
+      if (nd == dv && su < g_.Source(v)) g_.Source(v) = su;
+    }
+  }
+
+  // Settles entry pu of bucket `bucket` if it is not stale: offers its
+  // neighbours their distance through it. Alone, thread 0 writes any cell;
+  // together, thread t writes its own and mails the rest.
+  template <bool kTogether>
+  void Settle(int t, uint32_t pu, size_t bucket, size_t& sent) {
+    const uint32_t u = PackedY(pu) * g_.width + PackedX(pu);
+    const double du = g_.Dist<kSeveral>(u);
+    if (static_cast<size_t>(du) != bucket) return;  // settled in an earlier bucket
+    if (t == 0 && ++settled_ % kCheckEvery == 0) {
+      if (absl::Status st = budget_->CheckTimeAndCancel(); !st.ok()) {
+        stop_status_ = st;
+        stop_.store(true, std::memory_order_relaxed);
+      }
+    }
+    const unsigned moves = g_.graph.moves(u);
+    const uint32_t su = kSeveral ? g_.Source(u) : 0;
+    // Inside its tile (not on its rim), all of a cell's neighbours are too.
+    const bool inside = !kTogether || (((PackedX(pu) + 1) & 31) >= 2 && ((PackedY(pu) + 1) & 31) >= 2);
+    for (unsigned bits = moves; bits != 0; bits &= bits - 1) {
+      const int d = __builtin_ctz(bits);
+      // No settled test: a settled v has dv <= du < nd.
+      const uint32_t v = static_cast<uint32_t>(u + g_.offset[d]);
+      const uint32_t pv = pu + g_.packed[d];
+      const double nd = du + g_.template StepCost<kUniform>(d, u, v);
+      if (kTogether && !inside) {
+        const int owner = Owner(pv);
+        if (owner != t) {
+          Mailbox(owner, static_cast<int>(bucket & 1), t).push_back({pv, su, nd});
+          ++sent;
+          continue;
+        }
+      }
+      Offer(v, pv, nd, su);
+    }
+  }
+
+  // Thread 0 alone from `bucket` on, over every thread's queue. Returns the
+  // bucket to go on from together, or kFinished.
+  size_t Serial(size_t bucket, absl::Status& status) {
+    size_t queued = 0;
+    for (const auto& p : pending_) queued += p.value;
+    for (;; ++bucket) {
+      if (queued == 0) return kFinished;
+      if (threads_ > 1 && queued >= kTogetherFrom) return bucket;
+      for (int t = 0; t < threads_; ++t) {
+        FlowFieldScratch::Bucket& current = s_.rings[t][bucket & mask_];
+        pending_[t].value -= current.size;
+        size_t unused = 0;
+        for (size_t k = 0; k < current.size; ++k) Settle<false>(0, current.cells[k], bucket, unused);
+        current.size = 0;
+      }
+      if (stop_.load(std::memory_order_relaxed)) {
+        status = stop_status_;
+        return kFinished;
+      }
+      queued = 0;
+      for (const auto& p : pending_) queued += p.value;
+    }
+  }
+
+  // Thread t together with the others from `bucket` on. Returns the bucket
+  // thread 0 goes on from alone, or kFinished (done, or stopped).
+  size_t Parallel(int t, size_t bucket) {
+    for (;; ++bucket) {
+      const int parity = static_cast<int>(bucket & 1);
+      FlowFieldScratch::Bucket& current = s_.rings[t][bucket & mask_];
+      pending_[t].value -= current.size;
+      size_t sent = 0;
+      for (size_t k = 0; k < current.size; ++k) Settle<true>(t, current.cells[k], bucket, sent);
+      current.size = 0;
+      published_[parity * threads_ + t].value = pending_[t].value + sent;
+      barrier_.Wait();
+      size_t queued = 0;
+      for (int o = 0; o < threads_; ++o) queued += published_[parity * threads_ + o].value;
+      if (stop_.load(std::memory_order_relaxed)) return kFinished;
+      for (int from = 0; from < threads_; ++from) {
+        std::vector<FlowFieldScratch::Offer>& box = Mailbox(t, parity, from);
+        for (const FlowFieldScratch::Offer& m : box) {
+          Offer(PackedY(m.cell) * g_.width + PackedX(m.cell), m.cell, m.distance, m.source);
+        }
+        box.clear();
+      }
+      if (queued == 0) return kFinished;
+      if (queued < kAloneBelow) {
+        // Every thread drains its mail before thread 0 takes over.
+        if (t == 0) mode_.store(kSerial, std::memory_order_release);
+        barrier_.Wait();
+        return bucket + 1;
+      }
+    }
+  }
+
+  void Helper(int t) {
+    for (;;) {
+      mode_.wait(kSerial, std::memory_order_acquire);
+      const int mode = mode_.load(std::memory_order_acquire);
+      if (mode == kDone) return;
+      if (Parallel(t, resume_) == kFinished) return;
+    }
+  }
+
+  const GridPass& g_;
+  const size_t mask_;
+  const int threads_;
+  FlowFieldScratch& s_;
+  SpinBarrier barrier_;
+  const SearchBudget* budget_ = nullptr;
+  uint32_t settled_ = 0;
+  std::vector<FlowFieldScratch::Count> pending_;    // queued entries per thread's queue
+  std::vector<FlowFieldScratch::Count> published_;  // per parity and thread, read after a barrier
+  std::atomic<int> mode_{kSerial};
+  size_t resume_ = 0;              // where the helpers go on together
+  std::atomic<bool> stop_{false};
+  absl::Status stop_status_;
+};
 
 // Pass 2: arrows, in row order. A cell's candidates are the neighbours p
 // with dist(p) + step <= dist(cell) + tolerance (the parent that set the
@@ -514,8 +685,6 @@ absl::StatusOr<FlowField> ComputeGridFlowField(const GridGraph& graph,
   }
   size_t ring = 1;
   while (ring < static_cast<size_t>(std::ceil(kSqrt2 * max_cost)) + 2) ring <<= 1;
-  if (s.buckets.size() < ring) s.buckets.resize(ring);
-  for (auto& b : s.buckets) b.size = 0;
 
   // With several goals, each cell also keeps the goal its distance leads to
   // (for the tie-break), beside the distance.
@@ -541,16 +710,18 @@ absl::StatusOr<FlowField> ComputeGridFlowField(const GridGraph& graph,
     } else {
       g.dist[goal] = 0;
     }
-    *s.buckets[0].Room(1) = Pack(goal % w, goal / w);
-    ++s.buckets[0].size;
   }
-  const size_t pending = field.goals.size();
+  const int search_threads = ThreadsFor(n, kSearchCellsPerThread, threads);
+  auto search = [&](auto search) {
+    for (uint32_t goal : field.goals) search.AddGoal(Pack(goal % w, goal / w));
+    return search.Run(budget);
+  };
   const size_t mask = ring - 1;
   const absl::Status searched =
-      uniform ? (several ? GridDistances<true, true>(g, budget, mask, pending, n, s)
-                         : GridDistances<true, false>(g, budget, mask, pending, n, s))
-              : (several ? GridDistances<false, true>(g, budget, mask, pending, n, s)
-                         : GridDistances<false, false>(g, budget, mask, pending, n, s));
+      uniform ? (several ? search(GridSearch<true, true>(g, mask, search_threads, s))
+                         : search(GridSearch<true, false>(g, mask, search_threads, s)))
+              : (several ? search(GridSearch<false, true>(g, mask, search_threads, s))
+                         : search(GridSearch<false, false>(g, mask, search_threads, s)));
   if (!searched.ok()) return searched;
 
   field.directions.resize(n);

@@ -31,6 +31,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <new>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -70,6 +71,27 @@ struct FlowField {
   }
 };
 
+// Allocates on cache-line boundaries: search threads own 32-cell-wide
+// tiles of the per-cell state, and a line shared by two of them would
+// bounce between their cores.
+template <typename T>
+struct CacheLineAllocator {
+  using value_type = T;
+  CacheLineAllocator() = default;
+  template <typename U>
+  CacheLineAllocator(const CacheLineAllocator<U>&) {}  // NOLINT: rebinding
+  T* allocate(size_t n) {
+    return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{64}));
+  }
+  void deallocate(T* p, size_t) { ::operator delete(p, std::align_val_t{64}); }
+  template <typename U>
+  bool operator==(const CacheLineAllocator<U>&) const {
+    return true;
+  }
+};
+template <typename T>
+using CacheLineVector = std::vector<T, CacheLineAllocator<T>>;
+
 // Per-thread working memory, grown to the largest field computed. Not
 // thread-safe.
 struct FlowFieldScratch {
@@ -84,8 +106,8 @@ struct FlowFieldScratch {
     uint32_t steps;
     uint32_t source;
   };
-  std::vector<double> distance;
-  std::vector<DistanceAndSource> distance_source;
+  CacheLineVector<double> distance;
+  CacheLineVector<DistanceAndSource> distance_source;
   std::vector<uint32_t> steps;
   std::vector<StepsAndSource> steps_source;
   // A bucket of the GRID queue: packed cells, with room kept ahead so that
@@ -99,7 +121,22 @@ struct FlowFieldScratch {
       return cells.data() + size;
     }
   };
-  std::vector<Bucket> buckets;
+  // GRID: per search thread, its ring of buckets, and its count of queued
+  // entries (a cache line each: every push updates one).
+  std::vector<std::vector<Bucket>> rings;
+  struct alignas(64) Count {
+    size_t value = 0;
+  };
+  // An offer of a distance to a cell another search thread owns.
+  struct Offer {
+    uint32_t cell;    // packed
+    uint32_t source;  // the goal it leads to (several goals)
+    double distance;
+  };
+  struct alignas(64) Mailbox {
+    std::vector<Offer> offers;
+  };
+  std::vector<Mailbox> mail;
   std::vector<uint32_t> queue;    // HEX: cells in breadth-first order
 };
 

@@ -731,24 +731,83 @@ std::vector<uint32_t> FreeAtOrAfter(const GridMap& m, std::vector<uint32_t> cell
   return cells;
 }
 
-// The arrows pass split over threads gives the very same field.
+// Two rooms (rows 0-499 and 600-1099 of a 1100 x 1100 map, random blocks
+// in them) joined by a winding 1-wide corridor some 5,000 steps long: the
+// wavefront fills the first room, shrinks to one cell for thousands of
+// buckets and grows again in the second, so a search on several threads
+// goes from one thread to all, back to one and to all again.
+std::shared_ptr<const GridMap> TwoRooms(bool weighted, uint32_t seed) {
+  constexpr uint32_t kSide = 1100;
+  std::mt19937 rng(seed);
+  std::vector<uint8_t> cells(size_t{kSide} * kSide, GridMap::kBlocked);
+  auto at = [&](uint32_t x, uint32_t y) -> uint8_t& { return cells[size_t{y} * kSide + x]; };
+  for (uint32_t y = 0; y < kSide; ++y) {
+    if (y >= 500 && y < 600) continue;
+    for (uint32_t x = 0; x < kSide; ++x) {
+      at(x, y) = rng() % 100 < 10 ? GridMap::kBlocked
+                 : weighted       ? static_cast<uint8_t>(1 + rng() % 9)
+                                  : 0;
+    }
+  }
+  // Rows 500..599: runs along rows 505, 515, ..., 595 between x = 600 and
+  // 1095, joined at alternate ends; in at (1095, 499), out at (x, 600).
+  uint32_t x = 1095;
+  for (uint32_t y = 500; y <= 505; ++y) at(x, y) = 0;
+  for (uint32_t run = 0; run < 10; ++run) {
+    const uint32_t y = 505 + 10 * run;
+    const uint32_t to = x == 1095 ? 600 : 1095;
+    for (uint32_t i = std::min(x, to); i <= std::max(x, to); ++i) at(i, y) = 0;
+    x = to;
+    for (uint32_t i = y; i <= y + 10 && i < 600; ++i) at(x, i) = 0;
+  }
+  for (uint32_t y : {498u, 499u, 600u, 601u}) {  // clear ways in and out
+    for (uint32_t i = 590; i < 1100; ++i) at(i, y) = 0;
+  }
+  return MapOf(kSide, kSide, std::move(cells));
+}
+
+// One thread or several (the search on maps of 2^20 cells or more, the
+// arrows from 2^18) give the very same field, and it is exact.
 TEST(FlowFieldTest, ThreadsGiveTheSameField) {
   FlowFieldScratch scratch;
-  for (bool weighted : {false, true}) {
-    GridGraph g(BigRandomMap(700, weighted, weighted ? 5 : 6));
-    for (const std::vector<uint32_t>& goals :
-         {std::vector<uint32_t>{350 * 700 + 350}, std::vector<uint32_t>{0, 123456, 489000}}) {
-      SCOPED_TRACE(testing::Message() << "weighted " << weighted << ", goals " << goals.size());
-      const std::vector<uint32_t> free_goals = FreeAtOrAfter(g.map(), goals);
-      auto one = ComputeGridFlowField(g, free_goals, SearchBudget(), scratch, 1);
+  struct Case {
+    const char* name;
+    std::shared_ptr<const GridMap> map;
+    bool check_reference;
+    std::vector<std::vector<uint32_t>> goal_sets;
+  };
+  const std::vector<std::vector<uint32_t>> spread = {{550 * 1100 + 550},
+                                                     {0, 123456, 489000, 1100 * 1100 - 1200}};
+  // In the first room, so the second is reached through the corridor only.
+  const std::vector<std::vector<uint32_t>> first_room = {{250 * 1100 + 10},
+                                                         {250 * 1100 + 10, 100 * 1100 + 20}};
+  const Case cases[] = {
+      {"random uniform", BigRandomMap(1100, false, 5), true, spread},
+      {"random weighted", BigRandomMap(1100, true, 6), false, spread},
+      {"two rooms weighted", TwoRooms(true, 7), true, first_room},
+      {"two rooms uniform", TwoRooms(false, 8), false, first_room},
+  };
+  for (const Case& c : cases) {
+    GridGraph g(c.map);
+    const GridMap& m = g.map();
+    for (const std::vector<uint32_t>& wanted : c.goal_sets) {
+      const std::vector<uint32_t> goals = FreeAtOrAfter(m, wanted);
+      SCOPED_TRACE(testing::Message() << c.name << ", " << goals.size() << " goals");
+      auto one = ComputeGridFlowField(g, goals, SearchBudget(), scratch, 1);
       ASSERT_TRUE(one.ok()) << one.status();
+      EXPECT_GT(one->reachable_cells, 900000u);
       for (int threads : {2, 3}) {
-        auto many = ComputeGridFlowField(g, free_goals, SearchBudget(), scratch, threads);
+        auto many = ComputeGridFlowField(g, goals, SearchBudget(), scratch, threads);
         ASSERT_TRUE(many.ok()) << many.status();
         EXPECT_EQ(many->directions, one->directions) << threads << " threads";
         EXPECT_EQ(many->distances, one->distances);
         EXPECT_EQ(many->reachable_cells, one->reachable_cells);
         EXPECT_EQ(many->max_distance, one->max_distance);
+        if (c.check_reference && threads == 2) {
+          const std::vector<double> ref = Dijkstra(m, goals);
+          // (The arrows are checked walking them on the small maps above.)
+          CheckAgainstReference(m, goals, *many, ref, 1e-6);
+        }
       }
     }
   }
@@ -763,6 +822,29 @@ TEST(FlowFieldTest, ThreadsGiveTheSameField) {
     EXPECT_EQ(two->distances, one->distances);
     EXPECT_EQ(two->reachable_cells, one->reachable_cells);
   }
+}
+
+// Cancelled while its threads work together, the search stops them all
+// and leaves no state behind for the next field.
+TEST(FlowFieldTest, CancelledWhileThreadsWorkTogether) {
+  GridGraph g(BigRandomMap(1100, false, 9));
+  const std::vector<uint32_t> goal = FreeAtOrAfter(g.map(), {550 * 1100 + 550});
+  FlowFieldScratch scratch;
+  int polls = 0;
+  auto cancelled = ComputeGridFlowField(
+      g, goal, SearchBudget(UINT64_MAX, absl::InfiniteFuture(), [&] { return ++polls >= 4; }),
+      scratch, 2);
+  EXPECT_EQ(cancelled.status().code(), absl::StatusCode::kCancelled) << cancelled.status();
+  EXPECT_EQ(polls, 4);
+  auto late = ComputeGridFlowField(g, goal, SearchBudget(UINT64_MAX, absl::Now() - absl::Seconds(1)),
+                                   scratch, 2);
+  EXPECT_EQ(late.status().code(), absl::StatusCode::kDeadlineExceeded) << late.status();
+  auto after = ComputeGridFlowField(g, goal, SearchBudget(), scratch, 2);
+  FlowFieldScratch fresh;
+  auto clean = ComputeGridFlowField(g, goal, SearchBudget(), fresh, 1);
+  ASSERT_TRUE(after.ok() && clean.ok());
+  EXPECT_EQ(after->directions, clean->directions);
+  EXPECT_EQ(after->distances, clean->distances);
 }
 
 // With several goals, a cell whose every candidate leads to the same goal

@@ -294,7 +294,8 @@ class GridSearch {
     if (nd < dv) {
       dv_ref = nd;
       if constexpr (kSeveral) g_.Source(v) = su;
-      const size_t to = static_cast<size_t>(nd);
+      // (Through int64_t: a double to unsigned conversion costs a branch.)
+      const size_t to = static_cast<size_t>(static_cast<int64_t>(nd));
       // Queued again only when it moves to an earlier bucket.
       if (dv >= static_cast<double>(to + 1)) Push(Owner(pv), to, pv);
     } else if constexpr (kSeveral) {
@@ -309,7 +310,7 @@ class GridSearch {
   void Settle(int t, uint32_t pu, size_t bucket, size_t& sent) {
     const uint32_t u = PackedY(pu) * g_.width + PackedX(pu);
     const double du = g_.Dist<kSeveral>(u);
-    if (static_cast<size_t>(du) != bucket) return;  // settled in an earlier bucket
+    if (static_cast<int64_t>(du) != static_cast<int64_t>(bucket)) return;  // settled earlier
     if (t == 0 && ++settled_ % kCheckEvery == 0) {
       if (absl::Status st = budget_->CheckTimeAndCancel(); !st.ok()) {
         stop_status_ = st;
@@ -632,12 +633,14 @@ void HexArrowRows(const HexPass& h, uint32_t y0, uint32_t y1, uint8_t* direction
       const int odd = x & 1;
       const unsigned moves = h.graph.moves(i);
       if constexpr (kSeveral) {
+        // Each neighbour's own goal: the full metric, still without a branch.
         int64_t best_key = std::numeric_limits<int64_t>::max();
-        for (unsigned bits = moves; bits != 0; bits &= bits - 1) {
-          const int d = __builtin_ctz(bits);
-          const uint32_t p = i + h.offset[odd][d];
-          if (h.Steps<kSeveral>(p) + 1 != si) continue;
-          best_key = std::min(best_key, HexMetric(Pack(x, y) + h.packed[odd][d], h.Source(p)) * 8 + d);
+#pragma GCC unroll 6
+        for (int d = 0; d < hex::kDirections; ++d) {
+          const uint32_t p = h.Neighbour(moves, odd, d, i);  // i itself is never one step nearer
+          const bool candidate = h.Steps<kSeveral>(p) + 1 == si;
+          const int64_t key = HexMetric(Pack(x, y) + h.packed[odd][d], h.Source(p)) * 8 + d;
+          best_key = std::min(best_key, Choose(candidate, key, std::numeric_limits<int64_t>::max()));
         }
         directions[i] = static_cast<uint8_t>(best_key & 7);
       } else {

@@ -1,15 +1,16 @@
 #include "core/flow_field.h"
 
+#include <emmintrin.h>  // _mm_pause (SSE2: part of x86-64)
+
 #include <algorithm>
+#include <atomic>
+#include <bit>
 #include <cmath>
 #include <cstddef>
 #include <limits>
-#include <atomic>
 #include <thread>
 #include <type_traits>
 #include <utility>
-
-#include <emmintrin.h>  // SSE2: part of x86-64
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -23,8 +24,8 @@ constexpr double kSqrt2 = 1.4142135623730951;
 constexpr uint32_t kCheckEvery = 1 << 16;
 
 // Validates the goal cells and sorts them into `field.goals`.
-absl::Status PrepareGoals(const GridMap& map, absl::Span<const uint32_t> goals,
-                          const char* graph, FlowField& field) {
+absl::Status PrepareGoals(const GridMap& map, absl::Span<const uint32_t> goals, const char* graph,
+                          FlowField& field) {
   if (goals.empty()) return absl::InvalidArgumentError("goals: at least one goal is required");
   for (size_t i = 0; i < goals.size(); ++i) {
     const uint32_t g = goals[i];
@@ -33,11 +34,9 @@ absl::Status PrepareGoals(const GridMap& map, absl::Span<const uint32_t> goals,
           absl::StrCat("goals[", i, "]: cell ", g, " is outside the ", graph, " map"));
     }
     if (!map.IsFree(g)) {
-      return absl::InvalidArgumentError(absl::StrCat("goals[", i, "]: cell (", g % map.width(),
-                                                     ", ", g / map.width(), ") is ",
-                                                     field.graph == FlowGraph::kHex
-                                                         ? "a wall"
-                                                         : "blocked"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("goals[", i, "]: cell (", g % map.width(), ", ", g / map.width(), ") is ",
+                       field.graph == FlowGraph::kHex ? "a wall" : "blocked"));
     }
   }
   field.goals.assign(goals.begin(), goals.end());
@@ -65,8 +64,7 @@ inline int64_t GridMetric(uint32_t a, uint32_t b) {
 // (x + 0.5, y + 0.5 + odd / 2), doubled (2x, 2y + odd) up to a constant.
 inline int64_t HexMetric(uint32_t a, uint32_t b) {
   const int64_t dx = 2 * (int64_t{PackedX(a)} - PackedX(b));
-  const int64_t dy = 2 * (int64_t{PackedY(a)} - PackedY(b)) + (PackedX(a) & 1) -
-                     (PackedX(b) & 1);
+  const int64_t dy = 2 * (int64_t{PackedY(a)} - PackedY(b)) + (PackedX(a) & 1) - (PackedX(b) & 1);
   return dx * dx + dy * dy;
 }
 
@@ -95,10 +93,6 @@ struct Totals {
   double max_distance = 0;
 };
 
-// Runs `rows(y0, y1, totals)` over [0, height) split into bands, one per
-// thread (the calling thread takes the first), and adds up the totals.
-// The arrows pass reads only the finished distances and writes each cell
-// once, so bands need no coordination.
 // Threads worth using on a map of `cells` (up to `threads`), one per
 // `cells_each`: a thread costs ~50 us to start, and the search's threads
 // meet once a bucket.
@@ -111,16 +105,18 @@ constexpr size_t kArrowCellsPerThread = size_t{1} << 17;
 // 512 x 512: no faster with two threads than one).
 constexpr size_t kSearchCellsPerThread = size_t{1} << 19;
 
+// Runs `rows(y0, y1, totals)` over [0, height) split into bands, one per
+// thread (the calling thread takes the first), and adds up the totals.
+// The arrows pass reads only the finished distances and writes each cell
+// once, so bands need no coordination.
 template <typename RowsFn>
 Totals ForRowBands(uint32_t height, size_t cells, int threads, const RowsFn& rows) {
-  const uint32_t bands =
-      static_cast<uint32_t>(std::min<size_t>(ThreadsFor(cells, kArrowCellsPerThread, threads), height));
+  const uint32_t bands = static_cast<uint32_t>(
+      std::min<size_t>(ThreadsFor(cells, kArrowCellsPerThread, threads), height));
   std::vector<Totals> totals(bands);
   std::vector<std::thread> helpers;
   for (uint32_t k = 1; k < bands; ++k) {
-    helpers.emplace_back([&, k] {
-      rows(height * k / bands, height * (k + 1) / bands, totals[k]);
-    });
+    helpers.emplace_back([&, k] { rows(height * k / bands, height * (k + 1) / bands, totals[k]); });
   }
   rows(0, height / bands, totals[0]);
   for (std::thread& t : helpers) t.join();
@@ -138,25 +134,51 @@ void Finish(const Totals& totals, absl::Time started, FlowField& field) {
   field.compute_ms = absl::ToDoubleMilliseconds(absl::Now() - started);
 }
 
+// Uniform costs: every route's length is a + b sqrt 2 for a straight and b
+// diagonal steps, so a distance is kept as the pair (a, b): exactly, with
+// exact ties. A key packs a and b (28 bits each) and, above them, the
+// arrival bits: the directions of the steps by which the cell was reached
+// at that distance (bit d: from the neighbour opposite d), which the search
+// uses to expand only the canonical successors. The real value, for the
+// bucket queue and the order of different pairs, is D = a + b sqrt 2, one
+// formula everywhere, so equal pairs give equal doubles.
+namespace octile {
+constexpr int kBits = 28;
+constexpr uint64_t kCount = (uint64_t{1} << kBits) - 1;
+constexpr uint64_t kPair = (uint64_t{1} << (2 * kBits)) - 1;
+constexpr uint64_t kUnreached = kPair;  // a = b = 2^28 - 1: D ~ 6.5e8
+constexpr int kArrivalShift = 2 * kBits;
+constexpr uint64_t kStraight = 1;                     // a + 1
+constexpr uint64_t kDiagonal = uint64_t{1} << kBits;  // b + 1
+
+inline uint64_t A(uint64_t key) { return key & kCount; }
+inline uint64_t B(uint64_t key) { return (key >> kBits) & kCount; }
+inline unsigned Arrivals(uint64_t key) { return static_cast<unsigned>(key >> kArrivalShift); }
+inline double Value(uint64_t key) {
+  return static_cast<double>(A(key)) + static_cast<double>(B(key)) * kSqrt2;
+}
+}  // namespace octile
+
 // What both GRID passes read: the graph, its steps and the state.
 struct GridPass {
   const GridGraph& graph;
   const uint8_t* cell_bytes;  // cost multipliers
   uint32_t width;
-  uint32_t only_goal;         // packed, when there is one goal
-  double* dist;                                       // one goal
-  FlowFieldScratch::DistanceAndSource* dist_source;   // several goals
+  uint32_t only_goal;                                // packed, when there is one goal
+  double* dist;                                      // weighted, one goal
+  FlowFieldScratch::DistanceAndSource* dist_source;  // weighted, several goals
+  uint64_t* key;                                     // uniform, one goal
+  FlowFieldScratch::KeyAndSource* key_source;        // uniform, several goals
   // Step d: its length, its index offset and its packed offset (unsigned
   // wrap-around adds the negative ones).
   double length[8];
   int64_t offset[8];
   uint32_t packed[8];
 
-  // The step between neighbours a (the parent) and b, d either way: one
-  // expression for both passes, so a parent's sum is reproduced exactly.
-  template <bool kUniform>
+  // Weighted: the step between neighbours a (the parent) and b, d either
+  // way: one expression for both passes, so a parent's sum is reproduced
+  // exactly.
   double StepCost(int d, uint32_t a, uint32_t b) const {
-    if constexpr (kUniform) return length[d];
     return length[d] * 0.5 * (kCost.of[cell_bytes[a]] + kCost.of[cell_bytes[b]]);
   }
   template <bool kSeveral>
@@ -164,7 +186,16 @@ struct GridPass {
     if constexpr (kSeveral) return dist_source[i].distance;
     return dist[i];
   }
-  uint32_t& Source(uint32_t i) const { return dist_source[i].source; }
+  template <bool kSeveral>
+  uint64_t& Key(uint32_t i) const {
+    if constexpr (kSeveral) return key_source[i].key;
+    return key[i];
+  }
+  template <bool kUniform>
+  uint32_t& Source(uint32_t i) const {
+    if constexpr (kUniform) return key_source[i].source;
+    return dist_source[i].source;
+  }
   // The neighbour of `cell` in direction d, or the cell itself when the
   // step is not allowed: a cell is never its own improvement or parent, so
   // the loops over the eight directions need no branch on the moves.
@@ -219,9 +250,10 @@ class SpinBarrier {
 // bucket is stale.
 //
 // A cell's distance is the least of its settled neighbours' offers, exactly
-// (and, with several goals, of equal offers the one from the lower goal),
-// so it does not depend on the order the offers come in: one thread or
-// many give the same field.
+// (and, with several goals, of equal offers the one from the lower goal;
+// on uniform maps, the union of the equal offers' arrival bits), so it does
+// not depend on the order the offers come in: one thread or many give the
+// same field.
 //
 // Threads: the map is cut into 32 x 32 tiles dealt out along diagonals
 // (tile (tx, ty) to thread (tx + ty) % T), so every stretch of a wavefront
@@ -295,20 +327,77 @@ class GridSearch {
     ++pending_[owner].value;
   }
 
-  // The offer `nd` (from goal `su`) to cell v, which the caller may write.
+  // Queues cell pv, whose distance fell from dv to nd, when that moves it
+  // to an earlier bucket.
+  void Requeue(uint32_t pv, double nd, double dv) {
+    // (Through int64_t: a double to unsigned conversion costs a branch.)
+    const size_t to = static_cast<size_t>(static_cast<int64_t>(nd));
+    if (dv >= static_cast<double>(to + 1)) Push(Owner(pv), to, pv);
+  }
+
+  // Weighted: the offer `nd` (from goal `su`) to cell v, which the caller
+  // may write.
   void Offer(uint32_t v, uint32_t pv, double nd, uint32_t su) {
     double& dv_ref = g_.Dist<kSeveral>(v);
     const double dv = dv_ref;
     if (nd < dv) {
       dv_ref = nd;
-      if constexpr (kSeveral) g_.Source(v) = su;
-      // (Through int64_t: a double to unsigned conversion costs a branch.)
-      const size_t to = static_cast<size_t>(static_cast<int64_t>(nd));
-      // Queued again only when it moves to an earlier bucket.
-      if (dv >= static_cast<double>(to + 1)) Push(Owner(pv), to, pv);
+      if constexpr (kSeveral) g_.template Source<false>(v) = su;
+      Requeue(pv, nd, dv);
     } else if constexpr (kSeveral) {
-      if (nd == dv && su < g_.Source(v)) g_.Source(v) = su;
+      if (nd == dv && su < g_.template Source<false>(v)) g_.template Source<false>(v) = su;
     }
+  }
+
+  // Uniform: the offer `key` (pair and arrival bit; D = nd) to cell v. The
+  // same pair adds its arrival bit; a less one (D, then the pair: D ties
+  // of different pairs cannot happen below 2^24 steps) replaces it.
+  void Offer(uint32_t v, uint32_t pv, uint64_t key, double nd, uint32_t su) {
+    uint64_t& kv_ref = g_.Key<kSeveral>(v);
+    const uint64_t kv = kv_ref;
+    const uint64_t pair = key & octile::kPair, old = kv & octile::kPair;
+    if (pair == old) {
+      kv_ref = kv | key;
+      if constexpr (kSeveral) {
+        if (su < g_.template Source<true>(v)) g_.template Source<true>(v) = su;
+      }
+      return;
+    }
+    const double dv = octile::Value(old);
+    if (nd < dv || (nd == dv && pair < old)) {
+      kv_ref = key;
+      if constexpr (kSeveral) g_.template Source<true>(v) = su;
+      Requeue(pv, nd, dv);
+    }
+  }
+
+  // Uniform: the directions worth following from u, given the directions
+  // it was reached by (canonical orderings, Sturtevant and Rabin 2016, with
+  // the no-corner-cutting rules of jump point search): after a diagonal
+  // step, that diagonal and its two straight parts; after a straight step,
+  // straight on, and also the side and the diagonal towards it where the
+  // side is open but was blocked beside the previous cell (a forced
+  // neighbour). Some shortest route to every cell is canonical, so the
+  // other steps can only offer what another route offers too.
+  unsigned Canonical(unsigned arrivals, uint32_t u, unsigned moves) const {
+    unsigned successors = 0;
+    for (unsigned bits = arrivals; bits != 0; bits &= bits - 1) {
+      const int a = __builtin_ctz(bits);
+      if (a & 1) {
+        successors |= (1u << a) | (1u << ((a + 1) & 7)) | (1u << ((a + 7) & 7));
+        continue;
+      }
+      successors |= 1u << a;
+      const unsigned behind = g_.graph.moves(static_cast<uint32_t>(u - g_.offset[a]));
+      for (const int turn : {2, 6}) {
+        const int side = (a + turn) & 7;
+        if (((moves >> side) & 1) != 0 && ((behind >> side) & 1) == 0) {
+          const int towards = turn == 2 ? a + 1 : a + 7;  // the diagonal between
+          successors |= (1u << side) | (1u << (towards & 7));
+        }
+      }
+    }
+    return successors & moves;
   }
 
   // Settles entry pu of bucket `bucket` if it is not stale: offers its
@@ -317,7 +406,14 @@ class GridSearch {
   template <bool kTogether>
   void Settle(int t, uint32_t pu, size_t bucket, size_t& sent) {
     const uint32_t u = PackedY(pu) * g_.width + PackedX(pu);
-    const double du = g_.Dist<kSeveral>(u);
+    uint64_t ku = 0;
+    double du;
+    if constexpr (kUniform) {
+      ku = g_.Key<kSeveral>(u);
+      du = octile::Value(ku);
+    } else {
+      du = g_.Dist<kSeveral>(u);
+    }
     if (static_cast<int64_t>(du) != static_cast<int64_t>(bucket)) return;  // settled earlier
     if (t == 0 && ++settled_ % kCheckEvery == 0) {
       if (absl::Status st = budget_->CheckTimeAndCancel(); !st.ok()) {
@@ -325,25 +421,48 @@ class GridSearch {
         stop_.store(true, std::memory_order_relaxed);
       }
     }
-    const unsigned moves = g_.graph.moves(u);
-    const uint32_t su = kSeveral ? g_.Source(u) : 0;
+    unsigned moves = g_.graph.moves(u);
+    const uint32_t su = kSeveral ? g_.template Source<kUniform>(u) : 0;
+    uint64_t pair = 0;
+    double straight = 0, diagonal = 0;
+    if constexpr (kUniform) {
+      const unsigned arrivals = octile::Arrivals(ku);
+      if (arrivals != 0xFF) moves = Canonical(arrivals, u, moves);  // 0xFF: a goal
+      pair = ku & octile::kPair;
+      straight = octile::Value(pair + octile::kStraight);
+      diagonal = octile::Value(pair + octile::kDiagonal);
+    }
     // Inside its tile (not on its rim), all of a cell's neighbours are too.
-    const bool inside = !kTogether || (((PackedX(pu) + 1) & 31) >= 2 && ((PackedY(pu) + 1) & 31) >= 2);
+    const bool inside =
+        !kTogether || (((PackedX(pu) + 1) & 31) >= 2 && ((PackedY(pu) + 1) & 31) >= 2);
     for (unsigned bits = moves; bits != 0; bits &= bits - 1) {
       const int d = __builtin_ctz(bits);
       // No settled test: a settled v has dv <= du < nd.
       const uint32_t v = static_cast<uint32_t>(u + g_.offset[d]);
       const uint32_t pv = pu + g_.packed[d];
-      const double nd = du + g_.template StepCost<kUniform>(d, u, v);
+      uint64_t key = 0;
+      double nd;
+      if constexpr (kUniform) {
+        key = (pair + ((d & 1) ? octile::kDiagonal : octile::kStraight)) |
+              (uint64_t{1} << (octile::kArrivalShift + d));
+        nd = (d & 1) ? diagonal : straight;
+      } else {
+        nd = du + g_.StepCost(d, u, v);
+      }
       if (kTogether && !inside) {
         const int owner = Owner(pv);
         if (owner != t) {
-          Mailbox(owner, static_cast<int>(bucket & 1), t).push_back({pv, su, nd});
+          Mailbox(owner, static_cast<int>(bucket & 1), t)
+              .push_back({pv, su, kUniform ? key : std::bit_cast<uint64_t>(nd)});
           ++sent;
           continue;
         }
       }
-      Offer(v, pv, nd, su);
+      if constexpr (kUniform) {
+        Offer(v, pv, key, nd, su);
+      } else {
+        Offer(v, pv, nd, su);
+      }
     }
   }
 
@@ -359,7 +478,9 @@ class GridSearch {
         FlowFieldScratch::Bucket& current = s_.rings[t][bucket & mask_];
         pending_[t].value -= current.size;
         size_t unused = 0;
-        for (size_t k = 0; k < current.size; ++k) Settle<false>(0, current.cells[k], bucket, unused);
+        for (size_t k = 0; k < current.size; ++k) {
+          Settle<false>(0, current.cells[k], bucket, unused);
+        }
         current.size = 0;
       }
       if (stop_.load(std::memory_order_relaxed)) {
@@ -393,7 +514,12 @@ class GridSearch {
       for (int from = 0; from < threads_; ++from) {
         std::vector<FlowFieldScratch::Offer>& box = Mailbox(t, parity, from);
         for (const FlowFieldScratch::Offer& m : box) {
-          Offer(PackedY(m.cell) * g_.width + PackedX(m.cell), m.cell, m.distance, m.source);
+          const uint32_t v = PackedY(m.cell) * g_.width + PackedX(m.cell);
+          if constexpr (kUniform) {
+            Offer(v, m.cell, m.value, octile::Value(m.value), m.source);
+          } else {
+            Offer(v, m.cell, std::bit_cast<double>(m.value), m.source);
+          }
         }
         box.clear();
       }
@@ -426,8 +552,8 @@ class GridSearch {
   std::vector<FlowFieldScratch::Count> pending_;    // queued entries per thread's queue
   std::vector<FlowFieldScratch::Count> published_;  // per parity and thread, read after a barrier
   std::atomic<int> mode_{kSerial};
-  size_t resume_ = 0;              // where the helpers go on together
-  std::atomic<bool> stop_{false};  // thread 0's, set when its budget ran out
+  size_t resume_ = 0;                 // where the helpers go on together
+  std::atomic<bool> stop_{false};     // thread 0's, set when its budget ran out
   bool stopped_[2] = {false, false};  // per bucket parity, read after a barrier
   absl::Status stop_status_;
 };
@@ -437,52 +563,27 @@ class GridSearch {
 // distance is one, reproduced exactly); among them, the one nearest its own
 // goal, then the lowest direction.
 
-// The candidate bits (bit d: direction d) of an inner cell on a uniform
-// map, from three SSE2 compares, one per row; `d` points at the cell's
-// distance, and distances are kStride doubles apart. The caller masks them
-// with the cell's moves.
-static_assert(sizeof(FlowFieldScratch::DistanceAndSource) == 2 * sizeof(double) &&
-              offsetof(FlowFieldScratch::DistanceAndSource, distance) == 0);
-template <ptrdiff_t kStride>
-inline __m128d Pair(const double* a) {  // a[0], a[kStride]
-  if constexpr (kStride == 1) return _mm_loadu_pd(a);
-  return _mm_loadh_pd(_mm_load_sd(a), a + kStride);
-}
-template <ptrdiff_t kStride>
-inline unsigned UniformCandidates(const double* d, ptrdiff_t w, double limit) {
-  const ptrdiff_t row = w * kStride;
-  const __m128d lim = _mm_set1_pd(limit);
-  const __m128d diagonal_straight = _mm_set_pd(1.0, kSqrt2);  // lanes: x - 1, x
-  const __m128d sqrt2 = _mm_set_sd(kSqrt2);
-  const __m128d one = _mm_set1_pd(1.0);
-  // Row above: NW (5), N (6), NE (7).
-  const int up = _mm_movemask_pd(
-      _mm_cmple_pd(_mm_add_pd(Pair<kStride>(d - row - kStride), diagonal_straight), lim));
-  const int up_right = _mm_movemask_pd(
-      _mm_cmple_sd(_mm_add_sd(_mm_load_sd(d - row + kStride), sqrt2), lim));
-  // This row: W (4), E (0).
-  const int side = _mm_movemask_pd(
-      _mm_cmple_pd(_mm_add_pd(Pair<2 * kStride>(d - kStride), one), lim));
-  // Row below: SW (3), S (2), SE (1).
-  const int down = _mm_movemask_pd(
-      _mm_cmple_pd(_mm_add_pd(Pair<kStride>(d + row - kStride), diagonal_straight), lim));
-  const int down_right = _mm_movemask_pd(
-      _mm_cmple_sd(_mm_add_sd(_mm_load_sd(d + row + kStride), sqrt2), lim));
-  return static_cast<unsigned>((up << 5) | ((up_right & 1) << 7) | ((side & 1) << 4) |
-                               (side >> 1) | ((down & 1) << 3) | ((down & 2) << 1) |
-                               ((down_right & 1) << 1));
-}
-
-// The candidate bits of any cell, one neighbour at a time (border cells and
-// weighted maps).
+// The candidate bits (bit d: direction d) of a cell: weighted, the
+// neighbours p with dist(p) + step <= dist(cell) + tolerance (the parent
+// that set the distance is one, reproduced exactly); uniform, those whose
+// pair plus the step is the cell's pair, exactly.
 template <bool kUniform, bool kSeveral>
 unsigned Candidates(const GridPass& g, unsigned moves, uint32_t i, double limit) {
   unsigned bits = 0;
+  if constexpr (kUniform) {
+    const uint64_t pair = g.Key<kSeveral>(i) & octile::kPair;
 #pragma GCC unroll 8
-  for (int d = 0; d < 8; ++d) {
-    const uint32_t p = g.Neighbour(moves, d, i);
-    bits |= static_cast<unsigned>(g.Dist<kSeveral>(p) + g.StepCost<kUniform>(d, p, i) <= limit)
-            << d;
+    for (int d = 0; d < 8; ++d) {
+      const uint32_t p = g.Neighbour(moves, d, i);  // i itself never matches
+      const uint64_t step = (d & 1) ? octile::kDiagonal : octile::kStraight;
+      bits |= static_cast<unsigned>((g.Key<kSeveral>(p) & octile::kPair) + step == pair) << d;
+    }
+  } else {
+#pragma GCC unroll 8
+    for (int d = 0; d < 8; ++d) {
+      const uint32_t p = g.Neighbour(moves, d, i);
+      bits |= static_cast<unsigned>(g.Dist<kSeveral>(p) + g.StepCost(d, p, i) <= limit) << d;
+    }
   }
   return bits & moves;
 }
@@ -497,25 +598,32 @@ inline uint32_t NearestToOneGoal(unsigned candidates, int64_t ex, int64_t ey) {
 #pragma GCC unroll 8
   for (int d = 0; d < 8; ++d) {
     const int64_t sx = kGridFlowDx[d], sy = kGridFlowDy[d];
-    const uint32_t key = static_cast<uint32_t>((2 * (sx * ex + sy * ey) + sx * sx + sy * sy + kBias) * 8 + d);
-    const uint32_t off = 0u - static_cast<uint32_t>(((candidates >> d) & 1) ^ 1);  // all ones if not a candidate
+    const uint32_t key =
+        static_cast<uint32_t>((2 * (sx * ex + sy * ey) + sx * sx + sy * sy + kBias) * 8 + d);
+    const uint32_t off =
+        0u - static_cast<uint32_t>(((candidates >> d) & 1) ^ 1);  // all ones if not a candidate
     best = std::min(best, key | off);
   }
   return best & 7;
 }
 
 template <bool kUniform, bool kSeveral>
-void GridArrowRows(const GridPass& g, uint32_t height, uint32_t y0, uint32_t y1,
-                   uint8_t* directions, float* distances, Totals& totals) {
+void GridArrowRows(const GridPass& g, uint32_t y0, uint32_t y1, uint8_t* directions,
+                   float* distances, Totals& totals) {
   const uint32_t w = g.width;
   const int64_t gx = PackedX(g.only_goal), gy = PackedY(g.only_goal);
   uint64_t reachable = 0;
   double max_distance = 0;
   for (uint32_t y = y0; y < y1; ++y) {
-    const bool inner_row = y > 0 && y + 1 < height;
     for (uint32_t x = 0; x < w; ++x) {
       const uint32_t i = y * w + x;
-      const double di = g.Dist<kSeveral>(i);
+      double di;
+      if constexpr (kUniform) {
+        const uint64_t pair = g.Key<kSeveral>(i) & octile::kPair;
+        di = pair == octile::kUnreached ? kInf : octile::Value(pair);
+      } else {
+        di = g.Dist<kSeveral>(i);
+      }
       distances[i] = static_cast<float>(di);
       if (di == kInf) {  // blocked or unreachable
         directions[i] = kFlowBlocked;
@@ -529,22 +637,20 @@ void GridArrowRows(const GridPass& g, uint32_t height, uint32_t y0, uint32_t y1,
       }
       const double limit = di + 1e-10 * di;
       const unsigned moves = g.graph.moves(i);
-      const unsigned candidates =
-          kUniform && inner_row && x > 0 && x + 1 < w
-              ? UniformCandidates<kSeveral ? 2 : 1>(&g.Dist<kSeveral>(i), w, limit) & moves
-              : Candidates<kUniform, kSeveral>(g, moves, i, limit);
+      const unsigned candidates = Candidates<kUniform, kSeveral>(g, moves, i, limit);
       if constexpr (kSeveral) {
         // Several goals: each candidate's own goal; a short loop.
         int64_t best_key = std::numeric_limits<int64_t>::max();
         for (unsigned bits = candidates; bits != 0; bits &= bits - 1) {
           const int d = __builtin_ctz(bits);
           const uint32_t p = static_cast<uint32_t>(i + g.offset[d]);
-          best_key = std::min(best_key, GridMetric(Pack(x, y) + g.packed[d], g.Source(p)) * 8 + d);
+          best_key = std::min(best_key,
+                              GridMetric(Pack(x, y) + g.packed[d], g.Source<kUniform>(p)) * 8 + d);
         }
         directions[i] = static_cast<uint8_t>(best_key & 7);
       } else {
-        directions[i] = static_cast<uint8_t>(
-            NearestToOneGoal(candidates, int64_t{x} - gx, int64_t{y} - gy));
+        directions[i] =
+            static_cast<uint8_t>(NearestToOneGoal(candidates, int64_t{x} - gx, int64_t{y} - gy));
       }
     }
   }
@@ -557,9 +663,9 @@ constexpr uint32_t kUnreached = std::numeric_limits<uint32_t>::max();
 struct HexPass {
   const HexGraph& graph;
   uint32_t width;
-  uint32_t only_goal;  // packed, when there is one goal
-  uint32_t* steps;                                  // one goal
-  FlowFieldScratch::StepsAndSource* steps_source;   // several goals
+  uint32_t only_goal;                              // packed, when there is one goal
+  uint32_t* steps;                                 // one goal
+  FlowFieldScratch::StepsAndSource* steps_source;  // several goals
   // Step d from an even (0) or odd (1) column: index and packed offsets.
   uint32_t offset[2][6];
   uint32_t packed[2][6];
@@ -619,8 +725,8 @@ absl::Status HexSteps(const HexPass& h, const FlowField& field, const SearchBudg
 // the GRID, the keys differ by 2 s.e + |s|^2 in doubled coordinates (x2,
 // y2 + odd), where every step s is the same for both column parities.
 template <bool kSeveral>
-void HexArrowRows(const HexPass& h, uint32_t y0, uint32_t y1, uint8_t* directions,
-                  float* distances, Totals& totals) {
+void HexArrowRows(const HexPass& h, uint32_t y0, uint32_t y1, uint8_t* directions, float* distances,
+                  Totals& totals) {
   static constexpr int kSx[6] = {0, 2, 2, 0, -2, -2};
   static constexpr int kSy[6] = {-2, -1, 1, 2, 1, -1};
   const uint32_t w = h.width;
@@ -653,7 +759,8 @@ void HexArrowRows(const HexPass& h, uint32_t y0, uint32_t y1, uint8_t* direction
           const uint32_t p = h.Neighbour(moves, odd, d, i);  // i itself is never one step nearer
           const bool candidate = h.Steps<kSeveral>(p) + 1 == si;
           const int64_t key = HexMetric(Pack(x, y) + h.packed[odd][d], h.Source(p)) * 8 + d;
-          best_key = std::min(best_key, Choose(candidate, key, std::numeric_limits<int64_t>::max()));
+          best_key =
+              std::min(best_key, Choose(candidate, key, std::numeric_limits<int64_t>::max()));
         }
         directions[i] = static_cast<uint8_t>(best_key & 7);
       } else {
@@ -666,7 +773,8 @@ void HexArrowRows(const HexPass& h, uint32_t y0, uint32_t y1, uint8_t* direction
           const uint32_t p = h.Neighbour(moves, odd, d, i);  // i itself is never one step nearer
           const bool candidate = h.Steps<kSeveral>(p) + 1 == si;
           const uint32_t key = static_cast<uint32_t>(
-              (2 * (kSx[d] * ex + kSy[d] * ey) + kSx[d] * kSx[d] + kSy[d] * kSy[d] + kBias) * 8 + d);
+              (2 * (kSx[d] * ex + kSy[d] * ey) + kSx[d] * kSx[d] + kSy[d] * kSy[d] + kBias) * 8 +
+              d);
           best = std::min(best, key | (0u - static_cast<uint32_t>(!candidate)));
         }
         directions[i] = static_cast<uint8_t>(best & 7);
@@ -681,8 +789,8 @@ void HexArrowRows(const HexPass& h, uint32_t y0, uint32_t y1, uint8_t* direction
 
 absl::StatusOr<FlowField> ComputeGridFlowField(const GridGraph& graph,
                                                absl::Span<const uint32_t> goals,
-                                               const SearchBudget& budget,
-                                               FlowFieldScratch& s, int threads) {
+                                               const SearchBudget& budget, FlowFieldScratch& s,
+                                               int threads) {
   const absl::Time started = absl::Now();
   const GridMap& map = graph.map();
   FlowField field;
@@ -705,9 +813,19 @@ absl::StatusOr<FlowField> ComputeGridFlowField(const GridGraph& graph,
   // With several goals, each cell also keeps the goal its distance leads to
   // (for the tie-break), beside the distance.
   const bool several = field.goals.size() > 1;
-  GridPass g{graph, map.cells().data(), w, Pack(field.goals[0] % w, field.goals[0] / w),
-             nullptr, nullptr, {}, {}, {}};
-  if (several) {
+  GridPass g{graph,   map.cells().data(),
+             w,       Pack(field.goals[0] % w, field.goals[0] / w),
+             nullptr, nullptr,
+             nullptr, nullptr,
+             {},      {},
+             {}};
+  if (uniform && several) {
+    s.key_source.assign(n, {octile::kUnreached, 0});
+    g.key_source = s.key_source.data();
+  } else if (uniform) {
+    s.key.assign(n, octile::kUnreached);
+    g.key = s.key.data();
+  } else if (several) {
     s.distance_source.assign(n, {kInf, 0});
     g.dist_source = s.distance_source.data();
   } else {
@@ -717,12 +835,19 @@ absl::StatusOr<FlowField> ComputeGridFlowField(const GridGraph& graph,
   for (int d = 0; d < 8; ++d) {
     g.length[d] = (kGridFlowDx[d] != 0 && kGridFlowDy[d] != 0) ? kSqrt2 : 1.0;
     g.offset[d] = kGridFlowDx[d] + int64_t{kGridFlowDy[d]} * w;
-    g.packed[d] = static_cast<uint32_t>(kGridFlowDx[d]) +
-                  (static_cast<uint32_t>(kGridFlowDy[d]) << 16);
+    g.packed[d] =
+        static_cast<uint32_t>(kGridFlowDx[d]) + (static_cast<uint32_t>(kGridFlowDy[d]) << 16);
   }
+  // A goal's key: the pair (0, 0), every arrival bit (it expands all ways).
+  constexpr uint64_t kGoalKey = uint64_t{0xFF} << octile::kArrivalShift;
   for (uint32_t goal : field.goals) {
-    if (several) {
-      g.dist_source[goal] = {0, Pack(goal % w, goal / w)};
+    const uint32_t packed = Pack(goal % w, goal / w);
+    if (uniform && several) {
+      g.key_source[goal] = {kGoalKey, packed};
+    } else if (uniform) {
+      g.key[goal] = kGoalKey;
+    } else if (several) {
+      g.dist_source[goal] = {0, packed};
     } else {
       g.dist[goal] = 0;
     }
@@ -747,11 +872,11 @@ absl::StatusOr<FlowField> ComputeGridFlowField(const GridGraph& graph,
   const uint32_t height = map.height();
   const Totals totals = ForRowBands(height, n, threads, [&](uint32_t y0, uint32_t y1, Totals& t) {
     if (uniform) {
-      several ? GridArrowRows<true, true>(g, height, y0, y1, directions, distances, t)
-              : GridArrowRows<true, false>(g, height, y0, y1, directions, distances, t);
+      several ? GridArrowRows<true, true>(g, y0, y1, directions, distances, t)
+              : GridArrowRows<true, false>(g, y0, y1, directions, distances, t);
     } else {
-      several ? GridArrowRows<false, true>(g, height, y0, y1, directions, distances, t)
-              : GridArrowRows<false, false>(g, height, y0, y1, directions, distances, t);
+      several ? GridArrowRows<false, true>(g, y0, y1, directions, distances, t)
+              : GridArrowRows<false, false>(g, y0, y1, directions, distances, t);
     }
   });
   Finish(totals, started, field);
@@ -760,8 +885,8 @@ absl::StatusOr<FlowField> ComputeGridFlowField(const GridGraph& graph,
 
 absl::StatusOr<FlowField> ComputeHexFlowField(const HexGraph& graph,
                                               absl::Span<const uint32_t> goals,
-                                              const SearchBudget& budget,
-                                              FlowFieldScratch& s, int threads) {
+                                              const SearchBudget& budget, FlowFieldScratch& s,
+                                              int threads) {
   const absl::Time started = absl::Now();
   const GridMap& map = graph.map();
   FlowField field;

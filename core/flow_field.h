@@ -12,7 +12,11 @@
 // are exact: a bucket queue whose buckets are as wide as the cheapest step
 // (1), so no cell in a bucket can improve another in it and each bucket is
 // settled in any order (Dinitz's variant of Dial's algorithm) -- no heap,
-// O(cells + edges + buckets), for real-valued costs.
+// O(cells + edges + buckets), for real-valued costs. On uniform maps a
+// distance is kept as the pair (straight steps, diagonal steps), exactly,
+// and a settled cell offers only its canonical successors (canonical
+// orderings, as in jump point search): some 2-3 steps a cell, not 8. On
+// large maps the queue is worked by several threads.
 // HEX: unit steps, a breadth-first search, as in the seed.
 //
 // A cell's direction points at a neighbour on a shortest route (its
@@ -21,12 +25,12 @@
 // to the goal its own distance leads to, as the seed breaks ties, then the
 // lowest direction code.
 //
-// Two passes: the search computes distances only (8 bytes a GRID cell, 4 a
-// HEX cell; with several goals, the goal a distance leads to beside it), so
-// the wavefront, which visits rows out of order, touches as little memory
-// as it can; then one pass in row order picks every arrow from the final
-// distances of the cell's neighbours (SSE2 compares, branch-free choice)
-// and writes the field out. That pass can be split over threads.
+// Two passes: the search computes distances only (8 bytes a cell, with
+// several goals the goal a distance leads to beside it), so the wavefront,
+// which visits rows out of order, touches as little memory as it can; then
+// one pass in row order picks every arrow from the final distances of the
+// cell's neighbours (a branch-free choice) and writes the field out. That
+// pass can be split over threads too.
 
 #include <cstddef>
 #include <cstdint>
@@ -81,9 +85,9 @@ struct CacheLineAllocator {
   template <typename U>
   CacheLineAllocator(const CacheLineAllocator<U>&) {}  // NOLINT: rebinding
   T* allocate(size_t n) {
-    return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{64}));
+    return static_cast<T*>(::operator new (n * sizeof(T), std::align_val_t{64}));
   }
-  void deallocate(T* p, size_t) { ::operator delete(p, std::align_val_t{64}); }
+  void deallocate(T* p, size_t) { ::operator delete (p, std::align_val_t{64}); }
   template <typename U>
   bool operator==(const CacheLineAllocator<U>&) const {
     return true;
@@ -102,12 +106,21 @@ struct FlowFieldScratch {
     double distance;
     uint32_t source;
   };
+  // GRID, uniform costs: a distance is a + b sqrt 2 (a straight steps, b
+  // diagonal ones), kept exactly as the pair, with the directions of the
+  // steps it was reached by (see flow_field.cc).
+  struct KeyAndSource {
+    uint64_t key;
+    uint32_t source;
+  };
   struct StepsAndSource {
     uint32_t steps;
     uint32_t source;
   };
   CacheLineVector<double> distance;
   CacheLineVector<DistanceAndSource> distance_source;
+  CacheLineVector<uint64_t> key;
+  CacheLineVector<KeyAndSource> key_source;
   std::vector<uint32_t> steps;
   std::vector<StepsAndSource> steps_source;
   // A bucket of the GRID queue: packed cells, with room kept ahead so that
@@ -131,13 +144,13 @@ struct FlowFieldScratch {
   struct Offer {
     uint32_t cell;    // packed
     uint32_t source;  // the goal it leads to (several goals)
-    double distance;
+    uint64_t value;   // the distance: a key, or a double's bits
   };
   struct alignas(64) Mailbox {
     std::vector<Offer> offers;
   };
   std::vector<Mailbox> mail;
-  std::vector<uint32_t> queue;    // HEX: cells in breadth-first order
+  std::vector<uint32_t> queue;  // HEX: cells in breadth-first order
 };
 
 // The field towards `goals` (cell indices; each must be a free cell, else
@@ -151,8 +164,8 @@ absl::StatusOr<FlowField> ComputeGridFlowField(const GridGraph& graph,
                                                FlowFieldScratch& scratch, int threads = 1);
 absl::StatusOr<FlowField> ComputeHexFlowField(const HexGraph& graph,
                                               absl::Span<const uint32_t> goals,
-                                              const SearchBudget& budget,
-                                              FlowFieldScratch& scratch, int threads = 1);
+                                              const SearchBudget& budget, FlowFieldScratch& scratch,
+                                              int threads = 1);
 
 // The cell a field's arrow leads to from `cell`, or -1 for a goal, blocked
 // or unreachable cell.

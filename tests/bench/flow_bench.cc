@@ -34,8 +34,7 @@
 #include "server/map_builder.h"
 #include "tests/reference/benchmark_data.h"
 
-ABSL_FLAG(std::string, data_dir, WAYFINDER_DATA_DIR,
-          "directory holding movingai/<set>/<map>.map");
+ABSL_FLAG(std::string, data_dir, WAYFINDER_DATA_DIR, "directory holding movingai/<set>/<map>.map");
 ABSL_FLAG(int, repeats, 5, "runs per row (the median is reported)");
 ABSL_FLAG(bool, quick, false, "fewer maps and runs (a smoke run)");
 ABSL_FLAG(int, threads, 2,
@@ -165,16 +164,22 @@ int main(int argc, char** argv) {
   auto grid_row = [&](const std::string& name, std::shared_ptr<const GridMap> m) {
     if (name.find(filter) == std::string::npos) return;
     const GridGraph graph(m);
-    rows.push_back(Measure(name, "GRID", *m, [&](const std::vector<uint32_t>& g) {
-      return wayfinder::ComputeGridFlowField(graph, g, budget, scratch, field_threads);
-    }, repeats));
+    rows.push_back(Measure(
+        name, "GRID", *m,
+        [&](const std::vector<uint32_t>& g) {
+          return wayfinder::ComputeGridFlowField(graph, g, budget, scratch, field_threads);
+        },
+        repeats));
   };
   auto hex_row = [&](const std::string& name, std::shared_ptr<const GridMap> m) {
     if (name.find(filter) == std::string::npos) return;
     const HexGraph graph(m);
-    rows.push_back(Measure(name, "HEX", *m, [&](const std::vector<uint32_t>& g) {
-      return wayfinder::ComputeHexFlowField(graph, g, budget, scratch, field_threads);
-    }, repeats));
+    rows.push_back(Measure(
+        name, "HEX", *m,
+        [&](const std::vector<uint32_t>& g) {
+          return wayfinder::ComputeHexFlowField(graph, g, budget, scratch, field_threads);
+        },
+        repeats));
   };
   std::shared_ptr<const GridMap> tile_source;
   for (const auto& m : *maps) {
@@ -193,18 +198,20 @@ int main(int argc, char** argv) {
 
   std::printf("\n## Flow fields: full-field time (median of %d, %d thread%s)\n\n", repeats,
               field_threads, field_threads == 1 ? "" : "s");
-  std::printf("| map | graph | size | free cells | reachable (1 goal) | ms, 1 goal | "
-              "ms, 16 goals |\n|---|---|---:|---:|---:|---:|---:|\n");
+  std::printf(
+      "| map | graph | size | free cells | reachable (1 goal) | ms, 1 goal | "
+      "ms, 16 goals |\n|---|---|---:|---:|---:|---:|---:|\n");
   for (const Row& r : rows) {
-    std::printf("| %s | %s | %ux%u | %lu | %lu | %.1f | %.1f |\n", r.name.c_str(),
-                r.graph.c_str(), r.width, r.height, static_cast<unsigned long>(r.free),
+    std::printf("| %s | %s | %ux%u | %lu | %lu | %.1f | %.1f |\n", r.name.c_str(), r.graph.c_str(),
+                r.width, r.height, static_cast<unsigned long>(r.free),
                 static_cast<unsigned long>(r.reachable1), r.ms1, r.ms16);
   }
 
   if (!filter.empty()) return 0;
 
   // 2. SampleFlowField, server side, on a cached field.
-  std::shared_ptr<const GridMap> sample_map = tile_source ? tile_source : RandomGrid(512, 0.2, false, 7);
+  std::shared_ptr<const GridMap> sample_map =
+      tile_source ? tile_source : RandomGrid(512, 0.2, false, 7);
   auto built = wayfinder::server::BuildMap(GridProto("bench", *sample_map), {});
   if (!built.ok()) {
     std::fprintf(stderr, "%s\n", built.status().ToString().c_str());
@@ -245,8 +252,7 @@ int main(int argc, char** argv) {
     sample_ms.push_back(ms);
   }
   std::printf("\n## SampleFlowField, server side, cached field on %s (%ux%u)\n\n",
-              tile_source ? "AR0011SR" : "random 512", sample_map->width(),
-              sample_map->height());
+              tile_source ? "AR0011SR" : "random 512", sample_map->width(), sample_map->height());
   std::printf("| positions | of them a step | ms per call (median) |\n|---:|---:|---:|\n");
   std::printf("| 10000 | %lu | %.3f |\n", static_cast<unsigned long>(steps), Median(sample_ms));
 
@@ -282,11 +288,13 @@ int main(int argc, char** argv) {
   const double total_ms = MsSince(t0);
   const auto st = load_cache.stats();
   const uint64_t total = uint64_t{kThreads} * kRequests;
-  std::printf("\n## Flow-field cache under load (%d threads x %d GetFlowField, 64 goal sets "
-              "with weights 1/k, room for ~16 fields)\n\n",
-              kThreads, kRequests);
-  std::printf("| requests | computed | from the cache | waited for one in flight | "
-              "hit rate | evictions | requests/s |\n|---:|---:|---:|---:|---:|---:|---:|\n");
+  std::printf(
+      "\n## Flow-field cache under load (%d threads x %d GetFlowField, 64 goal sets "
+      "with weights 1/k, room for ~16 fields)\n\n",
+      kThreads, kRequests);
+  std::printf(
+      "| requests | computed | from the cache | waited for one in flight | "
+      "hit rate | evictions | requests/s |\n|---:|---:|---:|---:|---:|---:|---:|\n");
   std::printf("| %lu | %lu | %lu | %lu | %.1f%% | %lu | %.0f |\n",
               static_cast<unsigned long>(total), static_cast<unsigned long>(st.misses),
               static_cast<unsigned long>(st.hits), static_cast<unsigned long>(st.coalesced),

@@ -9,6 +9,8 @@
 
 #include "core/flow_field.h"
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -20,8 +22,6 @@
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "core/grid_graph.h"
 #include "core/hex_grid.h"
@@ -131,8 +131,8 @@ std::vector<double> HexBfs(const HexGraph& g, const std::vector<uint32_t>& goals
 bool Near(double a, double b, double rel) { return std::abs(a - b) <= rel * std::max(1.0, b); }
 
 // Checks the parts common to both graphs: codes, distances, totals, goals.
-void CheckAgainstReference(const GridMap& m, const std::vector<uint32_t>& goals,
-                           const FlowField& f, const std::vector<double>& ref, double rel) {
+void CheckAgainstReference(const GridMap& m, const std::vector<uint32_t>& goals, const FlowField& f,
+                           const std::vector<double>& ref, double rel) {
   ASSERT_EQ(f.width, m.width());
   ASSERT_EQ(f.height, m.height());
   ASSERT_EQ(f.directions.size(), m.size());
@@ -152,8 +152,8 @@ void CheckAgainstReference(const GridMap& m, const std::vector<uint32_t>& goals,
     if (!m.IsFree(i) || ref[i] == kInf) {
       if (d != kFlowBlocked || !(std::isinf(dist) && dist > 0)) {
         ADD_FAILURE() << "cell " << i << " (" << i % m.width() << ", " << i / m.width()
-                      << ") free=" << m.IsFree(i) << " should be 255/+inf, got dir "
-                      << int{d} << " distance " << dist;
+                      << ") free=" << m.IsFree(i) << " should be 255/+inf, got dir " << int{d}
+                      << " distance " << dist;
         ++failures;
       }
       continue;
@@ -168,8 +168,8 @@ void CheckAgainstReference(const GridMap& m, const std::vector<uint32_t>& goals,
       continue;
     }
     if (d > max_dir || !Near(dist, ref[i], rel)) {
-      ADD_FAILURE() << "cell " << i << " (" << i % m.width() << ", " << i / m.width()
-                    << "): dir " << int{d} << " distance " << dist << ", reference " << ref[i];
+      ADD_FAILURE() << "cell " << i << " (" << i % m.width() << ", " << i / m.width() << "): dir "
+                    << int{d} << " distance " << dist << ", reference " << ref[i];
       ++failures;
     }
   }
@@ -248,8 +248,8 @@ void CheckHexArrows(const HexGraph& g, const FlowField& f) {
       if (d < 6) hex::Step(cur % w, cur / w, d, &c, &r);
       if (d >= 6 || c < 0 || r < 0 || c >= w || r >= h || next != r * w + c ||
           !g.map().IsFree(static_cast<uint32_t>(next))) {
-        ADD_FAILURE() << "from " << start << ": illegal arrow " << int{d} << " at cell ("
-                      << cur % w << ", " << cur / w << "), FlowNext " << next;
+        ADD_FAILURE() << "from " << start << ": illegal arrow " << int{d} << " at cell (" << cur % w
+                      << ", " << cur / w << "), FlowNext " << next;
         ++failures;
         break;
       }
@@ -314,8 +314,8 @@ void RunRandomGridMaps(uint32_t seed, int maps, int max_cost) {
     const std::vector<uint32_t> goals = RandomGoals(rng, cells);
     GridGraph g(MapOf(w, h, cells));
     const GridMap& m = g.map();
-    SCOPED_TRACE(testing::Message() << "seed " << seed << " map " << map_index << " (" << w
-                                    << " x " << h << ", mode " << mode << ")");
+    SCOPED_TRACE(testing::Message() << "seed " << seed << " map " << map_index << " (" << w << " x "
+                                    << h << ", mode " << mode << ")");
     auto f = ComputeGridFlowField(g, goals, SearchBudget(), scratch);
     ASSERT_TRUE(f.ok()) << f.status();
     EXPECT_EQ(f->graph, FlowGraph::kGrid);
@@ -331,13 +331,9 @@ void RunRandomGridMaps(uint32_t seed, int maps, int max_cost) {
   EXPECT_GT(unreachable, 0u);
 }
 
-TEST(FlowFieldTest, GridMatchesDijkstraOnRandomWeightedMaps) {
-  RunRandomGridMaps(20260101, 30, 9);
-}
+TEST(FlowFieldTest, GridMatchesDijkstraOnRandomWeightedMaps) { RunRandomGridMaps(20260101, 30, 9); }
 
-TEST(FlowFieldTest, GridMatchesDijkstraOnRandomUniformMaps) {
-  RunRandomGridMaps(20260102, 15, 1);
-}
+TEST(FlowFieldTest, GridMatchesDijkstraOnRandomUniformMaps) { RunRandomGridMaps(20260102, 15, 1); }
 
 // Costs up to 254: the steps span many buckets of the bucket queue.
 TEST(FlowFieldTest, GridMatchesDijkstraWithLargeCostMultipliers) {
@@ -510,10 +506,9 @@ TEST(FlowFieldTest, GridCancellationAndDeadline) {
 
   // Cancelled on the second look.
   polls = 0;
-  auto later = ComputeGridFlowField(g, {600 * 300 + 300},
-                                    SearchBudget(UINT64_MAX, absl::InfiniteFuture(),
-                                                 [&] { return ++polls >= 2; }),
-                                    scratch);
+  auto later = ComputeGridFlowField(
+      g, {600 * 300 + 300},
+      SearchBudget(UINT64_MAX, absl::InfiniteFuture(), [&] { return ++polls >= 2; }), scratch);
   EXPECT_EQ(later.status().code(), absl::StatusCode::kCancelled) << later.status();
   EXPECT_EQ(polls, 2);
 
@@ -523,10 +518,12 @@ TEST(FlowFieldTest, GridCancellationAndDeadline) {
 
   // Never cancelled: the callback is polled, and the field completes.
   polls = 0;
-  auto done = ComputeGridFlowField(g, {0}, SearchBudget(UINT64_MAX, absl::InfiniteFuture(), [&] {
-                                     ++polls;
-                                     return false;
-                                   }),
+  auto done = ComputeGridFlowField(g, {0},
+                                   SearchBudget(UINT64_MAX, absl::InfiniteFuture(),
+                                                [&] {
+                                                  ++polls;
+                                                  return false;
+                                                }),
                                    scratch);
   ASSERT_TRUE(done.ok()) << done.status();
   EXPECT_GE(polls, 1);
@@ -558,7 +555,7 @@ TEST(FlowFieldTest, HexMatchesBfsOnRandomMaps) {
     std::vector<uint8_t> cells(static_cast<size_t>(w) * h);
     for (uint8_t& c : cells) {
       c = static_cast<int>(rng() % 100) < wall_pct ? GridMap::kBlocked
-                                                    : static_cast<uint8_t>(rng() % 10);
+                                                   : static_cast<uint8_t>(rng() % 10);
     }
     const std::vector<uint32_t> goals = RandomGoals(rng, cells);
     HexGraph g(MapOf(w, h, cells));
@@ -689,10 +686,12 @@ TEST(FlowFieldTest, HexCancellationAndDeadline) {
                                   scratch);
   EXPECT_EQ(late.status().code(), absl::StatusCode::kDeadlineExceeded) << late.status();
   int polls = 0;
-  auto done = ComputeHexFlowField(g, {0}, SearchBudget(UINT64_MAX, absl::InfiniteFuture(), [&] {
-                                    ++polls;
-                                    return false;
-                                  }),
+  auto done = ComputeHexFlowField(g, {0},
+                                  SearchBudget(UINT64_MAX, absl::InfiniteFuture(),
+                                               [&] {
+                                                 ++polls;
+                                                 return false;
+                                               }),
                                   scratch);
   ASSERT_TRUE(done.ok()) << done.status();
   EXPECT_GE(polls, 1);
@@ -836,8 +835,8 @@ TEST(FlowFieldTest, CancelledWhileThreadsWorkTogether) {
       scratch, 2);
   EXPECT_EQ(cancelled.status().code(), absl::StatusCode::kCancelled) << cancelled.status();
   EXPECT_EQ(polls, 4);
-  auto late = ComputeGridFlowField(g, goal, SearchBudget(UINT64_MAX, absl::Now() - absl::Seconds(1)),
-                                   scratch, 2);
+  auto late = ComputeGridFlowField(
+      g, goal, SearchBudget(UINT64_MAX, absl::Now() - absl::Seconds(1)), scratch, 2);
   EXPECT_EQ(late.status().code(), absl::StatusCode::kDeadlineExceeded) << late.status();
   auto after = ComputeGridFlowField(g, goal, SearchBudget(), scratch, 2);
   FlowFieldScratch fresh;
@@ -906,7 +905,7 @@ TEST(FlowFieldTest, FlowNextFollowsTheCodes) {
   EXPECT_EQ(FlowNext(*f, 4), -1);  // blocked
   EXPECT_EQ(FlowNext(*f, 1), 0);   // (1, 0) -> west
   EXPECT_EQ(f->directions[1], 4);
-  EXPECT_EQ(FlowNext(*f, 3), 0);   // (0, 1) -> north
+  EXPECT_EQ(FlowNext(*f, 3), 0);  // (0, 1) -> north
   EXPECT_EQ(f->directions[3], 6);
   // (2, 2): both ways round the block cost 4; no diagonal past it.
   EXPECT_FLOAT_EQ(f->distances[8], 4.0f);

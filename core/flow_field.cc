@@ -268,6 +268,7 @@ class GridSearch {
  public:
   GridSearch(const GridPass& g, size_t mask, int threads, FlowFieldScratch& s)
       : g_(g), mask_(mask), threads_(threads), s_(s), barrier_(threads) {
+    static_assert(alignof(GridSearch) == 64);
     if (s.rings.size() < static_cast<size_t>(threads)) s.rings.resize(threads);
     for (int t = 0; t < threads; ++t) {
       if (s.rings[t].size() < mask + 1) s.rings[t].resize(mask + 1);
@@ -542,20 +543,26 @@ class GridSearch {
     }
   }
 
-  const GridPass& g_;
+  // Every thread reads these on every step and none writes them, so they
+  // sit on cache lines of their own (a copy of the pass too: the caller's
+  // stack frame beside it is written). Measured: with thread 0's counter
+  // on the same line, two threads took 380 ms where one took 280.
+  alignas(64) const GridPass g_;
   const size_t mask_;
   const int threads_;
   FlowFieldScratch& s_;
-  SpinBarrier barrier_;
-  const SearchBudget* budget_ = nullptr;
-  uint32_t settled_ = 0;
   std::vector<FlowFieldScratch::Count> pending_;    // queued entries per thread's queue
   std::vector<FlowFieldScratch::Count> published_;  // per parity and thread, read after a barrier
-  std::atomic<int> mode_{kSerial};
-  size_t resume_ = 0;                 // where the helpers go on together
-  std::atomic<bool> stop_{false};     // thread 0's, set when its budget ran out
-  bool stopped_[2] = {false, false};  // per bucket parity, read after a barrier
+  const SearchBudget* budget_ = nullptr;
+  alignas(64) SpinBarrier barrier_;
+  // Thread 0's, written as it goes.
+  alignas(64) uint32_t settled_ = 0;
+  std::atomic<bool> stop_{false};  // set when its budget ran out
   absl::Status stop_status_;
+  // Written once a bucket or less, read after a barrier or wake-up.
+  alignas(64) std::atomic<int> mode_{kSerial};
+  size_t resume_ = 0;                 // where the helpers go on together
+  bool stopped_[2] = {false, false};  // per bucket parity
 };
 
 // Pass 2: arrows, in row order. A cell's candidates are the neighbours p

@@ -155,9 +155,9 @@ struct FlowFieldScratch {
 
 // The field towards `goals` (cell indices; each must be a free cell, else
 // INVALID_ARGUMENT naming goals[i]; duplicates are fine). Checks the
-// budget's deadline and cancellation every few thousand cells. The arrows
-// pass of a large field (2^17 cells a thread or more) is split over up to
-// `threads` threads; the field is the same for any number.
+// budget's deadline and cancellation every few thousand cells. A large
+// field (2^17 cells a thread) uses up to `threads` threads: the GRID search
+// and both arrows passes; the field is the same for any number.
 absl::StatusOr<FlowField> ComputeGridFlowField(const GridGraph& graph,
                                                absl::Span<const uint32_t> goals,
                                                const SearchBudget& budget,

@@ -765,8 +765,8 @@ std::shared_ptr<const GridMap> TwoRooms(bool weighted, uint32_t seed) {
   return MapOf(kSide, kSide, std::move(cells));
 }
 
-// One thread or several (the search on maps of 2^20 cells or more, the
-// arrows from 2^18) give the very same field, and it is exact.
+// One thread or several (a thread per 2^17 cells) give the very same
+// field, and it is exact.
 TEST(FlowFieldTest, ThreadsGiveTheSameField) {
   FlowFieldScratch scratch;
   struct Case {

@@ -579,12 +579,16 @@ template <bool kUniform, bool kSeveral>
 unsigned Candidates(const GridPass& g, unsigned moves, uint32_t i, double limit) {
   unsigned bits = 0;
   if constexpr (kUniform) {
+    // The pairs a straight and a diagonal parent would have (a wrapped one
+    // matches nothing: pairs are below 2^56).
     const uint64_t pair = g.Key<kSeveral>(i) & octile::kPair;
+    const uint64_t straight = pair - octile::kStraight, diagonal = pair - octile::kDiagonal;
 #pragma GCC unroll 8
     for (int d = 0; d < 8; ++d) {
       const uint32_t p = g.Neighbour(moves, d, i);  // i itself never matches
-      const uint64_t step = (d & 1) ? octile::kDiagonal : octile::kStraight;
-      bits |= static_cast<unsigned>((g.Key<kSeveral>(p) & octile::kPair) + step == pair) << d;
+      bits |= static_cast<unsigned>((g.Key<kSeveral>(p) & octile::kPair) ==
+                                    ((d & 1) ? diagonal : straight))
+              << d;
     }
   } else {
 #pragma GCC unroll 8

@@ -287,7 +287,6 @@ class GridSearch {
   absl::Status Run(const SearchBudget& budget) {
     budget_ = &budget;
     std::vector<std::thread> helpers;
-    for (int t = 1; t < threads_; ++t) helpers.emplace_back([this, t] { Helper(t); });
     absl::Status status = absl::OkStatus();
     size_t bucket = 0;
     for (;;) {
@@ -296,6 +295,10 @@ class GridSearch {
       resume_ = switch_at;
       mode_.store(kParallel, std::memory_order_release);
       mode_.notify_all();
+      // Started the first time they are needed (never, on a maze).
+      for (int t = static_cast<int>(helpers.size()) + 1; t < threads_; ++t) {
+        helpers.emplace_back([this, t] { Helper(t); });
+      }
       bucket = Parallel(0, switch_at);
       if (bucket == kFinished) break;
     }

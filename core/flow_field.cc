@@ -1,12 +1,13 @@
 #include "core/flow_field.h"
 
-#include <emmintrin.h>  // _mm_pause (SSE2: part of x86-64)
+#include <immintrin.h>  // _mm_pause (SSE2); AVX2 in the arrows pass, if the CPU has it
 
 #include <algorithm>
 #include <atomic>
 #include <bit>
 #include <cmath>
 #include <cstddef>
+#include <cstring>
 #include <limits>
 #include <thread>
 #include <type_traits>
@@ -622,51 +623,160 @@ inline uint32_t NearestToOneGoal(unsigned candidates, int64_t ex, int64_t ey) {
   return best & 7;
 }
 
+// One cell of the arrows pass.
+template <bool kUniform, bool kSeveral>
+inline void GridArrowCell(const GridPass& g, uint32_t x, uint32_t y, uint8_t* directions,
+                          float* distances, uint64_t& reachable, double& max_distance) {
+  const uint32_t i = y * g.width + x;
+  double di;
+  if constexpr (kUniform) {
+    const uint64_t pair = g.Key<kSeveral>(i) & octile::kPair;
+    di = pair == octile::kUnreached ? kInf : octile::Value(pair);
+  } else {
+    di = g.Dist<kSeveral>(i);
+  }
+  distances[i] = static_cast<float>(di);
+  if (di == kInf) {  // blocked or unreachable
+    directions[i] = kFlowBlocked;
+    return;
+  }
+  ++reachable;
+  max_distance = std::max(max_distance, di);
+  if (di == 0) {  // steps cost at least 1: only goals are at 0
+    directions[i] = kFlowGoal;
+    return;
+  }
+  const double limit = di + 1e-10 * di;
+  const unsigned moves = g.graph.moves(i);
+  const unsigned candidates = Candidates<kUniform, kSeveral>(g, moves, i, limit);
+  if constexpr (kSeveral) {
+    // Several goals: each candidate's own goal; a short loop.
+    int64_t best_key = std::numeric_limits<int64_t>::max();
+    for (unsigned bits = candidates; bits != 0; bits &= bits - 1) {
+      const int d = __builtin_ctz(bits);
+      const uint32_t p = static_cast<uint32_t>(i + g.offset[d]);
+      best_key =
+          std::min(best_key, GridMetric(Pack(x, y) + g.packed[d], g.Source<kUniform>(p)) * 8 + d);
+    }
+    directions[i] = static_cast<uint8_t>(best_key & 7);
+  } else {
+    const int64_t gx = PackedX(g.only_goal), gy = PackedY(g.only_goal);
+    directions[i] =
+        static_cast<uint8_t>(NearestToOneGoal(candidates, int64_t{x} - gx, int64_t{y} - gy));
+  }
+}
+
+std::atomic<bool> simd_enabled{true};
+
+// The arrows pass on a uniform map with one goal, four cells at a time
+// with AVX2: cells [x, end) of inner row y (every neighbour on the map);
+// returns the first cell left for the scalar code. The same field as
+// GridArrowCell: the same candidate test (pair equality), the same keys
+// (as 64-bit lanes), D by the same two operations (no FMA), the same
+// rounding to float.
+__attribute__((target("avx2"))) uint32_t UniformArrowsAvx2(const GridPass& g, uint32_t y,
+                                                           uint32_t x, uint32_t end,
+                                                           uint8_t* directions, float* distances,
+                                                           uint64_t& reachable,
+                                                           double& max_distance) {
+  constexpr int64_t kBias = int64_t{1} << 20;  // as NearestToOneGoal
+  const int64_t w = g.width;
+  const int64_t gx = PackedX(g.only_goal), ey = int64_t{y} - PackedY(g.only_goal);
+  const __m256i pair_mask = _mm256_set1_epi64x(static_cast<int64_t>(octile::kPair));
+  const __m256i count_mask = _mm256_set1_epi64x(static_cast<int64_t>(octile::kCount));
+  const __m256i unreached = _mm256_set1_epi64x(static_cast<int64_t>(octile::kUnreached));
+  const __m256i straight_step = _mm256_set1_epi64x(static_cast<int64_t>(octile::kStraight));
+  const __m256i diagonal_step = _mm256_set1_epi64x(static_cast<int64_t>(octile::kDiagonal));
+  const __m256i none = _mm256_set1_epi64x(std::numeric_limits<int64_t>::max());
+  const __m256i lanes = _mm256_set_epi64x(3, 2, 1, 0);
+  const __m256i low_dwords = _mm256_set_epi32(7, 5, 3, 1, 6, 4, 2, 0);
+  const __m256d sqrt2 = _mm256_set1_pd(kSqrt2);
+  const __m256d inf = _mm256_set1_pd(kInf);
+  // key_d = 8 (2 s.e + |s|^2 + bias) + d = 16 sx ex + base_d.
+  __m256i base[8];
+  for (int d = 0; d < 8; ++d) {
+    const int64_t sx = kGridFlowDx[d], sy = kGridFlowDy[d];
+    base[d] = _mm256_set1_epi64x(16 * sy * ey + 8 * (sx * sx + sy * sy + kBias) + d);
+  }
+  const uint64_t* keys = g.key;
+  const uint8_t* moves = g.graph.moves_data();
+  uint64_t reached_count = 0;
+  __m256d farthest = _mm256_setzero_pd();
+  for (; x + 4 <= end; x += 4) {
+    const int64_t i = y * w + x;
+    const __m256i pair =
+        _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(keys + i)), pair_mask);
+    const __m256i is_unreached = _mm256_cmpeq_epi64(pair, unreached);
+    const __m256d off = _mm256_castsi256_pd(is_unreached);
+    if (_mm256_movemask_pd(off) == 0xF) {  // walls, or cut off: no work
+      std::memset(directions + i, kFlowBlocked, 4);
+      _mm_storeu_ps(distances + i, _mm_set1_ps(std::numeric_limits<float>::infinity()));
+      continue;
+    }
+    const __m256i straight = _mm256_sub_epi64(pair, straight_step);
+    const __m256i diagonal = _mm256_sub_epi64(pair, diagonal_step);
+    int32_t four_moves;
+    std::memcpy(&four_moves, moves + i, sizeof(four_moves));
+    const __m256i mv = _mm256_cvtepu8_epi64(_mm_cvtsi32_si128(four_moves));
+    const __m256i ex16 =
+        _mm256_slli_epi64(_mm256_add_epi64(_mm256_set1_epi64x(int64_t{x} - gx), lanes), 4);
+    __m256i best = none;
+#pragma GCC unroll 8
+    for (int d = 0; d < 8; ++d) {
+      const __m256i parent = _mm256_and_si256(
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(keys + i + g.offset[d])), pair_mask);
+      const __m256i bit = _mm256_set1_epi64x(int64_t{1} << d);
+      const __m256i candidate =
+          _mm256_and_si256(_mm256_cmpeq_epi64(parent, (d & 1) ? diagonal : straight),
+                           _mm256_cmpeq_epi64(_mm256_and_si256(mv, bit), bit));
+      __m256i key = base[d];
+      if (kGridFlowDx[d] > 0) key = _mm256_add_epi64(key, ex16);
+      if (kGridFlowDx[d] < 0) key = _mm256_sub_epi64(key, ex16);
+      const __m256i offered = _mm256_blendv_epi8(none, key, candidate);
+      best = _mm256_blendv_epi8(best, offered, _mm256_cmpgt_epi64(best, offered));
+    }
+    __m256i code = _mm256_and_si256(best, _mm256_set1_epi64x(7));
+    code = _mm256_blendv_epi8(code, _mm256_set1_epi64x(kFlowGoal),
+                              _mm256_cmpeq_epi64(pair, _mm256_setzero_si256()));
+    code = _mm256_blendv_epi8(code, _mm256_set1_epi64x(kFlowBlocked), is_unreached);
+    alignas(32) int64_t codes[4];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(codes), code);
+    for (int k = 0; k < 4; ++k) directions[i + k] = static_cast<uint8_t>(codes[k]);
+    // D = a + b sqrt 2, as octile::Value.
+    const __m128i a = _mm256_castsi256_si128(
+        _mm256_permutevar8x32_epi32(_mm256_and_si256(pair, count_mask), low_dwords));
+    const __m128i b = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(
+        _mm256_and_si256(_mm256_srli_epi64(pair, octile::kBits), count_mask), low_dwords));
+    const __m256d dist = _mm256_blendv_pd(
+        _mm256_add_pd(_mm256_cvtepi32_pd(a), _mm256_mul_pd(_mm256_cvtepi32_pd(b), sqrt2)), inf,
+        off);
+    _mm_storeu_ps(distances + i, _mm256_cvtpd_ps(dist));
+    reached_count += 4 - __builtin_popcount(_mm256_movemask_pd(off));
+    farthest = _mm256_max_pd(farthest, _mm256_blendv_pd(dist, _mm256_setzero_pd(), off));
+  }
+  alignas(32) double lanes_max[4];
+  _mm256_store_pd(lanes_max, farthest);
+  for (double m : lanes_max) max_distance = std::max(max_distance, m);
+  reachable += reached_count;
+  return x;
+}
+
 template <bool kUniform, bool kSeveral>
 void GridArrowRows(const GridPass& g, uint32_t y0, uint32_t y1, uint8_t* directions,
                    float* distances, Totals& totals) {
-  const uint32_t w = g.width;
-  const int64_t gx = PackedX(g.only_goal), gy = PackedY(g.only_goal);
+  const uint32_t w = g.width, h = g.graph.map().height();
   uint64_t reachable = 0;
   double max_distance = 0;
+  const bool avx2 = kUniform && !kSeveral && simd_enabled.load(std::memory_order_relaxed) &&
+                    __builtin_cpu_supports("avx2");
   for (uint32_t y = y0; y < y1; ++y) {
-    for (uint32_t x = 0; x < w; ++x) {
-      const uint32_t i = y * w + x;
-      double di;
-      if constexpr (kUniform) {
-        const uint64_t pair = g.Key<kSeveral>(i) & octile::kPair;
-        di = pair == octile::kUnreached ? kInf : octile::Value(pair);
-      } else {
-        di = g.Dist<kSeveral>(i);
-      }
-      distances[i] = static_cast<float>(di);
-      if (di == kInf) {  // blocked or unreachable
-        directions[i] = kFlowBlocked;
-        continue;
-      }
-      ++reachable;
-      max_distance = std::max(max_distance, di);
-      if (di == 0) {  // steps cost at least 1: only goals are at 0
-        directions[i] = kFlowGoal;
-        continue;
-      }
-      const double limit = di + 1e-10 * di;
-      const unsigned moves = g.graph.moves(i);
-      const unsigned candidates = Candidates<kUniform, kSeveral>(g, moves, i, limit);
-      if constexpr (kSeveral) {
-        // Several goals: each candidate's own goal; a short loop.
-        int64_t best_key = std::numeric_limits<int64_t>::max();
-        for (unsigned bits = candidates; bits != 0; bits &= bits - 1) {
-          const int d = __builtin_ctz(bits);
-          const uint32_t p = static_cast<uint32_t>(i + g.offset[d]);
-          best_key = std::min(best_key,
-                              GridMetric(Pack(x, y) + g.packed[d], g.Source<kUniform>(p)) * 8 + d);
-        }
-        directions[i] = static_cast<uint8_t>(best_key & 7);
-      } else {
-        directions[i] =
-            static_cast<uint8_t>(NearestToOneGoal(candidates, int64_t{x} - gx, int64_t{y} - gy));
-      }
+    uint32_t x = 0;
+    if (avx2 && y > 0 && y + 1 < h && w > 2) {
+      GridArrowCell<kUniform, kSeveral>(g, 0, y, directions, distances, reachable, max_distance);
+      x = UniformArrowsAvx2(g, y, 1, w - 1, directions, distances, reachable, max_distance);
+    }
+    for (; x < w; ++x) {
+      GridArrowCell<kUniform, kSeveral>(g, x, y, directions, distances, reachable, max_distance);
     }
   }
   totals.reachable = reachable;
@@ -944,6 +1054,8 @@ absl::StatusOr<FlowField> ComputeHexFlowField(const HexGraph& graph,
   Finish(totals, started, field);
   return field;
 }
+
+void SetFlowFieldSimdForTesting(bool enabled) { simd_enabled.store(enabled); }
 
 int64_t FlowNext(const FlowField& field, uint32_t cell) {
   const uint8_t d = field.directions[cell];

@@ -167,6 +167,10 @@ absl::StatusOr<FlowField> ComputeHexFlowField(const HexGraph& graph,
                                               const SearchBudget& budget, FlowFieldScratch& scratch,
                                               int threads = 1);
 
+// Tests only: whether the arrows pass may use AVX2 where the CPU has it
+// (on by default; the field is the same either way).
+void SetFlowFieldSimdForTesting(bool enabled);
+
 // The cell a field's arrow leads to from `cell`, or -1 for a goal, blocked
 // or unreachable cell.
 int64_t FlowNext(const FlowField& field, uint32_t cell);

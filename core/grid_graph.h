@@ -43,6 +43,7 @@ class GridGraph {
   // blocked cells. Precomputed so that whole-map searches (flow fields)
   // skip the bounds and corner tests.
   uint8_t moves(uint32_t index) const { return moves_[index]; }
+  const uint8_t* moves_data() const { return moves_.data(); }
 
   // Jump point search's straight runs, precomputed (JPS+, Rabin 2015): for
   // a free cell and straight direction s (0 right, 1 down, 2 left, 3 up),

@@ -896,6 +896,39 @@ TEST(FlowFieldTest, SeveralGoalsBreakTiesByEachCellsOwnGoal) {
   EXPECT_GT(checked, 20000u);
 }
 
+// The AVX2 arrows pass (uniform maps, one goal; used where the CPU has
+// it) gives the very field the scalar code does: maps of many widths (the
+// four-cell blocks and the leftover columns), goals anywhere.
+TEST(FlowFieldTest, SimdArrowsMatchTheScalarOnes) {
+  std::mt19937 rng(20261123);
+  FlowFieldScratch scratch;
+  for (int map_index = 0; map_index < 40; ++map_index) {
+    const uint32_t w = 1 + rng() % 70, h = 1 + rng() % 50;
+    std::vector<uint8_t> cells(size_t{w} * h);
+    const int blocked_pct = static_cast<int>(rng() % 45);
+    for (uint8_t& c : cells)
+      c = static_cast<int>(rng() % 100) < blocked_pct ? GridMap::kBlocked : 0;
+    std::vector<uint32_t> free_cells;
+    for (uint32_t i = 0; i < cells.size(); ++i) {
+      if (cells[i] != GridMap::kBlocked) free_cells.push_back(i);
+    }
+    if (free_cells.empty()) continue;
+    GridGraph g(MapOf(w, h, cells));
+    const uint32_t goal = free_cells[rng() % free_cells.size()];
+    SCOPED_TRACE(testing::Message() << "map " << map_index << " (" << w << " x " << h << ")");
+    SetFlowFieldSimdForTesting(false);
+    auto scalar = ComputeGridFlowField(g, {goal}, SearchBudget(), scratch);
+    SetFlowFieldSimdForTesting(true);
+    auto simd = ComputeGridFlowField(g, {goal}, SearchBudget(), scratch);
+    ASSERT_TRUE(scalar.ok() && simd.ok());
+    EXPECT_EQ(simd->directions, scalar->directions);
+    EXPECT_EQ(simd->distances, scalar->distances);
+    EXPECT_EQ(simd->reachable_cells, scalar->reachable_cells);
+    EXPECT_EQ(simd->max_distance, scalar->max_distance);
+    CheckGridTieBreak(g.map(), goal, *simd);
+  }
+}
+
 TEST(FlowFieldTest, FlowNextFollowsTheCodes) {
   GridGraph g = Graph({"...", ".#.", "..."});
   FlowFieldScratch scratch;

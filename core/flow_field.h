@@ -25,8 +25,9 @@
 // to the goal its own distance leads to, as the seed breaks ties, then the
 // lowest direction code.
 //
-// Two passes: the search computes distances only (8 bytes a cell, with
-// several goals the goal a distance leads to beside it), so the wavefront,
+// Two passes: the search computes distances only (8 bytes a cell on
+// uniform maps, with up to 256 goals the index of the goal a distance leads
+// to inside them; otherwise that goal beside the distance), so the wavefront,
 // which visits rows out of order, touches as little memory as it can; then
 // one pass in row order picks every arrow from the final distances of the
 // cell's neighbours (a branch-free choice) and writes the field out. That
@@ -106,9 +107,11 @@ struct FlowFieldScratch {
     double distance;
     uint32_t source;
   };
-  // GRID, uniform costs: a distance is a + b sqrt 2 (a straight steps, b
-  // diagonal ones), kept exactly as the pair, with the directions of the
-  // steps it was reached by (see flow_field.cc).
+  // GRID, uniform costs (maps of up to 2^24 cells): a distance is
+  // a + b sqrt 2 (a straight steps, b diagonal ones), kept exactly as the
+  // pair, with the directions of the steps it was reached by and, for up
+  // to 256 goals, the goal's index; beyond, the goal beside it (see
+  // flow_field.cc).
   struct KeyAndSource {
     uint64_t key;
     uint32_t source;
@@ -170,6 +173,10 @@ absl::StatusOr<FlowField> ComputeHexFlowField(const HexGraph& graph,
 // Tests only: whether the arrows pass may use AVX2 where the CPU has it
 // (on by default; the field is the same either way).
 void SetFlowFieldSimdForTesting(bool enabled);
+// Tests only: whether GRID fields on uniform maps with 2 to 256 goals keep
+// each cell's goal as an index inside its 8-byte key (on by default) or,
+// as with more goals, beside it (the field is the same either way).
+void SetFlowFieldIndexedGoalsForTesting(bool enabled);
 
 // The cell a field's arrow leads to from `cell`, or -1 for a goal, blocked
 // or unreachable cell.

@@ -929,6 +929,70 @@ TEST(FlowFieldTest, SimdArrowsMatchTheScalarOnes) {
   }
 }
 
+// Uniform maps with 2 to 256 goals keep each cell's goal as an index in
+// its key, and the arrows pass reads it four cells at a time: the field is
+// the one the layout with the goal's cell beside the key gives (the only
+// one beyond 256 goals), exactly, with SIMD or without, on one thread or
+// two; and it is exact. Many goals make many borders between goals'
+// regions, where a block of four falls back to the scalar code.
+TEST(FlowFieldTest, IndexedGoalsGiveTheSourcedField) {
+  std::mt19937 rng(20261124);
+  FlowFieldScratch scratch;
+  struct Case {
+    std::shared_ptr<const GridMap> map;
+    size_t goals;
+    int threads;
+  };
+  std::vector<Case> cases;
+  for (size_t goals : {2, 3, 16, 256, 257}) {
+    for (int k = 0; k < 3; ++k) {
+      const uint32_t w = 20 + rng() % 90, h = 20 + rng() % 60;
+      std::vector<uint8_t> cells(size_t{w} * h);
+      const int blocked_pct = static_cast<int>(rng() % 40);
+      for (uint8_t& c : cells) {
+        c = static_cast<int>(rng() % 100) < blocked_pct ? GridMap::kBlocked : rng() % 2;
+      }
+      cases.push_back({MapOf(w, h, std::move(cells)), goals, 1});
+    }
+  }
+  cases.push_back({BigRandomMap(600, false, 21), 16, 2});  // 2^17 cells a thread
+  cases.push_back({BigRandomMap(600, false, 22), 200, 2});
+  for (size_t index = 0; index < cases.size(); ++index) {
+    const Case& c = cases[index];
+    GridGraph g(c.map);
+    const GridMap& m = g.map();
+    std::vector<uint32_t> free_cells;
+    for (uint32_t i = 0; i < m.size(); ++i) {
+      if (m.IsFree(i)) free_cells.push_back(i);
+    }
+    if (free_cells.size() < 2) continue;
+    std::vector<uint32_t> goals;
+    while (goals.size() < c.goals) goals.push_back(free_cells[rng() % free_cells.size()]);
+    SCOPED_TRACE(testing::Message() << "case " << index << " (" << m.width() << " x "
+                                    << m.height() << ", " << goals.size() << " goals, "
+                                    << c.threads << " threads)");
+    SetFlowFieldIndexedGoalsForTesting(false);
+    auto sourced = ComputeGridFlowField(g, goals, SearchBudget(), scratch, c.threads);
+    SetFlowFieldIndexedGoalsForTesting(true);
+    ASSERT_TRUE(sourced.ok()) << sourced.status();
+    for (bool simd : {true, false}) {
+      SetFlowFieldSimdForTesting(simd);
+      auto indexed = ComputeGridFlowField(g, goals, SearchBudget(), scratch, c.threads);
+      SetFlowFieldSimdForTesting(true);
+      ASSERT_TRUE(indexed.ok()) << indexed.status();
+      EXPECT_EQ(indexed->directions, sourced->directions) << "simd " << simd;
+      EXPECT_EQ(indexed->distances, sourced->distances) << "simd " << simd;
+      EXPECT_EQ(indexed->reachable_cells, sourced->reachable_cells);
+      EXPECT_EQ(indexed->max_distance, sourced->max_distance);
+    }
+    if (m.size() < 10000) {
+      const std::vector<double> ref = Dijkstra(m, goals);
+      CheckAgainstReference(m, goals, *sourced, ref, 1e-6);
+      CheckGridArrows(m, *sourced, ref);
+    }
+  }
+}
+
 TEST(FlowFieldTest, FlowNextFollowsTheCodes) {
   GridGraph g = Graph({"...", ".#.", "..."});
   FlowFieldScratch scratch;

@@ -882,26 +882,43 @@ absl::StatusOr<Totals> GridPasses(const GridPass& g, size_t mask, int threads,
   });
 }
 
-// What both HEX passes read.
+// What both HEX passes read. A cell's word is its steps, kUnreached until
+// reached; with indexed goals (maps of at most 2^24 cells, so steps fit in
+// 24 bits), the index of the goal that reached it in the top 8 bits, so a
+// neighbour's word is the cell's plus one.
 constexpr uint32_t kUnreached = std::numeric_limits<uint32_t>::max();
+constexpr int kHexGoalShift = 24;
+constexpr uint32_t kHexSteps = (uint32_t{1} << kHexGoalShift) - 1;
 struct HexPass {
   const HexGraph& graph;
   uint32_t width;
-  uint32_t only_goal;                              // packed, when there is one goal
-  uint32_t* steps;                                 // one goal
-  FlowFieldScratch::StepsAndSource* steps_source;  // several goals
+  uint32_t only_goal;                                        // packed, when there is one goal
+  const uint32_t* goal_packed;                               // packed, by index (kIndexed)
+  uint32_t* steps = nullptr;                                 // kOne or kIndexed
+  FlowFieldScratch::StepsAndSource* steps_source = nullptr;  // kSourced
   // Step d from an even (0) or odd (1) column: index and packed offsets.
-  uint32_t offset[2][6];
-  uint32_t packed[2][6];
+  uint32_t offset[2][6] = {};
+  uint32_t packed[2][6] = {};
 
   uint32_t Neighbour(unsigned moves, int odd, int d, uint32_t cell) const {
     return cell + Choose<uint32_t>((moves >> d) & 1, offset[odd][d], 0);
   }
-  // Steps of a cell, kUnreached until reached.
-  template <bool kSeveral>
-  uint32_t& Steps(uint32_t i) const {
-    if constexpr (kSeveral) return steps_source[i].steps;
+  template <Goals kGoals>
+  uint32_t& Word(uint32_t i) const {
+    if constexpr (kGoals == Goals::kSourced) return steps_source[i].steps;
     return steps[i];
+  }
+  // The steps in a word (kUnreached's are past any real count).
+  template <Goals kGoals>
+  static uint32_t StepsOf(uint32_t word) {
+    if constexpr (kGoals == Goals::kIndexed) return word & kHexSteps;
+    return word;
+  }
+  // The goal (packed) that reached cell i, whose word is `word`.
+  template <Goals kGoals>
+  uint32_t GoalOf(uint32_t i, uint32_t word) const {
+    if constexpr (kGoals == Goals::kIndexed) return goal_packed[word >> kHexGoalShift];
+    return steps_source[i].source;
   }
   uint32_t& Source(uint32_t i) const { return steps_source[i].source; }
 };
@@ -909,14 +926,17 @@ struct HexPass {
 // Pass 1: steps, breadth first. Every step costs 1, so a cell's first
 // discovery is at its distance. Each cell is queued once, so the queue never
 // outgrows the map and a push is an unconditional write.
-template <bool kSeveral>
+// With several goals a cell's goal is the one whose wave reached it first.
+template <Goals kGoals>
 absl::Status HexSteps(const HexPass& h, const FlowField& field, const SearchBudget& budget,
                       FlowFieldScratch& s) {
+  constexpr bool kSourced = kGoals == Goals::kSourced;
   uint32_t* const queue = s.queue.data();
   size_t tail = 0;
-  for (uint32_t g : field.goals) {
-    h.Steps<kSeveral>(g) = 0;
-    if constexpr (kSeveral) h.Source(g) = Pack(g % h.width, g / h.width);
+  for (size_t k = 0; k < field.goals.size(); ++k) {
+    const uint32_t g = field.goals[k];
+    h.Word<kGoals>(g) = kGoals == Goals::kIndexed ? static_cast<uint32_t>(k) << kHexGoalShift : 0;
+    if constexpr (kSourced) h.Source(g) = Pack(g % h.width, g / h.width);
     queue[tail++] = Pack(g % h.width, g / h.width);
   }
   for (size_t head = 0; head < tail; ++head) {
@@ -926,17 +946,17 @@ absl::Status HexSteps(const HexPass& h, const FlowField& field, const SearchBudg
     const uint32_t pu = queue[head];
     const uint32_t u = PackedY(pu) * h.width + PackedX(pu);
     const int odd = PackedX(pu) & 1;
-    const uint32_t next = h.Steps<kSeveral>(u) + 1;
+    const uint32_t next = h.Word<kGoals>(u) + 1;  // one step more, the same goal
     const unsigned moves = h.graph.moves(u);
-    const uint32_t su = kSeveral ? h.Source(u) : 0;
+    const uint32_t su = kSourced ? h.Source(u) : 0;
 #pragma GCC unroll 6
     for (int d = 0; d < hex::kDirections; ++d) {
       const uint32_t v = h.Neighbour(moves, odd, d, u);  // u itself is reached
-      uint32_t& sv_ref = h.Steps<kSeveral>(v);
+      uint32_t& sv_ref = h.Word<kGoals>(v);
       const uint32_t sv = sv_ref;
       const bool fresh = sv == kUnreached;
       sv_ref = Choose(fresh, next, sv);
-      if constexpr (kSeveral) h.Source(v) = Choose(fresh, su, h.Source(v));
+      if constexpr (kSourced) h.Source(v) = Choose(fresh, su, h.Source(v));
       queue[tail] = pu + h.packed[odd][d];
       tail += fresh;
     }
@@ -948,7 +968,7 @@ absl::Status HexSteps(const HexPass& h, const FlowField& field, const SearchBudg
 // one nearest its own goal, then the lowest direction. With one goal, as on
 // the GRID, the keys differ by 2 s.e + |s|^2 in doubled coordinates (x2,
 // y2 + odd), where every step s is the same for both column parities.
-template <bool kSeveral>
+template <Goals kGoals>
 void HexArrowRows(const HexPass& h, uint32_t y0, uint32_t y1, uint8_t* directions, float* distances,
                   Totals& totals) {
   static constexpr int kSx[6] = {0, 2, 2, 0, -2, -2};
@@ -960,12 +980,13 @@ void HexArrowRows(const HexPass& h, uint32_t y0, uint32_t y1, uint8_t* direction
   for (uint32_t y = y0; y < y1; ++y) {
     for (uint32_t x = 0; x < w; ++x) {
       const uint32_t i = y * w + x;
-      const uint32_t si = h.Steps<kSeveral>(i);
-      if (si == kUnreached) {
+      const uint32_t word = h.Word<kGoals>(i);
+      if (word == kUnreached) {
         distances[i] = std::numeric_limits<float>::infinity();
         directions[i] = kFlowBlocked;
         continue;
       }
+      const uint32_t si = HexPass::StepsOf<kGoals>(word);
       distances[i] = static_cast<float>(si);
       ++reachable;
       max_steps = std::max(max_steps, si);
@@ -975,14 +996,16 @@ void HexArrowRows(const HexPass& h, uint32_t y0, uint32_t y1, uint8_t* direction
       }
       const int odd = x & 1;
       const unsigned moves = h.graph.moves(i);
-      if constexpr (kSeveral) {
+      if constexpr (kGoals != Goals::kOne) {
         // Each neighbour's own goal: the full metric, still without a branch.
         int64_t best_key = std::numeric_limits<int64_t>::max();
 #pragma GCC unroll 6
         for (int d = 0; d < hex::kDirections; ++d) {
           const uint32_t p = h.Neighbour(moves, odd, d, i);  // i itself is never one step nearer
-          const bool candidate = h.Steps<kSeveral>(p) + 1 == si;
-          const int64_t key = HexMetric(Pack(x, y) + h.packed[odd][d], h.Source(p)) * 8 + d;
+          const uint32_t wp = h.Word<kGoals>(p);
+          const bool candidate = HexPass::StepsOf<kGoals>(wp) + 1 == si;
+          const int64_t key =
+              HexMetric(Pack(x, y) + h.packed[odd][d], h.GoalOf<kGoals>(p, wp)) * 8 + d;
           best_key =
               std::min(best_key, Choose(candidate, key, std::numeric_limits<int64_t>::max()));
         }
@@ -995,7 +1018,7 @@ void HexArrowRows(const HexPass& h, uint32_t y0, uint32_t y1, uint8_t* direction
 #pragma GCC unroll 6
         for (int d = 0; d < hex::kDirections; ++d) {
           const uint32_t p = h.Neighbour(moves, odd, d, i);  // i itself is never one step nearer
-          const bool candidate = h.Steps<kSeveral>(p) + 1 == si;
+          const bool candidate = h.Word<kGoals>(p) + 1 == si;
           const uint32_t key = static_cast<uint32_t>(
               (2 * (kSx[d] * ex + kSy[d] * ey) + kSx[d] * kSx[d] + kSy[d] * kSy[d] + kBias) * 8 +
               d);
@@ -1117,9 +1140,23 @@ absl::StatusOr<FlowField> ComputeHexFlowField(const HexGraph& graph,
   const uint32_t w = map.width();
   const size_t n = map.size();
 
-  const bool several = field.goals.size() > 1;
-  HexPass h{graph, w, Pack(field.goals[0] % w, field.goals[0] / w), nullptr, nullptr, {}, {}};
-  if (several) {
+  // With several goals, each cell also keeps the goal that reached it (for
+  // the tie-break): in its word, or beside it.
+  const size_t goal_count = field.goals.size();
+  const Goals mode = goal_count == 1 ? Goals::kOne
+                     : n <= size_t{kHexSteps} && goal_count <= kMaxIndexedGoals &&
+                             indexed_goals_enabled.load(std::memory_order_relaxed)
+                         ? Goals::kIndexed
+                         : Goals::kSourced;
+  std::vector<uint32_t> goal_packed(goal_count);
+  for (size_t k = 0; k < goal_count; ++k) {
+    goal_packed[k] = Pack(field.goals[k] % w, field.goals[k] / w);
+  }
+  HexPass h{.graph = graph,
+            .width = w,
+            .only_goal = goal_packed[0],
+            .goal_packed = goal_packed.data()};
+  if (mode == Goals::kSourced) {
     s.steps_source.assign(n, {kUnreached, 0});
     h.steps_source = s.steps_source.data();
   } else {
@@ -1136,8 +1173,10 @@ absl::StatusOr<FlowField> ComputeHexFlowField(const HexGraph& graph,
     }
   }
   if (s.queue.size() < n + hex::kDirections) s.queue.resize(n + hex::kDirections);
-  const absl::Status searched =
-      several ? HexSteps<true>(h, field, budget, s) : HexSteps<false>(h, field, budget, s);
+  const absl::Status searched = mode == Goals::kOne ? HexSteps<Goals::kOne>(h, field, budget, s)
+                                : mode == Goals::kIndexed
+                                    ? HexSteps<Goals::kIndexed>(h, field, budget, s)
+                                    : HexSteps<Goals::kSourced>(h, field, budget, s);
   if (!searched.ok()) return searched;
   field.directions.resize(n);
   field.distances.resize(n);
@@ -1145,8 +1184,13 @@ absl::StatusOr<FlowField> ComputeHexFlowField(const HexGraph& graph,
   float* const distances = field.distances.data();
   const Totals totals =
       ForRowBands(map.height(), n, threads, [&](uint32_t y0, uint32_t y1, Totals& t) {
-        several ? HexArrowRows<true>(h, y0, y1, directions, distances, t)
-                : HexArrowRows<false>(h, y0, y1, directions, distances, t);
+        if (mode == Goals::kOne) {
+          HexArrowRows<Goals::kOne>(h, y0, y1, directions, distances, t);
+        } else if (mode == Goals::kIndexed) {
+          HexArrowRows<Goals::kIndexed>(h, y0, y1, directions, distances, t);
+        } else {
+          HexArrowRows<Goals::kSourced>(h, y0, y1, directions, distances, t);
+        }
       });
   Finish(totals, started, field);
   return field;

@@ -929,12 +929,13 @@ TEST(FlowFieldTest, SimdArrowsMatchTheScalarOnes) {
   }
 }
 
-// Uniform maps with 2 to 256 goals keep each cell's goal as an index in
-// its key, and the arrows pass reads it four cells at a time: the field is
-// the one the layout with the goal's cell beside the key gives (the only
-// one beyond 256 goals), exactly, with SIMD or without, on one thread or
-// two; and it is exact. Many goals make many borders between goals'
-// regions, where a block of four falls back to the scalar code.
+// Uniform GRID maps with 2 to 256 goals keep each cell's goal as an index
+// in its key, and the arrows pass reads it four cells at a time: the field
+// is the one the layout with the goal's cell beside the key gives (the
+// only one beyond 256 goals), exactly, with SIMD or without, on one thread
+// or two; and it is exact. Many goals make many borders between goals'
+// regions, where a block of four falls back to the scalar code. HEX keeps
+// the index beside the steps in one word: the same field as the two words.
 TEST(FlowFieldTest, IndexedGoalsGiveTheSourcedField) {
   std::mt19937 rng(20261124);
   FlowFieldScratch scratch;
@@ -989,6 +990,22 @@ TEST(FlowFieldTest, IndexedGoalsGiveTheSourcedField) {
       const std::vector<double> ref = Dijkstra(m, goals);
       CheckAgainstReference(m, goals, *sourced, ref, 1e-6);
       CheckGridArrows(m, *sourced, ref);
+    }
+
+    // The same map as HEX: the goal's index in the top bits of the steps.
+    HexGraph hg(c.map);
+    SetFlowFieldIndexedGoalsForTesting(false);
+    auto hex_sourced = ComputeHexFlowField(hg, goals, SearchBudget(), scratch, c.threads);
+    SetFlowFieldIndexedGoalsForTesting(true);
+    auto hex_indexed = ComputeHexFlowField(hg, goals, SearchBudget(), scratch, c.threads);
+    ASSERT_TRUE(hex_sourced.ok() && hex_indexed.ok());
+    EXPECT_EQ(hex_indexed->directions, hex_sourced->directions) << "HEX";
+    EXPECT_EQ(hex_indexed->distances, hex_sourced->distances) << "HEX";
+    EXPECT_EQ(hex_indexed->reachable_cells, hex_sourced->reachable_cells);
+    EXPECT_EQ(hex_indexed->max_distance, hex_sourced->max_distance);
+    if (m.size() < 10000) {
+      CheckAgainstReference(m, goals, *hex_indexed, HexBfs(hg, goals), 0);
+      CheckHexArrows(hg, *hex_indexed);
     }
   }
 }

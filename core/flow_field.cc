@@ -702,6 +702,25 @@ inline void GridArrowCell(const GridPass& g, uint32_t x, uint32_t y, uint8_t* di
 std::atomic<bool> simd_enabled{true};
 std::atomic<bool> indexed_goals_enabled{true};
 
+// The end of four cells of an AVX2 arrows pass: their codes (the least
+// keys' directions; kFlowGoal where `goal`, kFlowBlocked where `off`) and
+// distances (`dist`, +inf where `off`) written, the totals kept.
+__attribute__((target("avx2,popcnt"))) inline void StoreFourArrows(
+    int64_t i, __m256i best, __m256i goal, __m256d off, __m256d dist, uint8_t* directions,
+    float* distances, uint64_t& reached_count, __m256d& farthest) {
+  const __m256i off_lanes = _mm256_castpd_si256(off);
+  __m256i code = _mm256_and_si256(best, _mm256_set1_epi64x(7));
+  code = _mm256_blendv_epi8(code, _mm256_set1_epi64x(kFlowGoal), goal);
+  code = _mm256_blendv_epi8(code, _mm256_set1_epi64x(kFlowBlocked), off_lanes);
+  alignas(32) int64_t codes[4];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(codes), code);
+  for (int k = 0; k < 4; ++k) directions[i + k] = static_cast<uint8_t>(codes[k]);
+  dist = _mm256_blendv_pd(dist, _mm256_set1_pd(kInf), off);
+  _mm_storeu_ps(distances + i, _mm256_cvtpd_ps(dist));
+  reached_count += 4 - __builtin_popcount(_mm256_movemask_pd(off));
+  farthest = _mm256_max_pd(farthest, _mm256_blendv_pd(dist, _mm256_setzero_pd(), off));
+}
+
 // The arrows pass on a uniform map (pairs) with one goal or indexed ones,
 // four cells at a time with AVX2: cells [x, end) of inner row y (every
 // neighbour on the map); returns the first cell left for the scalar code.
@@ -712,7 +731,7 @@ std::atomic<bool> indexed_goals_enabled{true};
 // where regions of different goals meet; a block with a candidate of
 // another goal is left to GridArrowCell.
 template <Goals kGoals>
-__attribute__((target("avx2"))) uint32_t UniformArrowsAvx2(const GridPass& g, uint32_t y,
+__attribute__((target("avx2,popcnt"))) uint32_t UniformArrowsAvx2(const GridPass& g, uint32_t y,
                                                            uint32_t x, uint32_t end,
                                                            uint8_t* directions, float* distances,
                                                            uint64_t& reachable,
@@ -733,7 +752,6 @@ __attribute__((target("avx2"))) uint32_t UniformArrowsAvx2(const GridPass& g, ui
   const __m256i lanes = _mm256_set_epi64x(3, 2, 1, 0);
   const __m256i low_dwords = _mm256_set_epi32(7, 5, 3, 1, 6, 4, 2, 0);
   const __m256d sqrt2 = _mm256_set1_pd(kSqrt2);
-  const __m256d inf = _mm256_set1_pd(kInf);
   // key_d = 8 (2 s.e + |s|^2 + bias) + d = 16 sx ex + 16 sy ey + base_d
   // (one goal: the ey term inside base_d).
   __m256i base[8];
@@ -808,24 +826,92 @@ __attribute__((target("avx2"))) uint32_t UniformArrowsAvx2(const GridPass& g, ui
       }
       continue;
     }
-    __m256i code = _mm256_and_si256(best, _mm256_set1_epi64x(7));
-    code = _mm256_blendv_epi8(code, _mm256_set1_epi64x(kFlowGoal),
-                              _mm256_cmpeq_epi64(pair, _mm256_setzero_si256()));
-    code = _mm256_blendv_epi8(code, _mm256_set1_epi64x(kFlowBlocked), is_unreached);
-    alignas(32) int64_t codes[4];
-    _mm256_store_si256(reinterpret_cast<__m256i*>(codes), code);
-    for (int k = 0; k < 4; ++k) directions[i + k] = static_cast<uint8_t>(codes[k]);
     // D = a + b sqrt 2, as octile::Value.
     const __m128i a = _mm256_castsi256_si128(
         _mm256_permutevar8x32_epi32(_mm256_and_si256(pair, count_mask), low_dwords));
     const __m128i b = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(
         _mm256_and_si256(_mm256_srli_epi64(pair, octile::kBits), count_mask), low_dwords));
-    const __m256d dist = _mm256_blendv_pd(
-        _mm256_add_pd(_mm256_cvtepi32_pd(a), _mm256_mul_pd(_mm256_cvtepi32_pd(b), sqrt2)), inf,
-        off);
-    _mm_storeu_ps(distances + i, _mm256_cvtpd_ps(dist));
-    reached_count += 4 - __builtin_popcount(_mm256_movemask_pd(off));
-    farthest = _mm256_max_pd(farthest, _mm256_blendv_pd(dist, _mm256_setzero_pd(), off));
+    const __m256d dist =
+        _mm256_add_pd(_mm256_cvtepi32_pd(a), _mm256_mul_pd(_mm256_cvtepi32_pd(b), sqrt2));
+    StoreFourArrows(i, best, _mm256_cmpeq_epi64(pair, _mm256_setzero_si256()), off, dist,
+                    directions, distances, reached_count, farthest);
+  }
+  alignas(32) double lanes_max[4];
+  _mm256_store_pd(lanes_max, farthest);
+  for (double m : lanes_max) max_distance = std::max(max_distance, m);
+  reachable += reached_count;
+  return x;
+}
+
+// GridArrowCell's cost multipliers of four cells from `bytes`, as doubles
+// (kCost: a byte, or 1 for 0 and 1).
+__attribute__((target("avx2"))) inline __m256d FourCosts(const uint8_t* bytes) {
+  int32_t four;
+  std::memcpy(&four, bytes, sizeof(four));
+  const __m128i c = _mm_max_epi32(_mm_cvtepu8_epi32(_mm_cvtsi32_si128(four)), _mm_set1_epi32(1));
+  return _mm256_cvtepi32_pd(c);
+}
+
+// The arrows pass on a map with cost multipliers and one goal, four cells
+// at a time with AVX2, as UniformArrowsAvx2: the candidate test by the
+// same operations as GridArrowCell (dist(p) + length / 2 * (cost(p) +
+// cost(i)) <= di + 1e-10 di, no FMA), so the very same field.
+__attribute__((target("avx2,popcnt"))) uint32_t WeightedArrowsAvx2(
+    const GridPass& g, uint32_t y, uint32_t x, uint32_t end, uint8_t* directions, float* distances,
+    uint64_t& reachable, double& max_distance) {
+  constexpr int64_t kBias = int64_t{1} << 20;  // as NearestToOneGoal
+  const int64_t w = g.width;
+  const int64_t gx = PackedX(g.only_goal), ey = int64_t{y} - PackedY(g.only_goal);
+  const __m256i none = _mm256_set1_epi64x(std::numeric_limits<int64_t>::max());
+  const __m256i lanes = _mm256_set_epi64x(3, 2, 1, 0);
+  const __m256d inf = _mm256_set1_pd(kInf);
+  const __m256d tolerance = _mm256_set1_pd(1e-10);
+  __m256i base[8];
+  __m256d half_length[8];
+  for (int d = 0; d < 8; ++d) {
+    const int64_t sx = kGridFlowDx[d], sy = kGridFlowDy[d];
+    base[d] = _mm256_set1_epi64x(16 * sy * ey + 8 * (sx * sx + sy * sy + kBias) + d);
+    half_length[d] = _mm256_set1_pd(g.length[d] * 0.5);
+  }
+  const double* dist = g.dist;
+  const uint8_t* moves = g.graph.moves_data();
+  uint64_t reached_count = 0;
+  __m256d farthest = _mm256_setzero_pd();
+  for (; x + 4 <= end; x += 4) {
+    const int64_t i = y * w + x;
+    const __m256d di = _mm256_loadu_pd(dist + i);
+    const __m256d off = _mm256_cmp_pd(di, inf, _CMP_EQ_OQ);
+    if (_mm256_movemask_pd(off) == 0xF) {  // walls, or cut off: no work
+      std::memset(directions + i, kFlowBlocked, 4);
+      _mm_storeu_ps(distances + i, _mm_set1_ps(std::numeric_limits<float>::infinity()));
+      continue;
+    }
+    const __m256d limit = _mm256_add_pd(di, _mm256_mul_pd(tolerance, di));
+    const __m256d ci = FourCosts(g.cell_bytes + i);
+    int32_t four_moves;
+    std::memcpy(&four_moves, moves + i, sizeof(four_moves));
+    const __m256i mv = _mm256_cvtepu8_epi64(_mm_cvtsi32_si128(four_moves));
+    const __m256i ex16 =
+        _mm256_slli_epi64(_mm256_add_epi64(_mm256_set1_epi64x(int64_t{x} - gx), lanes), 4);
+    __m256i best = none;
+#pragma GCC unroll 8
+    for (int d = 0; d < 8; ++d) {
+      const __m256d dp = _mm256_loadu_pd(dist + i + g.offset[d]);
+      const __m256d cp = FourCosts(g.cell_bytes + i + g.offset[d]);
+      const __m256d step = _mm256_mul_pd(half_length[d], _mm256_add_pd(cp, ci));
+      const __m256i fits =
+          _mm256_castpd_si256(_mm256_cmp_pd(_mm256_add_pd(dp, step), limit, _CMP_LE_OQ));
+      const __m256i bit = _mm256_set1_epi64x(int64_t{1} << d);
+      const __m256i candidate =
+          _mm256_and_si256(fits, _mm256_cmpeq_epi64(_mm256_and_si256(mv, bit), bit));
+      __m256i key = base[d];
+      if (kGridFlowDx[d] > 0) key = _mm256_add_epi64(key, ex16);
+      if (kGridFlowDx[d] < 0) key = _mm256_sub_epi64(key, ex16);
+      const __m256i offered = _mm256_blendv_epi8(none, key, candidate);
+      best = _mm256_blendv_epi8(best, offered, _mm256_cmpgt_epi64(best, offered));
+    }
+    const __m256i goal = _mm256_castpd_si256(_mm256_cmp_pd(di, _mm256_setzero_pd(), _CMP_EQ_OQ));
+    StoreFourArrows(i, best, goal, off, di, directions, distances, reached_count, farthest);
   }
   alignas(32) double lanes_max[4];
   _mm256_store_pd(lanes_max, farthest);
@@ -840,16 +926,18 @@ void GridArrowRows(const GridPass& g, uint32_t y0, uint32_t y1, uint8_t* directi
   const uint32_t w = g.width, h = g.graph.map().height();
   uint64_t reachable = 0;
   double max_distance = 0;
-  constexpr bool kVector = kUniform && kGoals != Goals::kSourced;
+  constexpr bool kVector = kGoals != Goals::kSourced;
   const bool avx2 =
       kVector && simd_enabled.load(std::memory_order_relaxed) && __builtin_cpu_supports("avx2");
   for (uint32_t y = y0; y < y1; ++y) {
     uint32_t x = 0;
     if (avx2 && y > 0 && y + 1 < h && w > 2) {
       GridArrowCell<kUniform, kGoals>(g, 0, y, directions, distances, reachable, max_distance);
-      if constexpr (kVector) {
+      if constexpr (kUniform && kVector) {
         x = UniformArrowsAvx2<kGoals>(g, y, 1, w - 1, directions, distances, reachable,
                                       max_distance);
+      } else if constexpr (kVector) {
+        x = WeightedArrowsAvx2(g, y, 1, w - 1, directions, distances, reachable, max_distance);
       }
     }
     for (; x < w; ++x) {

@@ -896,36 +896,45 @@ TEST(FlowFieldTest, SeveralGoalsBreakTiesByEachCellsOwnGoal) {
   EXPECT_GT(checked, 20000u);
 }
 
-// The AVX2 arrows pass (uniform maps, one goal; used where the CPU has
-// it) gives the very field the scalar code does: maps of many widths (the
-// four-cell blocks and the leftover columns), goals anywhere.
+// The AVX2 arrows passes (uniform maps with up to 256 goals, maps with
+// cost multipliers and one goal; used where the CPU has it) give the very
+// field the scalar code does: maps of many widths (the four-cell blocks
+// and the leftover columns), goals anywhere, one or several.
 TEST(FlowFieldTest, SimdArrowsMatchTheScalarOnes) {
   std::mt19937 rng(20261123);
   FlowFieldScratch scratch;
-  for (int map_index = 0; map_index < 40; ++map_index) {
+  for (int map_index = 0; map_index < 120; ++map_index) {
+    const bool weighted = map_index % 3 == 1;
+    const size_t goal_count = map_index % 3 == 2 ? 2 + rng() % 6 : 1;
     const uint32_t w = 1 + rng() % 70, h = 1 + rng() % 50;
     std::vector<uint8_t> cells(size_t{w} * h);
     const int blocked_pct = static_cast<int>(rng() % 45);
-    for (uint8_t& c : cells)
-      c = static_cast<int>(rng() % 100) < blocked_pct ? GridMap::kBlocked : 0;
+    for (uint8_t& c : cells) {
+      c = static_cast<int>(rng() % 100) < blocked_pct ? GridMap::kBlocked
+          : weighted                                  ? static_cast<uint8_t>(rng() % 10)
+                                                      : 0;
+    }
     std::vector<uint32_t> free_cells;
     for (uint32_t i = 0; i < cells.size(); ++i) {
       if (cells[i] != GridMap::kBlocked) free_cells.push_back(i);
     }
     if (free_cells.empty()) continue;
     GridGraph g(MapOf(w, h, cells));
-    const uint32_t goal = free_cells[rng() % free_cells.size()];
-    SCOPED_TRACE(testing::Message() << "map " << map_index << " (" << w << " x " << h << ")");
+    std::vector<uint32_t> goals;
+    while (goals.size() < goal_count) goals.push_back(free_cells[rng() % free_cells.size()]);
+    SCOPED_TRACE(testing::Message() << "map " << map_index << " (" << w << " x " << h << ", "
+                                    << (weighted ? "weighted" : "uniform") << ", "
+                                    << goal_count << " goals)");
     SetFlowFieldSimdForTesting(false);
-    auto scalar = ComputeGridFlowField(g, {goal}, SearchBudget(), scratch);
+    auto scalar = ComputeGridFlowField(g, goals, SearchBudget(), scratch);
     SetFlowFieldSimdForTesting(true);
-    auto simd = ComputeGridFlowField(g, {goal}, SearchBudget(), scratch);
+    auto simd = ComputeGridFlowField(g, goals, SearchBudget(), scratch);
     ASSERT_TRUE(scalar.ok() && simd.ok());
     EXPECT_EQ(simd->directions, scalar->directions);
     EXPECT_EQ(simd->distances, scalar->distances);
     EXPECT_EQ(simd->reachable_cells, scalar->reachable_cells);
     EXPECT_EQ(simd->max_distance, scalar->max_distance);
-    CheckGridTieBreak(g.map(), goal, *simd);
+    if (goal_count == 1) CheckGridTieBreak(g.map(), goals[0], *simd);
   }
 }
 

@@ -175,8 +175,8 @@ inline double Value(uint64_t key) {
 // How a cell records the goal its distance leads to, for the tie-break.
 enum class Goals {
   kOne,      // one goal: nothing to record
-  kIndexed,  // uniform costs, 2 to kMaxIndexedGoals goals: its index, in the key
-  kSourced,  // otherwise: the goal's packed cell, beside the distance
+  kIndexed,  // 2 to kMaxIndexedGoals goals: its index (uniform: in the key)
+  kSourced,  // more: the goal's packed cell, beside the distance
 };
 constexpr size_t kMaxIndexedGoals = 256;
 
@@ -191,6 +191,7 @@ struct GridPass {
   FlowFieldScratch::DistanceAndSource* dist_source = nullptr;  // weighted, several goals
   uint64_t* key = nullptr;                                     // pairs, kOne or kIndexed
   FlowFieldScratch::KeyAndSource* key_source = nullptr;        // pairs, kSourced
+  uint8_t* goal_index = nullptr;                               // weighted, kIndexed
   // Step d: its length, its index offset and its packed offset (unsigned
   // wrap-around adds the negative ones).
   double length[8] = {};
@@ -371,9 +372,12 @@ class GridSearch {
     if (nd < dv) {
       dv_ref = nd;
       if constexpr (kSourced) g_.template Source<false>(v) = su;
+      if constexpr (kGoals == Goals::kIndexed) g_.goal_index[v] = static_cast<uint8_t>(su);
       Requeue(pv, nd, dv);
     } else if constexpr (kSourced) {
       if (nd == dv && su < g_.template Source<false>(v)) g_.template Source<false>(v) = su;
+    } else if constexpr (kGoals == Goals::kIndexed) {
+      if (nd == dv && su < g_.goal_index[v]) g_.goal_index[v] = static_cast<uint8_t>(su);
     }
   }
 
@@ -455,7 +459,14 @@ class GridSearch {
       }
     }
     unsigned moves = g_.graph.moves(u);
-    const uint32_t su = kSourced ? g_.template Source<kUniform>(u) : 0;
+    // The goal u leads to, for the weighted offers (uniform ones carry it
+    // in the key).
+    uint32_t su = 0;
+    if constexpr (kSourced) {
+      su = g_.template Source<kUniform>(u);
+    } else if constexpr (!kUniform && kGoals == Goals::kIndexed) {
+      su = g_.goal_index[u];
+    }
     uint64_t pair = 0, goal = 0;
     double straight = 0, diagonal = 0;
     if constexpr (kUniform) {
@@ -684,8 +695,10 @@ inline void GridArrowCell(const GridPass& g, uint32_t x, uint32_t y, uint8_t* di
       const int d = __builtin_ctz(bits);
       const uint32_t p = static_cast<uint32_t>(i + g.offset[d]);
       uint32_t goal;
-      if constexpr (kGoals == Goals::kIndexed) {
+      if constexpr (kUniform && kGoals == Goals::kIndexed) {
         goal = g.goal_packed[octile::GoalIndex(g.key[p])];
+      } else if constexpr (kGoals == Goals::kIndexed) {
+        goal = g.goal_packed[g.goal_index[p]];
       } else {
         goal = g.Source<kUniform>(p);
       }
@@ -721,6 +734,33 @@ __attribute__((target("avx2,popcnt"))) inline void StoreFourArrows(
   farthest = _mm256_max_pd(farthest, _mm256_blendv_pd(dist, _mm256_setzero_pd(), off));
 }
 
+// Indexed goals: 16 (x - gx) and 16 (y - gy) for the four cells from x on
+// in row y, each from its own goal (`index`: the goals' indices, a lane
+// each).
+__attribute__((target("avx2"))) inline void FourGoalOffsets(const uint32_t* goal_packed,
+                                                           __m256i index, int64_t x, int64_t y,
+                                                           __m256i& ex16, __m256i& ey16) {
+  const __m256i goal = _mm256_cvtepu32_epi64(
+      _mm256_i64gather_epi32(reinterpret_cast<const int*>(goal_packed), index, sizeof(uint32_t)));
+  const __m256i cx = _mm256_add_epi64(_mm256_set1_epi64x(x), _mm256_set_epi64x(3, 2, 1, 0));
+  ex16 = _mm256_slli_epi64(_mm256_sub_epi64(cx, _mm256_and_si256(goal, _mm256_set1_epi64x(0xFFFF))),
+                           4);
+  ey16 = _mm256_slli_epi64(_mm256_sub_epi64(_mm256_set1_epi64x(y), _mm256_srli_epi64(goal, 16)), 4);
+}
+
+// The tie-break key of step d (NearestToOneGoal's, in 64-bit lanes):
+// base_d + 16 sx ex + 16 sy ey, where one goal's ey term is in base_d.
+template <bool kIndexed>
+__attribute__((target("avx2"))) inline __m256i StepKey(int d, __m256i base, __m256i ex16,
+                                                       __m256i ey16) {
+  __m256i key = base;
+  if (kGridFlowDx[d] > 0) key = _mm256_add_epi64(key, ex16);
+  if (kGridFlowDx[d] < 0) key = _mm256_sub_epi64(key, ex16);
+  if (kIndexed && kGridFlowDy[d] > 0) key = _mm256_add_epi64(key, ey16);
+  if (kIndexed && kGridFlowDy[d] < 0) key = _mm256_sub_epi64(key, ey16);
+  return key;
+}
+
 // The arrows pass on a uniform map (pairs) with one goal or indexed ones,
 // four cells at a time with AVX2: cells [x, end) of inner row y (every
 // neighbour on the map); returns the first cell left for the scalar code.
@@ -742,7 +782,6 @@ __attribute__((target("avx2,popcnt"))) uint32_t UniformArrowsAvx2(const GridPass
   const int64_t w = g.width;
   const int64_t gx = PackedX(g.only_goal), ey = int64_t{y} - PackedY(g.only_goal);
   const __m256i goal_mask = _mm256_set1_epi64x(static_cast<int64_t>(octile::kGoal));
-  const __m256i low16 = _mm256_set1_epi64x(0xFFFF);
   const __m256i pair_mask = _mm256_set1_epi64x(static_cast<int64_t>(octile::kPair));
   const __m256i count_mask = _mm256_set1_epi64x(static_cast<int64_t>(octile::kCount));
   const __m256i unreached = _mm256_set1_epi64x(static_cast<int64_t>(octile::kUnreached));
@@ -783,15 +822,9 @@ __attribute__((target("avx2,popcnt"))) uint32_t UniformArrowsAvx2(const GridPass
     __m256i ex16, ey16 = _mm256_setzero_si256();
     __m256i own_goal = _mm256_setzero_si256(), other_goal = _mm256_setzero_si256();
     if constexpr (kIndexed) {
-      // Each lane's goal: goal_packed[index], x | y << 16.
       own_goal = _mm256_and_si256(own, goal_mask);
-      const __m256i goal = _mm256_cvtepu32_epi64(_mm256_i64gather_epi32(
-          reinterpret_cast<const int*>(g.goal_packed),
-          _mm256_srli_epi64(own_goal, octile::kGoalShift), sizeof(uint32_t)));
-      const __m256i cx = _mm256_add_epi64(_mm256_set1_epi64x(x), lanes);
-      ex16 = _mm256_slli_epi64(_mm256_sub_epi64(cx, _mm256_and_si256(goal, low16)), 4);
-      ey16 = _mm256_slli_epi64(
-          _mm256_sub_epi64(_mm256_set1_epi64x(y), _mm256_srli_epi64(goal, 16)), 4);
+      FourGoalOffsets(g.goal_packed, _mm256_srli_epi64(own_goal, octile::kGoalShift), x, y, ex16,
+                      ey16);
     } else {
       ex16 = _mm256_slli_epi64(_mm256_add_epi64(_mm256_set1_epi64x(int64_t{x} - gx), lanes), 4);
     }
@@ -811,11 +844,7 @@ __attribute__((target("avx2,popcnt"))) uint32_t UniformArrowsAvx2(const GridPass
             _mm256_andnot_si256(
                 _mm256_cmpeq_epi64(_mm256_and_si256(parent_key, goal_mask), own_goal), candidate));
       }
-      __m256i key = base[d];
-      if (kGridFlowDx[d] > 0) key = _mm256_add_epi64(key, ex16);
-      if (kGridFlowDx[d] < 0) key = _mm256_sub_epi64(key, ex16);
-      if (kIndexed && kGridFlowDy[d] > 0) key = _mm256_add_epi64(key, ey16);
-      if (kIndexed && kGridFlowDy[d] < 0) key = _mm256_sub_epi64(key, ey16);
+      const __m256i key = StepKey<kIndexed>(d, base[d], ex16, ey16);
       const __m256i offered = _mm256_blendv_epi8(none, key, candidate);
       best = _mm256_blendv_epi8(best, offered, _mm256_cmpgt_epi64(best, offered));
     }
@@ -843,6 +872,13 @@ __attribute__((target("avx2,popcnt"))) uint32_t UniformArrowsAvx2(const GridPass
   return x;
 }
 
+// Four bytes from `bytes`, a 64-bit lane each.
+__attribute__((target("avx2"))) inline __m256i FourBytes(const uint8_t* bytes) {
+  int32_t four;
+  std::memcpy(&four, bytes, sizeof(four));
+  return _mm256_cvtepu8_epi64(_mm_cvtsi32_si128(four));
+}
+
 // GridArrowCell's cost multipliers of four cells from `bytes`, as doubles
 // (kCost: a byte, or 1 for 0 and 1).
 __attribute__((target("avx2"))) inline __m256d FourCosts(const uint8_t* bytes) {
@@ -852,13 +888,17 @@ __attribute__((target("avx2"))) inline __m256d FourCosts(const uint8_t* bytes) {
   return _mm256_cvtepi32_pd(c);
 }
 
-// The arrows pass on a map with cost multipliers and one goal, four cells
-// at a time with AVX2, as UniformArrowsAvx2: the candidate test by the
-// same operations as GridArrowCell (dist(p) + length / 2 * (cost(p) +
-// cost(i)) <= di + 1e-10 di, no FMA), so the very same field.
+// The arrows pass on a map with cost multipliers, one goal or indexed
+// ones, four cells at a time with AVX2, as UniformArrowsAvx2: the
+// candidate test by the same operations as GridArrowCell (dist(p) +
+// length / 2 * (cost(p) + cost(i)) <= di + 1e-10 di, no FMA), so the very
+// same field.
+template <Goals kGoals>
 __attribute__((target("avx2,popcnt"))) uint32_t WeightedArrowsAvx2(
     const GridPass& g, uint32_t y, uint32_t x, uint32_t end, uint8_t* directions, float* distances,
     uint64_t& reachable, double& max_distance) {
+  static_assert(kGoals != Goals::kSourced);
+  constexpr bool kIndexed = kGoals == Goals::kIndexed;
   constexpr int64_t kBias = int64_t{1} << 20;  // as NearestToOneGoal
   const int64_t w = g.width;
   const int64_t gx = PackedX(g.only_goal), ey = int64_t{y} - PackedY(g.only_goal);
@@ -870,7 +910,8 @@ __attribute__((target("avx2,popcnt"))) uint32_t WeightedArrowsAvx2(
   __m256d half_length[8];
   for (int d = 0; d < 8; ++d) {
     const int64_t sx = kGridFlowDx[d], sy = kGridFlowDy[d];
-    base[d] = _mm256_set1_epi64x(16 * sy * ey + 8 * (sx * sx + sy * sy + kBias) + d);
+    base[d] = _mm256_set1_epi64x((kIndexed ? 0 : 16 * sy * ey) + 8 * (sx * sx + sy * sy + kBias) +
+                                 d);
     half_length[d] = _mm256_set1_pd(g.length[d] * 0.5);
   }
   const double* dist = g.dist;
@@ -891,8 +932,14 @@ __attribute__((target("avx2,popcnt"))) uint32_t WeightedArrowsAvx2(
     int32_t four_moves;
     std::memcpy(&four_moves, moves + i, sizeof(four_moves));
     const __m256i mv = _mm256_cvtepu8_epi64(_mm_cvtsi32_si128(four_moves));
-    const __m256i ex16 =
-        _mm256_slli_epi64(_mm256_add_epi64(_mm256_set1_epi64x(int64_t{x} - gx), lanes), 4);
+    __m256i ex16, ey16 = _mm256_setzero_si256();
+    __m256i own_goal = _mm256_setzero_si256(), other_goal = _mm256_setzero_si256();
+    if constexpr (kIndexed) {
+      own_goal = FourBytes(g.goal_index + i);
+      FourGoalOffsets(g.goal_packed, own_goal, x, y, ex16, ey16);
+    } else {
+      ex16 = _mm256_slli_epi64(_mm256_add_epi64(_mm256_set1_epi64x(int64_t{x} - gx), lanes), 4);
+    }
     __m256i best = none;
 #pragma GCC unroll 8
     for (int d = 0; d < 8; ++d) {
@@ -904,11 +951,21 @@ __attribute__((target("avx2,popcnt"))) uint32_t WeightedArrowsAvx2(
       const __m256i bit = _mm256_set1_epi64x(int64_t{1} << d);
       const __m256i candidate =
           _mm256_and_si256(fits, _mm256_cmpeq_epi64(_mm256_and_si256(mv, bit), bit));
-      __m256i key = base[d];
-      if (kGridFlowDx[d] > 0) key = _mm256_add_epi64(key, ex16);
-      if (kGridFlowDx[d] < 0) key = _mm256_sub_epi64(key, ex16);
+      if constexpr (kIndexed) {
+        const __m256i parent_goal = FourBytes(g.goal_index + i + g.offset[d]);
+        other_goal = _mm256_or_si256(
+            other_goal, _mm256_andnot_si256(_mm256_cmpeq_epi64(parent_goal, own_goal), candidate));
+      }
+      const __m256i key = StepKey<kIndexed>(d, base[d], ex16, ey16);
       const __m256i offered = _mm256_blendv_epi8(none, key, candidate);
       best = _mm256_blendv_epi8(best, offered, _mm256_cmpgt_epi64(best, offered));
+    }
+    if (kIndexed && !_mm256_testz_si256(other_goal, other_goal)) {
+      // Where goals' regions meet: each candidate's own goal, one by one.
+      for (uint32_t k = 0; k < 4; ++k) {
+        GridArrowCell<false, kGoals>(g, x + k, y, directions, distances, reachable, max_distance);
+      }
+      continue;
     }
     const __m256i goal = _mm256_castpd_si256(_mm256_cmp_pd(di, _mm256_setzero_pd(), _CMP_EQ_OQ));
     StoreFourArrows(i, best, goal, off, di, directions, distances, reached_count, farthest);
@@ -937,7 +994,8 @@ void GridArrowRows(const GridPass& g, uint32_t y0, uint32_t y1, uint8_t* directi
         x = UniformArrowsAvx2<kGoals>(g, y, 1, w - 1, directions, distances, reachable,
                                       max_distance);
       } else if constexpr (kVector) {
-        x = WeightedArrowsAvx2(g, y, 1, w - 1, directions, distances, reachable, max_distance);
+        x = WeightedArrowsAvx2<kGoals>(g, y, 1, w - 1, directions, distances, reachable,
+                                       max_distance);
       }
     }
     for (; x < w; ++x) {
@@ -1149,11 +1207,11 @@ absl::StatusOr<FlowField> ComputeGridFlowField(const GridGraph& graph,
   // With several goals, each cell also keeps the goal its distance leads to
   // (for the tie-break): in its key, or beside the distance.
   const size_t goal_count = field.goals.size();
-  const Goals mode = goal_count == 1 ? Goals::kOne
-                     : pairs && goal_count <= kMaxIndexedGoals &&
-                             indexed_goals_enabled.load(std::memory_order_relaxed)
-                         ? Goals::kIndexed
-                         : Goals::kSourced;
+  const Goals mode =
+      goal_count == 1 ? Goals::kOne
+      : goal_count <= kMaxIndexedGoals && indexed_goals_enabled.load(std::memory_order_relaxed)
+          ? Goals::kIndexed
+          : Goals::kSourced;
   const bool sourced = mode == Goals::kSourced;
   std::vector<uint32_t> goal_packed(goal_count);
   for (size_t k = 0; k < goal_count; ++k) {
@@ -1176,6 +1234,12 @@ absl::StatusOr<FlowField> ComputeGridFlowField(const GridGraph& graph,
   } else {
     s.distance.assign(n, kInf);
     g.dist = s.distance.data();
+    if (mode == Goals::kIndexed) {
+      // Zeros, so that an unreached cell's index (read four cells at a
+      // time, never used) still names a goal.
+      s.goal_index.assign(n, 0);
+      g.goal_index = s.goal_index.data();
+    }
   }
   for (int d = 0; d < 8; ++d) {
     g.length[d] = (kGridFlowDx[d] != 0 && kGridFlowDy[d] != 0) ? kSqrt2 : 1.0;
@@ -1197,6 +1261,7 @@ absl::StatusOr<FlowField> ComputeGridFlowField(const GridGraph& graph,
       g.dist_source[goal] = {0, goal_packed[k]};
     } else {
       g.dist[goal] = 0;
+      if (mode == Goals::kIndexed) g.goal_index[goal] = static_cast<uint8_t>(k);
     }
   }
   const size_t mask = ring - 1;
@@ -1209,6 +1274,8 @@ absl::StatusOr<FlowField> ComputeGridFlowField(const GridGraph& graph,
   } else {
     totals = mode == Goals::kOne
                  ? GridPasses<false, Goals::kOne>(g, mask, threads, budget, s, field)
+             : mode == Goals::kIndexed
+                 ? GridPasses<false, Goals::kIndexed>(g, mask, threads, budget, s, field)
                  : GridPasses<false, Goals::kSourced>(g, mask, threads, budget, s, field);
   }
   if (!totals.ok()) return totals.status();

@@ -124,6 +124,9 @@ struct FlowFieldScratch {
   CacheLineVector<DistanceAndSource> distance_source;
   CacheLineVector<uint64_t> key;
   CacheLineVector<KeyAndSource> key_source;
+  // GRID with cost multipliers and 2 to 256 goals: per cell, the index of
+  // the goal its distance leads to (beside `distance`).
+  CacheLineVector<uint8_t> goal_index;
   std::vector<uint32_t> steps;
   std::vector<StepsAndSource> steps_source;
   // A bucket of the GRID queue: packed cells, with room kept ahead so that

@@ -896,16 +896,16 @@ TEST(FlowFieldTest, SeveralGoalsBreakTiesByEachCellsOwnGoal) {
   EXPECT_GT(checked, 20000u);
 }
 
-// The AVX2 arrows passes (uniform maps with up to 256 goals, maps with
-// cost multipliers and one goal; used where the CPU has it) give the very
-// field the scalar code does: maps of many widths (the four-cell blocks
-// and the leftover columns), goals anywhere, one or several.
+// The AVX2 arrows passes (uniform maps and maps with cost multipliers, up
+// to 256 goals; used where the CPU has it) give the very field the scalar
+// code does: maps of many widths (the four-cell blocks and the leftover
+// columns), goals anywhere, one or several.
 TEST(FlowFieldTest, SimdArrowsMatchTheScalarOnes) {
   std::mt19937 rng(20261123);
   FlowFieldScratch scratch;
-  for (int map_index = 0; map_index < 120; ++map_index) {
-    const bool weighted = map_index % 3 == 1;
-    const size_t goal_count = map_index % 3 == 2 ? 2 + rng() % 6 : 1;
+  for (int map_index = 0; map_index < 160; ++map_index) {
+    const bool weighted = map_index % 2 == 1;
+    const size_t goal_count = map_index % 4 >= 2 ? 2 + rng() % 6 : 1;
     const uint32_t w = 1 + rng() % 70, h = 1 + rng() % 50;
     std::vector<uint8_t> cells(size_t{w} * h);
     const int blocked_pct = static_cast<int>(rng() % 45);
@@ -938,13 +938,14 @@ TEST(FlowFieldTest, SimdArrowsMatchTheScalarOnes) {
   }
 }
 
-// Uniform GRID maps with 2 to 256 goals keep each cell's goal as an index
-// in its key, and the arrows pass reads it four cells at a time: the field
-// is the one the layout with the goal's cell beside the key gives (the
-// only one beyond 256 goals), exactly, with SIMD or without, on one thread
-// or two; and it is exact. Many goals make many borders between goals'
-// regions, where a block of four falls back to the scalar code. HEX keeps
-// the index beside the steps in one word: the same field as the two words.
+// GRID maps with 2 to 256 goals keep each cell's goal as an index (uniform
+// maps: in its key; with cost multipliers: in a byte beside the distance),
+// and the arrows pass reads it four cells at a time: the field is the one
+// the layout with the goal's cell beside the distance gives (the only one
+// beyond 256 goals), exactly, with SIMD or without, on one thread or two;
+// and it is exact. Many goals make many borders between goals' regions,
+// where a block of four falls back to the scalar code. HEX keeps the index
+// beside the steps in one word: the same field as the two words.
 TEST(FlowFieldTest, IndexedGoalsGiveTheSourcedField) {
   std::mt19937 rng(20261124);
   FlowFieldScratch scratch;
@@ -955,18 +956,26 @@ TEST(FlowFieldTest, IndexedGoalsGiveTheSourcedField) {
   };
   std::vector<Case> cases;
   for (size_t goals : {2, 3, 16, 256, 257}) {
-    for (int k = 0; k < 3; ++k) {
+    // Uniform; costs 1-9 everywhere; cost 1 but for a few cells of 2 (a
+    // weighted map with many exact ties between goals).
+    for (int k = 0; k < 6; ++k) {
+      const int kind = k % 3;
       const uint32_t w = 20 + rng() % 90, h = 20 + rng() % 60;
       std::vector<uint8_t> cells(size_t{w} * h);
       const int blocked_pct = static_cast<int>(rng() % 40);
       for (uint8_t& c : cells) {
-        c = static_cast<int>(rng() % 100) < blocked_pct ? GridMap::kBlocked : rng() % 2;
+        c = static_cast<int>(rng() % 100) < blocked_pct ? GridMap::kBlocked
+            : kind == 0                                 ? rng() % 2
+            : kind == 1                                 ? static_cast<uint8_t>(rng() % 10)
+                                                        : (rng() % 20 == 0 ? 2 : 1);
       }
       cases.push_back({MapOf(w, h, std::move(cells)), goals, 1});
     }
   }
-  cases.push_back({BigRandomMap(600, false, 21), 16, 2});  // 2^17 cells a thread
+  // 2^17 cells a thread: the threads' offers carry the goals too.
+  cases.push_back({BigRandomMap(600, false, 21), 16, 2});
   cases.push_back({BigRandomMap(600, false, 22), 200, 2});
+  cases.push_back({BigRandomMap(600, true, 23), 16, 2});
   for (size_t index = 0; index < cases.size(); ++index) {
     const Case& c = cases[index];
     GridGraph g(c.map);

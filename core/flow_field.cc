@@ -761,117 +761,6 @@ __attribute__((target("avx2"))) inline __m256i StepKey(int d, __m256i base, __m2
   return key;
 }
 
-// The arrows pass on a uniform map (pairs) with one goal or indexed ones,
-// four cells at a time with AVX2: cells [x, end) of inner row y (every
-// neighbour on the map); returns the first cell left for the scalar code.
-// The same field as GridArrowCell: the same candidate test (pair
-// equality), the same keys (as 64-bit lanes), D by the same two operations
-// (no FMA), the same rounding to float. With several goals each lane
-// measures from its own cell's goal, which is every candidate's goal but
-// where regions of different goals meet; a block with a candidate of
-// another goal is left to GridArrowCell.
-template <Goals kGoals>
-__attribute__((target("avx2,popcnt"))) uint32_t UniformArrowsAvx2(const GridPass& g, uint32_t y,
-                                                           uint32_t x, uint32_t end,
-                                                           uint8_t* directions, float* distances,
-                                                           uint64_t& reachable,
-                                                           double& max_distance) {
-  static_assert(kGoals != Goals::kSourced);
-  constexpr bool kIndexed = kGoals == Goals::kIndexed;
-  constexpr int64_t kBias = int64_t{1} << 20;  // as NearestToOneGoal
-  const int64_t w = g.width;
-  const int64_t gx = PackedX(g.only_goal), ey = int64_t{y} - PackedY(g.only_goal);
-  const __m256i goal_mask = _mm256_set1_epi64x(static_cast<int64_t>(octile::kGoal));
-  const __m256i pair_mask = _mm256_set1_epi64x(static_cast<int64_t>(octile::kPair));
-  const __m256i count_mask = _mm256_set1_epi64x(static_cast<int64_t>(octile::kCount));
-  const __m256i unreached = _mm256_set1_epi64x(static_cast<int64_t>(octile::kUnreached));
-  const __m256i straight_step = _mm256_set1_epi64x(static_cast<int64_t>(octile::kStraight));
-  const __m256i diagonal_step = _mm256_set1_epi64x(static_cast<int64_t>(octile::kDiagonal));
-  const __m256i none = _mm256_set1_epi64x(std::numeric_limits<int64_t>::max());
-  const __m256i lanes = _mm256_set_epi64x(3, 2, 1, 0);
-  const __m256i low_dwords = _mm256_set_epi32(7, 5, 3, 1, 6, 4, 2, 0);
-  const __m256d sqrt2 = _mm256_set1_pd(kSqrt2);
-  // key_d = 8 (2 s.e + |s|^2 + bias) + d = 16 sx ex + 16 sy ey + base_d
-  // (one goal: the ey term inside base_d).
-  __m256i base[8];
-  for (int d = 0; d < 8; ++d) {
-    const int64_t sx = kGridFlowDx[d], sy = kGridFlowDy[d];
-    base[d] = _mm256_set1_epi64x((kIndexed ? 0 : 16 * sy * ey) + 8 * (sx * sx + sy * sy + kBias) +
-                                 d);
-  }
-  const uint64_t* keys = g.key;
-  const uint8_t* moves = g.graph.moves_data();
-  uint64_t reached_count = 0;
-  __m256d farthest = _mm256_setzero_pd();
-  for (; x + 4 <= end; x += 4) {
-    const int64_t i = y * w + x;
-    const __m256i own = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(keys + i));
-    const __m256i pair = _mm256_and_si256(own, pair_mask);
-    const __m256i is_unreached = _mm256_cmpeq_epi64(pair, unreached);
-    const __m256d off = _mm256_castsi256_pd(is_unreached);
-    if (_mm256_movemask_pd(off) == 0xF) {  // walls, or cut off: no work
-      std::memset(directions + i, kFlowBlocked, 4);
-      _mm_storeu_ps(distances + i, _mm_set1_ps(std::numeric_limits<float>::infinity()));
-      continue;
-    }
-    const __m256i straight = _mm256_sub_epi64(pair, straight_step);
-    const __m256i diagonal = _mm256_sub_epi64(pair, diagonal_step);
-    int32_t four_moves;
-    std::memcpy(&four_moves, moves + i, sizeof(four_moves));
-    const __m256i mv = _mm256_cvtepu8_epi64(_mm_cvtsi32_si128(four_moves));
-    __m256i ex16, ey16 = _mm256_setzero_si256();
-    __m256i own_goal = _mm256_setzero_si256(), other_goal = _mm256_setzero_si256();
-    if constexpr (kIndexed) {
-      own_goal = _mm256_and_si256(own, goal_mask);
-      FourGoalOffsets(g.goal_packed, _mm256_srli_epi64(own_goal, octile::kGoalShift), x, y, ex16,
-                      ey16);
-    } else {
-      ex16 = _mm256_slli_epi64(_mm256_add_epi64(_mm256_set1_epi64x(int64_t{x} - gx), lanes), 4);
-    }
-    __m256i best = none;
-#pragma GCC unroll 8
-    for (int d = 0; d < 8; ++d) {
-      const __m256i parent_key =
-          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(keys + i + g.offset[d]));
-      const __m256i parent = _mm256_and_si256(parent_key, pair_mask);
-      const __m256i bit = _mm256_set1_epi64x(int64_t{1} << d);
-      const __m256i candidate =
-          _mm256_and_si256(_mm256_cmpeq_epi64(parent, (d & 1) ? diagonal : straight),
-                           _mm256_cmpeq_epi64(_mm256_and_si256(mv, bit), bit));
-      if constexpr (kIndexed) {
-        other_goal = _mm256_or_si256(
-            other_goal,
-            _mm256_andnot_si256(
-                _mm256_cmpeq_epi64(_mm256_and_si256(parent_key, goal_mask), own_goal), candidate));
-      }
-      const __m256i key = StepKey<kIndexed>(d, base[d], ex16, ey16);
-      const __m256i offered = _mm256_blendv_epi8(none, key, candidate);
-      best = _mm256_blendv_epi8(best, offered, _mm256_cmpgt_epi64(best, offered));
-    }
-    if (kIndexed && !_mm256_testz_si256(other_goal, other_goal)) {
-      // Where goals' regions meet: each candidate's own goal, one by one.
-      for (uint32_t k = 0; k < 4; ++k) {
-        GridArrowCell<true, kGoals>(g, x + k, y, directions, distances, reachable, max_distance);
-      }
-      continue;
-    }
-    // D = a + b sqrt 2, as octile::Value.
-    const __m128i a = _mm256_castsi256_si128(
-        _mm256_permutevar8x32_epi32(_mm256_and_si256(pair, count_mask), low_dwords));
-    const __m128i b = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(
-        _mm256_and_si256(_mm256_srli_epi64(pair, octile::kBits), count_mask), low_dwords));
-    const __m256d dist =
-        _mm256_add_pd(_mm256_cvtepi32_pd(a), _mm256_mul_pd(_mm256_cvtepi32_pd(b), sqrt2));
-    StoreFourArrows(i, best, _mm256_cmpeq_epi64(pair, _mm256_setzero_si256()), off, dist,
-                    directions, distances, reached_count, farthest);
-  }
-  alignas(32) double lanes_max[4];
-  _mm256_store_pd(lanes_max, farthest);
-  for (double m : lanes_max) max_distance = std::max(max_distance, m);
-  reachable += reached_count;
-  return x;
-}
-
 // Four bytes from `bytes`, a 64-bit lane each.
 __attribute__((target("avx2"))) inline __m256i FourBytes(const uint8_t* bytes) {
   int32_t four;
@@ -888,15 +777,113 @@ __attribute__((target("avx2"))) inline __m256d FourCosts(const uint8_t* bytes) {
   return _mm256_cvtepi32_pd(c);
 }
 
-// The arrows pass on a map with cost multipliers, one goal or indexed
-// ones, four cells at a time with AVX2, as UniformArrowsAvx2: the
-// candidate test by the same operations as GridArrowCell (dist(p) +
-// length / 2 * (cost(p) + cost(i)) <= di + 1e-10 di, no FMA), so the very
-// same field.
-template <Goals kGoals>
-__attribute__((target("avx2,popcnt"))) uint32_t WeightedArrowsAvx2(
-    const GridPass& g, uint32_t y, uint32_t x, uint32_t end, uint8_t* directions, float* distances,
-    uint64_t& reachable, double& max_distance) {
+// What ArrowsAvx2 reads of four cells and their neighbours on a uniform
+// map (pairs): GridArrowCell's candidate test, pair equality, and D by
+// octile::Value's two operations.
+class UniformLanes {
+ public:
+  static constexpr bool kUniform = true;
+  explicit UniformLanes(const GridPass& g) : keys_(g.key) {}
+
+  // Reads cells i to i + 3; the lanes of cells blocked or unreached.
+  __attribute__((target("avx2"))) __m256d Load(int64_t i) {
+    own_ = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(keys_ + i));
+    pair_ = _mm256_and_si256(own_, Set(octile::kPair));
+    straight_ = _mm256_sub_epi64(pair_, Set(octile::kStraight));
+    diagonal_ = _mm256_sub_epi64(pair_, Set(octile::kDiagonal));
+    return _mm256_castsi256_pd(_mm256_cmpeq_epi64(pair_, Set(octile::kUnreached)));
+  }
+  // The lanes whose neighbour in direction d, at j, is one step nearer (a
+  // wrapped pair matches nothing).
+  __attribute__((target("avx2"))) __m256i Fits(int d, int64_t j) const {
+    return _mm256_cmpeq_epi64(_mm256_and_si256(Key(j), Set(octile::kPair)),
+                              (d & 1) ? diagonal_ : straight_);
+  }
+  __attribute__((target("avx2"))) __m256i GoalIndex() const { return IndexOf(own_); }
+  __attribute__((target("avx2"))) __m256i GoalIndexAt(int64_t j) const { return IndexOf(Key(j)); }
+  __attribute__((target("avx2"))) __m256i IsGoal() const {
+    return _mm256_cmpeq_epi64(pair_, _mm256_setzero_si256());
+  }
+  __attribute__((target("avx2"))) __m256d Distance() const {
+    const __m256i low_dwords = _mm256_set_epi32(7, 5, 3, 1, 6, 4, 2, 0);
+    const __m256i count = Set(octile::kCount);
+    const __m128i a = _mm256_castsi256_si128(
+        _mm256_permutevar8x32_epi32(_mm256_and_si256(pair_, count), low_dwords));
+    const __m128i b = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(
+        _mm256_and_si256(_mm256_srli_epi64(pair_, octile::kBits), count), low_dwords));
+    return _mm256_add_pd(_mm256_cvtepi32_pd(a),
+                         _mm256_mul_pd(_mm256_cvtepi32_pd(b), _mm256_set1_pd(kSqrt2)));
+  }
+
+ private:
+  __attribute__((target("avx2"))) static __m256i Set(uint64_t v) {
+    return _mm256_set1_epi64x(static_cast<int64_t>(v));
+  }
+  __attribute__((target("avx2"))) __m256i Key(int64_t j) const {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(keys_ + j));
+  }
+  __attribute__((target("avx2"))) static __m256i IndexOf(__m256i key) {
+    return _mm256_srli_epi64(_mm256_and_si256(key, Set(octile::kGoal)), octile::kGoalShift);
+  }
+
+  const uint64_t* keys_;
+  __m256i own_, pair_, straight_, diagonal_;
+};
+
+// The same on a map with cost multipliers: dist(p) + length / 2 *
+// (cost(p) + cost(i)) <= di + 1e-10 di, by GridArrowCell's operations.
+class WeightedLanes {
+ public:
+  static constexpr bool kUniform = false;
+  __attribute__((target("avx2"))) explicit WeightedLanes(const GridPass& g)
+      : dist_(g.dist), bytes_(g.cell_bytes), goal_index_(g.goal_index) {
+    for (int d = 0; d < 8; ++d) half_length_[d] = _mm256_set1_pd(g.length[d] * 0.5);
+  }
+
+  __attribute__((target("avx2"))) __m256d Load(int64_t i) {
+    i_ = i;
+    di_ = _mm256_loadu_pd(dist_ + i);
+    limit_ = _mm256_add_pd(di_, _mm256_mul_pd(_mm256_set1_pd(1e-10), di_));
+    ci_ = FourCosts(bytes_ + i);
+    return _mm256_cmp_pd(di_, _mm256_set1_pd(kInf), _CMP_EQ_OQ);
+  }
+  __attribute__((target("avx2"))) __m256i Fits(int d, int64_t j) const {
+    const __m256d step = _mm256_mul_pd(half_length_[d], _mm256_add_pd(FourCosts(bytes_ + j), ci_));
+    return _mm256_castpd_si256(
+        _mm256_cmp_pd(_mm256_add_pd(_mm256_loadu_pd(dist_ + j), step), limit_, _CMP_LE_OQ));
+  }
+  __attribute__((target("avx2"))) __m256i GoalIndex() const { return FourBytes(goal_index_ + i_); }
+  __attribute__((target("avx2"))) __m256i GoalIndexAt(int64_t j) const {
+    return FourBytes(goal_index_ + j);
+  }
+  __attribute__((target("avx2"))) __m256i IsGoal() const {
+    return _mm256_castpd_si256(_mm256_cmp_pd(di_, _mm256_setzero_pd(), _CMP_EQ_OQ));
+  }
+  __attribute__((target("avx2"))) __m256d Distance() const { return di_; }
+
+ private:
+  const double* dist_;
+  const uint8_t* bytes_;
+  const uint8_t* goal_index_;
+  __m256d half_length_[8];
+  int64_t i_ = 0;
+  __m256d di_, limit_, ci_;
+};
+
+// The arrows pass, four cells at a time with AVX2 (one goal or indexed
+// ones; `Lanes` reads the map's state): cells [x, end) of inner row y
+// (every neighbour on the map); returns the first cell left for the
+// scalar code. The same field as GridArrowCell: the same candidate test,
+// the same keys (as 64-bit lanes), the same rounding to float. With
+// several goals each lane measures from its own cell's goal, which is
+// every candidate's goal but where regions of different goals meet; a
+// block with a candidate of another goal is left to GridArrowCell.
+template <Goals kGoals, typename Lanes>
+__attribute__((target("avx2,popcnt"))) uint32_t ArrowsAvx2(const GridPass& g, uint32_t y,
+                                                           uint32_t x, uint32_t end,
+                                                           uint8_t* directions, float* distances,
+                                                           uint64_t& reachable,
+                                                           double& max_distance) {
   static_assert(kGoals != Goals::kSourced);
   constexpr bool kIndexed = kGoals == Goals::kIndexed;
   constexpr int64_t kBias = int64_t{1} << 20;  // as NearestToOneGoal
@@ -904,38 +891,31 @@ __attribute__((target("avx2,popcnt"))) uint32_t WeightedArrowsAvx2(
   const int64_t gx = PackedX(g.only_goal), ey = int64_t{y} - PackedY(g.only_goal);
   const __m256i none = _mm256_set1_epi64x(std::numeric_limits<int64_t>::max());
   const __m256i lanes = _mm256_set_epi64x(3, 2, 1, 0);
-  const __m256d inf = _mm256_set1_pd(kInf);
-  const __m256d tolerance = _mm256_set1_pd(1e-10);
+  // key_d = 8 (2 s.e + |s|^2 + bias) + d = 16 sx ex + 16 sy ey + base_d
+  // (one goal: the ey term inside base_d).
   __m256i base[8];
-  __m256d half_length[8];
   for (int d = 0; d < 8; ++d) {
     const int64_t sx = kGridFlowDx[d], sy = kGridFlowDy[d];
     base[d] = _mm256_set1_epi64x((kIndexed ? 0 : 16 * sy * ey) + 8 * (sx * sx + sy * sy + kBias) +
                                  d);
-    half_length[d] = _mm256_set1_pd(g.length[d] * 0.5);
   }
-  const double* dist = g.dist;
+  Lanes cells(g);
   const uint8_t* moves = g.graph.moves_data();
   uint64_t reached_count = 0;
   __m256d farthest = _mm256_setzero_pd();
   for (; x + 4 <= end; x += 4) {
     const int64_t i = y * w + x;
-    const __m256d di = _mm256_loadu_pd(dist + i);
-    const __m256d off = _mm256_cmp_pd(di, inf, _CMP_EQ_OQ);
+    const __m256d off = cells.Load(i);
     if (_mm256_movemask_pd(off) == 0xF) {  // walls, or cut off: no work
       std::memset(directions + i, kFlowBlocked, 4);
       _mm_storeu_ps(distances + i, _mm_set1_ps(std::numeric_limits<float>::infinity()));
       continue;
     }
-    const __m256d limit = _mm256_add_pd(di, _mm256_mul_pd(tolerance, di));
-    const __m256d ci = FourCosts(g.cell_bytes + i);
-    int32_t four_moves;
-    std::memcpy(&four_moves, moves + i, sizeof(four_moves));
-    const __m256i mv = _mm256_cvtepu8_epi64(_mm_cvtsi32_si128(four_moves));
+    const __m256i mv = FourBytes(moves + i);
     __m256i ex16, ey16 = _mm256_setzero_si256();
     __m256i own_goal = _mm256_setzero_si256(), other_goal = _mm256_setzero_si256();
     if constexpr (kIndexed) {
-      own_goal = FourBytes(g.goal_index + i);
+      own_goal = cells.GoalIndex();
       FourGoalOffsets(g.goal_packed, own_goal, x, y, ex16, ey16);
     } else {
       ex16 = _mm256_slli_epi64(_mm256_add_epi64(_mm256_set1_epi64x(int64_t{x} - gx), lanes), 4);
@@ -943,32 +923,31 @@ __attribute__((target("avx2,popcnt"))) uint32_t WeightedArrowsAvx2(
     __m256i best = none;
 #pragma GCC unroll 8
     for (int d = 0; d < 8; ++d) {
-      const __m256d dp = _mm256_loadu_pd(dist + i + g.offset[d]);
-      const __m256d cp = FourCosts(g.cell_bytes + i + g.offset[d]);
-      const __m256d step = _mm256_mul_pd(half_length[d], _mm256_add_pd(cp, ci));
-      const __m256i fits =
-          _mm256_castpd_si256(_mm256_cmp_pd(_mm256_add_pd(dp, step), limit, _CMP_LE_OQ));
+      const int64_t j = i + g.offset[d];
       const __m256i bit = _mm256_set1_epi64x(int64_t{1} << d);
-      const __m256i candidate =
-          _mm256_and_si256(fits, _mm256_cmpeq_epi64(_mm256_and_si256(mv, bit), bit));
+      // Not for the lanes left blocked (a weighted one's limit is +inf).
+      const __m256i candidate = _mm256_andnot_si256(
+          _mm256_castpd_si256(off),
+          _mm256_and_si256(cells.Fits(d, j), _mm256_cmpeq_epi64(_mm256_and_si256(mv, bit), bit)));
       if constexpr (kIndexed) {
-        const __m256i parent_goal = FourBytes(g.goal_index + i + g.offset[d]);
         other_goal = _mm256_or_si256(
-            other_goal, _mm256_andnot_si256(_mm256_cmpeq_epi64(parent_goal, own_goal), candidate));
+            other_goal,
+            _mm256_andnot_si256(_mm256_cmpeq_epi64(cells.GoalIndexAt(j), own_goal), candidate));
       }
-      const __m256i key = StepKey<kIndexed>(d, base[d], ex16, ey16);
-      const __m256i offered = _mm256_blendv_epi8(none, key, candidate);
+      const __m256i offered =
+          _mm256_blendv_epi8(none, StepKey<kIndexed>(d, base[d], ex16, ey16), candidate);
       best = _mm256_blendv_epi8(best, offered, _mm256_cmpgt_epi64(best, offered));
     }
     if (kIndexed && !_mm256_testz_si256(other_goal, other_goal)) {
       // Where goals' regions meet: each candidate's own goal, one by one.
       for (uint32_t k = 0; k < 4; ++k) {
-        GridArrowCell<false, kGoals>(g, x + k, y, directions, distances, reachable, max_distance);
+        GridArrowCell<Lanes::kUniform, kGoals>(g, x + k, y, directions, distances, reachable,
+                                               max_distance);
       }
       continue;
     }
-    const __m256i goal = _mm256_castpd_si256(_mm256_cmp_pd(di, _mm256_setzero_pd(), _CMP_EQ_OQ));
-    StoreFourArrows(i, best, goal, off, di, directions, distances, reached_count, farthest);
+    StoreFourArrows(i, best, cells.IsGoal(), off, cells.Distance(), directions, distances,
+                    reached_count, farthest);
   }
   alignas(32) double lanes_max[4];
   _mm256_store_pd(lanes_max, farthest);
@@ -990,12 +969,10 @@ void GridArrowRows(const GridPass& g, uint32_t y0, uint32_t y1, uint8_t* directi
     uint32_t x = 0;
     if (avx2 && y > 0 && y + 1 < h && w > 2) {
       GridArrowCell<kUniform, kGoals>(g, 0, y, directions, distances, reachable, max_distance);
-      if constexpr (kUniform && kVector) {
-        x = UniformArrowsAvx2<kGoals>(g, y, 1, w - 1, directions, distances, reachable,
+      if constexpr (kVector) {
+        using Lanes = std::conditional_t<kUniform, UniformLanes, WeightedLanes>;
+        x = ArrowsAvx2<kGoals, Lanes>(g, y, 1, w - 1, directions, distances, reachable,
                                       max_distance);
-      } else if constexpr (kVector) {
-        x = WeightedArrowsAvx2<kGoals>(g, y, 1, w - 1, directions, distances, reachable,
-                                       max_distance);
       }
     }
     for (; x < w; ++x) {

@@ -80,11 +80,9 @@ v1::PathStatus ToProto(PathStatus status) {
 
 }  // namespace
 
-absl::StatusOr<v1::FindPathResponse> RunFindPath(const MapSnapshot& map,
-                                                 const v1::FindPathRequest& request,
-                                                 const QueryLimits& limits,
-                                                 absl::Time deadline,
-                                                 std::function<bool()> cancelled) {
+absl::Status RunFindPath(const MapSnapshot& map, const v1::FindPathRequest& request,
+                         const QueryLimits& limits, absl::Time deadline,
+                         std::function<bool()> cancelled, v1::FindPathResponse& response) {
   WF_RETURN_IF_ERROR(CheckPoint(request.has_start(), request.start(), "start"));
   WF_RETURN_IF_ERROR(CheckPoint(request.has_goal(), request.goal(), "goal"));
 
@@ -180,7 +178,7 @@ absl::StatusOr<v1::FindPathResponse> RunFindPath(const MapSnapshot& map,
   const double micros = absl::ToDoubleMicroseconds(absl::Now() - started);
   if (!result.ok()) return result.status();
 
-  v1::FindPathResponse response;
+  response.Clear();
   response.set_status(ToProto(result->status));
   response.mutable_waypoints()->Reserve(static_cast<int>(result->waypoints.size()));
   for (const Point& p : result->waypoints) {
@@ -193,7 +191,7 @@ absl::StatusOr<v1::FindPathResponse> RunFindPath(const MapSnapshot& map,
   response.set_graph(graph);
   response.mutable_stats()->set_expansions(result->expansions);
   response.mutable_stats()->set_micros(micros);
-  return response;
+  return absl::OkStatus();
 }
 
 }  // namespace wayfinder::server

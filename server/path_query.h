@@ -20,15 +20,15 @@ struct QueryLimits {
 
 // Answers one FindPathRequest against one snapshot: validates the request,
 // converts it to engine types, runs the search of the chosen graph with this
-// thread's scratch memory, converts the result back. Runs on a worker
-// thread; `deadline` and `cancelled` come from the call.
+// thread's scratch memory, converts the result back into `response` (in
+// place: it may live on the call's arena). On an error `response` is left
+// as it was. Runs on a worker thread or, for short searches, a gRPC one;
+// `deadline` and `cancelled` come from the call.
 //
 // The request's `map` field is not looked at (the caller resolved it).
-absl::StatusOr<v1::FindPathResponse> RunFindPath(const MapSnapshot& map,
-                                                 const v1::FindPathRequest& request,
-                                                 const QueryLimits& limits,
-                                                 absl::Time deadline,
-                                                 std::function<bool()> cancelled);
+absl::Status RunFindPath(const MapSnapshot& map, const v1::FindPathRequest& request,
+                         const QueryLimits& limits, absl::Time deadline,
+                         std::function<bool()> cancelled, v1::FindPathResponse& response);
 
 }  // namespace wayfinder::server
 

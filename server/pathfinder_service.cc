@@ -120,7 +120,10 @@ PathfinderService::PathfinderService(MapRegistry* registry, WorkerPool* pool,
       auth_(auth),
       config_(config),
       query_limits_{config.default_max_expansions, config.max_max_expansions},
-      flow_cache_(config.flow_cache_bytes) {}
+      flow_cache_(config.flow_cache_bytes) {
+  SetMessageAllocatorFor_FindPath(&find_path_messages_);
+  SetMessageAllocatorFor_FindPaths(&find_paths_messages_);
+}
 
 grpc::ServerUnaryReactor* PathfinderService::Finish(grpc::CallbackServerContext* ctx,
                                                     const char* method,
@@ -410,23 +413,17 @@ grpc::ServerUnaryReactor* PathfinderService::FindPath(grpc::CallbackServerContex
       strict.mutable_options()->set_allow_partial(false);
       attempt = &strict;
     }
-    absl::StatusOr<v1::FindPathResponse> result =
-        RunFindPath(*map, *attempt, {inline_budget, inline_budget}, deadline,
-                    [ctx] { return ctx->IsCancelled(); });
-    if (result.ok() || final_answer || !absl::IsResourceExhausted(result.status())) {
-      if (result.ok()) *response = *std::move(result);
-      return Finish(ctx, "FindPath", result.status());
+    const absl::Status status = RunFindPath(*map, *attempt, {inline_budget, inline_budget},
+                                            deadline, [ctx] { return ctx->IsCancelled(); },
+                                            *response);
+    if (status.ok() || final_answer || !absl::IsResourceExhausted(status)) {
+      return Finish(ctx, "FindPath", status);
     }
   }
-  return Offload(ctx, "FindPath",
-                 [this, ctx, request, response, deadline, map = std::move(map)] {
-                   absl::StatusOr<v1::FindPathResponse> result =
-                       RunFindPath(*map, *request, query_limits_, deadline,
-                                   [ctx] { return ctx->IsCancelled(); });
-                   if (!result.ok()) return result.status();
-                   *response = *std::move(result);
-                   return absl::OkStatus();
-                 });
+  return Offload(ctx, "FindPath", [this, ctx, request, response, deadline, map = std::move(map)] {
+    return RunFindPath(*map, *request, query_limits_, deadline,
+                       [ctx] { return ctx->IsCancelled(); }, *response);
+  });
 }
 
 grpc::ServerUnaryReactor* PathfinderService::FindPaths(grpc::CallbackServerContext* ctx,
@@ -462,13 +459,8 @@ grpc::ServerUnaryReactor* PathfinderService::FindPaths(grpc::CallbackServerConte
         status = absl::DeadlineExceededError("the call's deadline passed before this query");
       }
       if (status.ok()) {
-        absl::StatusOr<v1::FindPathResponse> result =
-            RunFindPath(*maps[i], query, query_limits_, deadline, cancelled);
-        if (result.ok()) {
-          *out = *std::move(result);
-          continue;
-        }
-        status = result.status();
+        status = RunFindPath(*maps[i], query, query_limits_, deadline, cancelled, *out);
+        if (status.ok()) continue;
       }
       // The query's own error, its field path prefixed with its index.
       out->mutable_error()->set_code(static_cast<int>(status.code()));

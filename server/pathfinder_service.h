@@ -6,6 +6,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "absl/status/status.h"
+#include "server/arena_allocator.h"
 #include "server/auth.h"
 #include "server/config.h"
 #include "server/flow_field_cache.h"
@@ -25,6 +26,9 @@ namespace wayfinder::server {
 //
 // With `auth` set, every call needs a bearer token: a read token for
 // queries, an admin token for PutMap, UploadMap and DeleteMap.
+//
+// FindPath and FindPaths keep their request and response on an arena (see
+// arena_allocator.h).
 //
 // Thread-safe. `registry`, `pool` and `auth` must outlive the service.
 class PathfinderService final : public v1::Pathfinder::CallbackService {
@@ -87,6 +91,8 @@ class PathfinderService final : public v1::Pathfinder::CallbackService {
   const ServerConfig config_;
   const QueryLimits query_limits_;
   FlowFieldCache flow_cache_;
+  ArenaMessageAllocator<v1::FindPathRequest, v1::FindPathResponse> find_path_messages_;
+  ArenaMessageAllocator<v1::FindPathsRequest, v1::FindPathsResponse> find_paths_messages_;
 };
 
 }  // namespace wayfinder::server

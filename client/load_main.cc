@@ -468,13 +468,13 @@ class Runner {
   template <typename Request, typename Response>
   struct Call : CallBase {
     Call()
-        : arena(ArenaOptions(first_block)),
+        : arena(FirstBlockOptions(first_block)),
           request(*google::protobuf::Arena::CreateMessage<Request>(&arena)),
           response(*google::protobuf::Arena::CreateMessage<Response>(&arena)) {}
     void Tally(EntryStats& stats) const override { ::Tally(response, stats); }
 
     static constexpr size_t kFirstBlock = 2048;
-    static google::protobuf::ArenaOptions ArenaOptions(char* block) {
+    static google::protobuf::ArenaOptions FirstBlockOptions(char* block) {
       google::protobuf::ArenaOptions options;
       options.initial_block = block;
       options.initial_block_size = kFirstBlock;

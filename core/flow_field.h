@@ -176,9 +176,11 @@ absl::StatusOr<FlowField> ComputeHexFlowField(const HexGraph& graph,
 // Tests only: whether the arrows pass may use AVX2 where the CPU has it
 // (on by default; the field is the same either way).
 void SetFlowFieldSimdForTesting(bool enabled);
-// Tests only: whether GRID fields on uniform maps with 2 to 256 goals keep
-// each cell's goal as an index inside its 8-byte key (on by default) or,
-// as with more goals, beside it (the field is the same either way).
+// Tests only: whether fields with 2 to 256 goals keep each cell's goal as
+// an index (GRID, uniform costs: inside its 8-byte key; with cost
+// multipliers: a byte beside the distance; HEX: in the top bits of its
+// steps) -- on by default -- or, as with more goals, as the goal's cell
+// beside the distance (the field is the same either way).
 void SetFlowFieldIndexedGoalsForTesting(bool enabled);
 
 // The cell a field's arrow leads to from `cell`, or -1 for a goal, blocked

@@ -122,7 +122,7 @@ for c in $levels; do
     load "$c" "getmap@tiny" >"$work/get$k.json"
   done
   # Prints the row, then the median pair's FindPath QPS on a line of its own.
-  out=$(python3 - "$work" "$pairs" "$c" <<'PY'
+  row=$(python3 - "$work" "$pairs" "$c" <<'PY'
 import json, sys
 work, pairs, c = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 runs = []
@@ -138,8 +138,8 @@ print("| %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.1f%% | %s |" % (
 print(int(f["qps"]))
 PY
 )
-  say "$(head -1 <<<"$out")"
-  qps=$(tail -1 <<<"$out")
+  say "$(head -1 <<<"$row")"
+  qps=$(tail -1 <<<"$row")
   [ "$qps" -gt "$peak" ] && peak=$qps
 done
 half=$((peak / 2))

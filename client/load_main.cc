@@ -28,8 +28,6 @@
 #include <utility>
 #include <vector>
 
-#include <google/protobuf/arena.h>
-
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/synchronization/mutex.h"
@@ -44,6 +42,7 @@
 #include "absl/time/time.h"
 #include "client/client.h"
 #include "client/load_stats.h"
+#include "proto/inline_arena.h"
 
 namespace {
 
@@ -461,29 +460,17 @@ class Runner {
     virtual ~CallBase() = default;
     virtual void Tally(EntryStats& stats) const = 0;
   };
-  // A call's messages live on an arena whose first block is inside the
-  // call, as on the server (server/arena_allocator.h): a FindPath answer's
-  // waypoints, a message each, cost no allocation of their own, and this
-  // process shares the machine's cores with the server it measures.
+  // A call's messages live on an arena inside the call, as on the server
+  // (server/arena_allocator.h): a FindPath answer's waypoints, a message
+  // each, cost no allocation of their own, and this process shares the
+  // machine's cores with the server it measures.
   template <typename Request, typename Response>
   struct Call : CallBase {
-    Call()
-        : arena(FirstBlockOptions(first_block)),
-          request(*google::protobuf::Arena::CreateMessage<Request>(&arena)),
-          response(*google::protobuf::Arena::CreateMessage<Response>(&arena)) {}
     void Tally(EntryStats& stats) const override { ::Tally(response, stats); }
 
-    static constexpr size_t kFirstBlock = 2048;
-    static google::protobuf::ArenaOptions FirstBlockOptions(char* block) {
-      google::protobuf::ArenaOptions options;
-      options.initial_block = block;
-      options.initial_block_size = kFirstBlock;
-      return options;
-    }
-    alignas(16) char first_block[kFirstBlock];  // before the arena, which takes it
-    google::protobuf::Arena arena;
-    Request& request;
-    Response& response;
+    wayfinder::InlineArena<2048> arena;  // before the messages made on it
+    Request& request = *arena.template Create<Request>();
+    Response& response = *arena.template Create<Response>();
   };
 
   static Clock::duration ToDuration(double seconds) {

@@ -3,18 +3,17 @@
 
 // A message allocator for unary callback methods whose messages hold many
 // submessages (FindPath's waypoints are a Point message each): the call's
-// request and response live on one protobuf Arena whose first block sits
-// inside the holder, so a call costs one heap allocation instead of one per
-// message, and freeing it is one more. Measured at concurrency 16 over
+// request and response live on one InlineArena inside the holder, so a
+// call costs one heap allocation instead of one per message, and freeing
+// it is one more. Measured at concurrency 16 over
 // loopback (make bench's FindPath load): see the README's gRPC section.
 //
 // A handler must not move a message from another arena (or the heap) into
 // the response: protobuf turns that move into a copy. Fill it in place.
 
-#include <cstddef>
-
-#include <google/protobuf/arena.h>
 #include <grpcpp/support/message_allocator.h>
+
+#include "proto/inline_arena.h"
 
 namespace wayfinder::server {
 
@@ -27,27 +26,16 @@ class ArenaMessageAllocator final : public grpc::MessageAllocator<Request, Respo
  private:
   class Holder final : public grpc::MessageHolder<Request, Response> {
    public:
-    Holder() : arena_(Options(first_block_)) {
-      this->set_request(google::protobuf::Arena::CreateMessage<Request>(&arena_));
-      this->set_response(google::protobuf::Arena::CreateMessage<Response>(&arena_));
+    Holder() {
+      this->set_request(arena_.template Create<Request>());
+      this->set_response(arena_.template Create<Response>());
     }
     void Release() override { delete this; }
 
    private:
     // Room for a request and a response of a few dozen waypoints; larger
     // ones take more blocks from the heap.
-    static constexpr size_t kFirstBlock = 2048;
-
-    static google::protobuf::ArenaOptions Options(char* block) {
-      google::protobuf::ArenaOptions options;
-      options.initial_block = block;
-      options.initial_block_size = kFirstBlock;
-      return options;
-    }
-
-    // Before arena_: it is handed to the arena's constructor.
-    alignas(16) char first_block_[kFirstBlock];
-    google::protobuf::Arena arena_;
+    InlineArena<2048> arena_;
   };
 };
 

@@ -185,8 +185,7 @@ struct GridPass {
   const GridGraph& graph;
   const uint8_t* cell_bytes;  // cost multipliers
   uint32_t width;
-  uint32_t only_goal;                                // packed, when there is one goal
-  const uint32_t* goal_packed;                                 // packed, by index (kIndexed)
+  const uint32_t* goal_packed;  // the goals, packed, by index (the first: the only one)
   double* dist = nullptr;                                      // weighted, one goal
   FlowFieldScratch::DistanceAndSource* dist_source = nullptr;  // weighted, several goals
   uint64_t* key = nullptr;                                     // pairs, kOne or kIndexed
@@ -706,7 +705,7 @@ inline void GridArrowCell(const GridPass& g, uint32_t x, uint32_t y, uint8_t* di
     }
     directions[i] = static_cast<uint8_t>(best_key & 7);
   } else {
-    const int64_t gx = PackedX(g.only_goal), gy = PackedY(g.only_goal);
+    const int64_t gx = PackedX(g.goal_packed[0]), gy = PackedY(g.goal_packed[0]);
     directions[i] =
         static_cast<uint8_t>(NearestToOneGoal(candidates, int64_t{x} - gx, int64_t{y} - gy));
   }
@@ -888,7 +887,7 @@ __attribute__((target("avx2,popcnt"))) uint32_t ArrowsAvx2(const GridPass& g, ui
   constexpr bool kIndexed = kGoals == Goals::kIndexed;
   constexpr int64_t kBias = int64_t{1} << 20;  // as NearestToOneGoal
   const int64_t w = g.width;
-  const int64_t gx = PackedX(g.only_goal), ey = int64_t{y} - PackedY(g.only_goal);
+  const int64_t gx = PackedX(g.goal_packed[0]), ey = int64_t{y} - PackedY(g.goal_packed[0]);
   const __m256i none = _mm256_set1_epi64x(std::numeric_limits<int64_t>::max());
   const __m256i lanes = _mm256_set_epi64x(3, 2, 1, 0);
   // key_d = 8 (2 s.e + |s|^2 + bias) + d = 16 sx ex + 16 sy ey + base_d
@@ -1015,8 +1014,7 @@ constexpr uint32_t kHexSteps = (uint32_t{1} << kHexGoalShift) - 1;
 struct HexPass {
   const HexGraph& graph;
   uint32_t width;
-  uint32_t only_goal;                                        // packed, when there is one goal
-  const uint32_t* goal_packed;                               // packed, by index (kIndexed)
+  const uint32_t* goal_packed;  // the goals, packed, by index (the first: the only one)
   uint32_t* steps = nullptr;                                 // kOne or kIndexed
   FlowFieldScratch::StepsAndSource* steps_source = nullptr;  // kSourced
   // Step d from an even (0) or odd (1) column: index and packed offsets.
@@ -1097,7 +1095,7 @@ void HexArrowRows(const HexPass& h, uint32_t y0, uint32_t y1, uint8_t* direction
   static constexpr int kSx[6] = {0, 2, 2, 0, -2, -2};
   static constexpr int kSy[6] = {-2, -1, 1, 2, 1, -1};
   const uint32_t w = h.width;
-  const int64_t gx = PackedX(h.only_goal), gy = PackedY(h.only_goal);
+  const int64_t gx = PackedX(h.goal_packed[0]), gy = PackedY(h.goal_packed[0]);
   uint64_t reachable = 0;
   uint32_t max_steps = 0;
   for (uint32_t y = y0; y < y1; ++y) {
@@ -1155,6 +1153,23 @@ void HexArrowRows(const HexPass& h, uint32_t y0, uint32_t y1, uint8_t* direction
   totals.max_distance = max_steps;
 }
 
+// How the fields of `goal_count` goals record each cell's goal, where the
+// layout has room for an index (`indexable`).
+Goals GoalsFor(size_t goal_count, bool indexable) {
+  if (goal_count == 1) return Goals::kOne;
+  const bool indexed = indexable && goal_count <= kMaxIndexedGoals &&
+                       indexed_goals_enabled.load(std::memory_order_relaxed);
+  return indexed ? Goals::kIndexed : Goals::kSourced;
+}
+
+// The field's goals (sorted cells), packed, in the same order: by index.
+std::vector<uint32_t> PackedGoals(const FlowField& field) {
+  std::vector<uint32_t> packed;
+  packed.reserve(field.goals.size());
+  for (uint32_t g : field.goals) packed.push_back(Pack(g % field.width, g / field.width));
+  return packed;
+}
+
 }  // namespace
 
 absl::StatusOr<FlowField> ComputeGridFlowField(const GridGraph& graph,
@@ -1184,20 +1199,12 @@ absl::StatusOr<FlowField> ComputeGridFlowField(const GridGraph& graph,
   // With several goals, each cell also keeps the goal its distance leads to
   // (for the tie-break): in its key, or beside the distance.
   const size_t goal_count = field.goals.size();
-  const Goals mode =
-      goal_count == 1 ? Goals::kOne
-      : goal_count <= kMaxIndexedGoals && indexed_goals_enabled.load(std::memory_order_relaxed)
-          ? Goals::kIndexed
-          : Goals::kSourced;
+  const Goals mode = GoalsFor(goal_count, /*indexable=*/true);
   const bool sourced = mode == Goals::kSourced;
-  std::vector<uint32_t> goal_packed(goal_count);
-  for (size_t k = 0; k < goal_count; ++k) {
-    goal_packed[k] = Pack(field.goals[k] % w, field.goals[k] / w);
-  }
+  const std::vector<uint32_t> goal_packed = PackedGoals(field);
   GridPass g{.graph = graph,
              .cell_bytes = map.cells().data(),
              .width = w,
-             .only_goal = goal_packed[0],
              .goal_packed = goal_packed.data()};
   if (pairs && sourced) {
     s.key_source.assign(n, {octile::kUnreached, 0});
@@ -1275,18 +1282,10 @@ absl::StatusOr<FlowField> ComputeHexFlowField(const HexGraph& graph,
   // With several goals, each cell also keeps the goal that reached it (for
   // the tie-break): in its word, or beside it.
   const size_t goal_count = field.goals.size();
-  const Goals mode = goal_count == 1 ? Goals::kOne
-                     : n <= size_t{kHexSteps} && goal_count <= kMaxIndexedGoals &&
-                             indexed_goals_enabled.load(std::memory_order_relaxed)
-                         ? Goals::kIndexed
-                         : Goals::kSourced;
-  std::vector<uint32_t> goal_packed(goal_count);
-  for (size_t k = 0; k < goal_count; ++k) {
-    goal_packed[k] = Pack(field.goals[k] % w, field.goals[k] / w);
-  }
+  const Goals mode = GoalsFor(goal_count, /*indexable=*/n <= size_t{kHexSteps});
+  const std::vector<uint32_t> goal_packed = PackedGoals(field);
   HexPass h{.graph = graph,
             .width = w,
-            .only_goal = goal_packed[0],
             .goal_packed = goal_packed.data()};
   if (mode == Goals::kSourced) {
     s.steps_source.assign(n, {kUnreached, 0});

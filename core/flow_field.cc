@@ -1187,12 +1187,7 @@ absl::StatusOr<FlowField> ComputeGridFlowField(const GridGraph& graph,
   const bool pairs = map.uniform_cost() && n <= octile::kMaxCells;
 
   // The dearest step spans fewer buckets than the ring holds.
-  double max_cost = 1;
-  if (!map.uniform_cost()) {
-    for (size_t i = 0; i < n; ++i) {
-      if (map.IsFree(i)) max_cost = std::max(max_cost, map.Cost(i));
-    }
-  }
+  const double max_cost = map.max_cost();
   size_t ring = 1;
   while (ring < static_cast<size_t>(std::ceil(kSqrt2 * max_cost)) + 2) ring <<= 1;
 

@@ -1,5 +1,6 @@
 #include "core/grid_map.h"
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
@@ -38,6 +39,7 @@ GridMap::GridMap(uint32_t width, uint32_t height, std::vector<uint8_t> cells)
     if (c != kBlocked) {
       ++free_cells_;
       if (c > 1) uniform_cost_ = false;
+      max_cost_ = std::max(max_cost_, c);
     }
   }
 }

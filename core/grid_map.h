@@ -54,6 +54,8 @@ class GridMap {
   }
   // True when every free cell costs 1.
   bool uniform_cost() const { return uniform_cost_; }
+  // The greatest cost multiplier of a free cell (1 on an empty map).
+  double max_cost() const { return max_cost_ <= 1 ? 1.0 : static_cast<double>(max_cost_); }
 
   uint64_t free_cells() const { return free_cells_; }
   const std::vector<uint8_t>& cells() const { return cells_; }
@@ -75,6 +77,7 @@ class GridMap {
   std::vector<uint8_t> cells_;
   uint64_t free_cells_ = 0;
   bool uniform_cost_ = true;
+  uint8_t max_cost_ = 1;  // the greatest free cell byte
 };
 
 }  // namespace wayfinder

@@ -490,6 +490,10 @@ TEST(GridMapTest, CreateValidatesSizes) {
   EXPECT_EQ(ok->free_cells(), 2u);
   EXPECT_FALSE(ok->uniform_cost());
   EXPECT_EQ(ok->Cost(1), 7.0);
+  EXPECT_EQ(ok->max_cost(), 7.0);
+  // Blocked cells (255) are not a cost; bytes 0 and 1 both cost 1.
+  EXPECT_EQ(GridMap::Create(3, 1, {0, 255, 1})->max_cost(), 1.0);
+  EXPECT_EQ(GridMap::Create(3, 1, {254, 255, 3})->max_cost(), 254.0);
 }
 
 }  // namespace

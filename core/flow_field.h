@@ -129,16 +129,17 @@ struct FlowFieldScratch {
   CacheLineVector<uint8_t> goal_index;
   std::vector<uint32_t> steps;
   std::vector<StepsAndSource> steps_source;
-  // A bucket of the GRID queue: packed cells, with room kept ahead so that
-  // a push is written unconditionally and counted (no branch to mispredict).
+  // A bucket of the GRID queue: packed cells.
   struct Bucket {
     std::vector<uint32_t> cells;  // its size is the room
     size_t size = 0;              // cells in use
 
-    uint32_t* Room(size_t more) {
-      if (cells.size() < size + more) cells.resize(2 * (size + more));
-      return cells.data() + size;
+    void Push(uint32_t cell) {
+      if (size == cells.size()) [[unlikely]] Grow();
+      cells[size++] = cell;
     }
+    // Doubles the room (out of line: pushes are the search's inner loop).
+    [[gnu::noinline]] void Grow() { cells.resize(2 * size + 64); }
   };
   // GRID: per search thread, its ring of buckets, and its count of queued
   // entries (a cache line each: every push updates one).

@@ -55,12 +55,15 @@ GridGraph::GridGraph(std::shared_ptr<const GridMap> map, bool run_table)
       num_edges_ += static_cast<uint64_t>(__builtin_popcount(bits));
     }
   }
-  // Straight runs for jump point search (see run()). A run from c in
-  // direction s steps to c + step; it ends at a jump point where the cell
-  // reached has a side neighbour open whose cell behind is blocked.
+  // Runs for jump point search (see run()): straight ones first, since a
+  // diagonal run reads them.
   if (run_table && m.uniform_cost() && m.size() <= kMaxRunTableCells && w < 32768 &&
       h < 32768) {
-    runs_.assign(4 * m.size(), 0);
+    runs_.assign(kRunDirections * m.size(), 0);
+    auto run = [&](uint32_t c, int s) -> int16_t& { return runs_[kRunDirections * size_t{c} + s]; };
+    // A straight run from c in direction s steps to c + step; it ends at a
+    // jump point where the cell reached has a side neighbour open whose
+    // cell behind is blocked.
     constexpr uint8_t kBit[4] = {1 << 0, 1 << 2, 1 << 4, 1 << 6};  // right down left up
     constexpr uint8_t kSideA[4] = {1 << 6, 1 << 0, 1 << 6, 1 << 0};  // up / right
     constexpr uint8_t kSideB[4] = {1 << 2, 1 << 4, 1 << 2, 1 << 4};  // down / left
@@ -74,9 +77,25 @@ GridGraph::GridGraph(std::shared_ptr<const GridMap> map, bool run_table)
         const uint32_t next = static_cast<uint32_t>(c + step[s]);
         const bool jump_point = ((moves_[next] & kSideA[s]) != 0 && (moves_[c] & kSideA[s]) == 0) ||
                                 ((moves_[next] & kSideB[s]) != 0 && (moves_[c] & kSideB[s]) == 0);
-        const int32_t after = runs_[4 * size_t{next} + s];
-        const int32_t r = jump_point ? 1 : after > 0 ? after + 1 : after - 1;
-        runs_[4 * size_t{c} + s] = static_cast<int16_t>(r);
+        const int32_t after = run(next, s);
+        run(c, s) = static_cast<int16_t>(jump_point ? 1 : after > 0 ? after + 1 : after - 1);
+      }
+    }
+    // A diagonal run from c steps to c + (dx, dy) and ends where a straight
+    // run along dx or dy from the cell reached has a jump point.
+    constexpr int kDx[4] = {1, -1, -1, 1}, kDy[4] = {1, 1, -1, -1};
+    constexpr uint8_t kDiagonalBit[4] = {1 << 1, 1 << 3, 1 << 5, 1 << 7};
+    for (int k = 0; k < 4; ++k) {
+      const int64_t diagonal = kDx[k] + kDy[k] * int64_t{w};
+      const int sx = kDx[k] > 0 ? 0 : 2, sy = kDy[k] > 0 ? 1 : 3;
+      const bool forward = kDy[k] > 0;  // c + diagonal lies after c
+      for (uint64_t i = 0; i < m.size(); ++i) {
+        const uint32_t c = static_cast<uint32_t>(forward ? m.size() - 1 - i : i);
+        if ((moves_[c] & kDiagonalBit[k]) == 0) continue;  // stays 0
+        const uint32_t next = static_cast<uint32_t>(c + diagonal);
+        const bool stops = run(next, sx) > 0 || run(next, sy) > 0;
+        const int32_t after = run(next, 4 + k);
+        run(c, 4 + k) = static_cast<int16_t>(stops ? 1 : after > 0 ? after + 1 : after - 1);
       }
     }
   }

@@ -45,15 +45,21 @@ class GridGraph {
   uint8_t moves(uint32_t index) const { return moves_[index]; }
   const uint8_t* moves_data() const { return moves_.data(); }
 
-  // Jump point search's straight runs, precomputed (JPS+, Rabin 2015): for
-  // a free cell and straight direction s (0 right, 1 down, 2 left, 3 up),
+  // Jump point search's runs, precomputed (JPS+, Rabin 2015). Straight,
+  // for a free cell and direction s (0 right, 1 down, 2 left, 3 up):
   // run(cell, s) > 0 is the number of steps to the first jump point that
   // way (a cell with a forced neighbour); <= 0 is minus the number of steps
-  // that way before a wall, with no jump point on them. Built for maps of
-  // uniform cost up to kMaxRunTableCells cells (8 bytes a cell).
+  // that way before a wall, with no jump point on them. Diagonal, for
+  // direction s = 4 + k of (1,1) (-1,1) (-1,-1) (1,-1): run(cell, s) > 0 is
+  // the number of diagonal steps to the first cell from which a straight
+  // run along either part of the diagonal has a jump point; <= 0 is minus
+  // the number of steps before the diagonal is blocked (or would cut a
+  // corner), with no such cell on them. Built for maps of uniform cost up
+  // to kMaxRunTableCells cells (16 bytes a cell).
   static constexpr uint64_t kMaxRunTableCells = uint64_t{1} << 22;
+  static constexpr int kRunDirections = 8;
   bool has_runs() const { return !runs_.empty(); }
-  int32_t run(uint32_t index, int s) const { return runs_[4 * size_t{index} + s]; }
+  int32_t run(uint32_t index, int s) const { return runs_[kRunDirections * size_t{index} + s]; }
 
   // Memory held by the graph itself (the map is shared and not counted).
   size_t MemoryBytes() const;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 
 namespace wayfinder {
@@ -335,6 +336,39 @@ bool GridAStar::JumpStraight(int64_t x, int64_t y, int dx, int dy, uint32_t goal
 bool GridAStar::Jump(int64_t x, int64_t y, int dx, int dy, uint32_t goal, int64_t* jx,
                      int64_t* jy) const {
   if (dx == 0 || dy == 0) return JumpStraight(x, y, dx, dy, goal, jx, jy);
+  if (graph_.has_runs()) {
+    // O(1) with the precomputed runs. The walk below stops at the first
+    // cell where a straight part finds a jump point (the table's run) or
+    // the goal. The goal can only be found at one cell: the diagonal meets
+    // the goal's row or column after k = min(ax, ay) steps (the goal is
+    // ahead both ways), and the goal is that cell or lies on its straight
+    // run along the rest.
+    const int k = dx > 0 ? (dy > 0 ? 0 : 3) : (dy > 0 ? 1 : 2);
+    const int32_t r = graph_.run(static_cast<uint32_t>(y * width_ + x), 4 + k);
+    const int64_t reach = r > 0 ? r : -int64_t{r};
+    const int64_t gx = goal % width_, gy = goal / width_;
+    const int64_t ax = (gx - x) * dx, ay = (gy - y) * dy;
+    const int64_t meet = std::min(ax, ay);
+    if (meet >= 1 && meet <= reach) {
+      const int64_t mx = x + dx * meet, my = y + dy * meet;
+      bool found = ax == ay;
+      if (!found) {
+        // The straight run from the meeting cell along the other part.
+        const int s = ax > ay ? (dx > 0 ? 0 : 2) : (dy > 0 ? 1 : 3);
+        const int32_t rs = graph_.run(static_cast<uint32_t>(my * width_ + mx), s);
+        found = std::abs(ax - ay) <= (rs > 0 ? rs : -int64_t{rs});
+      }
+      if (found) {
+        *jx = mx;
+        *jy = my;
+        return true;
+      }
+    }
+    if (r <= 0) return false;
+    *jx = x + dx * r;
+    *jy = y + dy * r;
+    return true;
+  }
   const uint8_t diagonal = MoveBit(dx, dy);
   const int64_t step = dx + dy * static_cast<int64_t>(width_);
   uint32_t cell = static_cast<uint32_t>(y * width_ + x);
@@ -414,34 +448,39 @@ PathResult GridAStar::Reconstruct(uint32_t target, PathStatus status,
   PathResult r;
   r.status = status;
   r.length = s_.nodes_[target].g;
-  std::vector<uint32_t> cells;
-  for (uint32_t c = target; c != kNoParent; c = s_.nodes_[c].parent) {
-    // Jump point search links points a straight run apart: fill the run in.
-    const uint32_t p = s_.nodes_[c].parent;
-    cells.push_back(c);
-    if (p == kNoParent) break;
-    const int64_t cx = c % width_, cy = c / width_, px = p % width_, py = p / width_;
-    const int64_t sx = (px > cx) - (px < cx), sy = (py > cy) - (py < cy);
-    for (int64_t x = cx + sx, y = cy + sy; x != px || y != py; x += sx, y += sy) {
-      cells.push_back(static_cast<uint32_t>(y * width_ + x));
-    }
-  }
-  std::reverse(cells.begin(), cells.end());
-
+  // The searched nodes, start first. Jump point search links nodes a
+  // straight or diagonal run apart (A*: neighbours), every step of a run
+  // the same.
+  absl::InlinedVector<uint32_t, 64> nodes;
+  for (uint32_t c = target; c != kNoParent; c = s_.nodes_[c].parent) nodes.push_back(c);
+  std::reverse(nodes.begin(), nodes.end());
   auto centre = [this](uint32_t c) { return GridMap::Centre(c % width_, c / width_); };
-  if (smoothing == Smoothing::kNone || cells.size() <= 2) {
-    r.waypoints.reserve(cells.size());
-    for (uint32_t c : cells) r.waypoints.push_back(centre(c));
+  // The unit step from cell a towards cell b, as an index offset.
+  auto step = [this](uint32_t a, uint32_t b) {
+    const int64_t ax = a % width_, ay = a / width_, bx = b % width_, by = b / width_;
+    return ((bx > ax) - (bx < ax)) + ((by > ay) - (by < ay)) * int64_t{width_};
+  };
+  if (smoothing == Smoothing::kNone) {
+    // Every cell: the runs filled in.
+    r.waypoints.push_back(centre(nodes.front()));
+    for (size_t i = 1; i < nodes.size(); ++i) {
+      const int64_t s = step(nodes[i - 1], nodes[i]);
+      for (int64_t c = int64_t{nodes[i - 1]} + s; c != int64_t{nodes[i]}; c += s) {
+        r.waypoints.push_back(centre(static_cast<uint32_t>(c)));
+      }
+      r.waypoints.push_back(centre(nodes[i]));
+    }
     return r;
   }
-  // kCenters: keep the cells where the step direction changes.
-  r.waypoints.push_back(centre(cells.front()));
-  for (size_t i = 1; i + 1 < cells.size(); ++i) {
-    const int64_t in = int64_t{cells[i]} - cells[i - 1];
-    const int64_t out = int64_t{cells[i + 1]} - cells[i];
-    if (in != out) r.waypoints.push_back(centre(cells[i]));
+  // kCenters: the cells where the step changes, which can only be nodes
+  // (inside a run every step is the same), plus the ends.
+  r.waypoints.push_back(centre(nodes.front()));
+  for (size_t i = 1; i + 1 < nodes.size(); ++i) {
+    if (step(nodes[i - 1], nodes[i]) != step(nodes[i], nodes[i + 1])) {
+      r.waypoints.push_back(centre(nodes[i]));
+    }
   }
-  r.waypoints.push_back(centre(cells.back()));
+  if (nodes.size() > 1) r.waypoints.push_back(centre(nodes.back()));
   return r;
 }
 

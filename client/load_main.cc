@@ -599,12 +599,24 @@ class Runner {
         ++stats.errors[status.error_code()];
       }
       if (call->measured && now > last_completion_) last_completion_ = now;
+    }
+    // The call is freed while it still counts as outstanding: once nothing
+    // is outstanding and no issuer is left, Run returns and main tears down
+    // the channels and exits, which must not overlap with this thread
+    // freeing the call's gRPC state (it did, rarely: a "double free" as a
+    // run ended).
+    delete call;
+    if (slot) {
       // A closed-loop slot is still an issuer here, so the run cannot look
       // finished before it has sent its next request or given up.
-      if (outstanding_.fetch_sub(1) == 1 && !slot) cv_.notify_all();
+      outstanding_.fetch_sub(1);
+      if (!Issue(now, true)) IssuerDone();
+      return;
     }
-    delete call;
-    if (slot && !Issue(now, true)) IssuerDone();
+    // Under the lock, so that Run cannot see the end (and this runner be
+    // destroyed) before the notification is done.
+    std::lock_guard<std::mutex> lock(mu_);
+    if (outstanding_.fetch_sub(1) == 1) cv_.notify_all();
   }
 
   std::string ProgressLine(Clock::time_point now, double rps) {  // mu_ held

@@ -599,9 +599,10 @@ class GridSearch {
       const uint32_t pu = current.cells[k];
       const uint32_t x = PackedX(pu), y = PackedY(pu);
       // SettleWide reads and writes four cells a row from x - 1 on, in the
-      // rows above and below: on the map (hence no second-last row), and,
-      // together, in the cell's own tile.
-      const bool wide = y >= 1 && y + 2 < height_ &&
+      // rows above and below: inside the arrays (hence not column 0, and
+      // not the first, second-last or last row), and, together, in the
+      // cell's own tile.
+      const bool wide = x >= 1 && y >= 1 && y + 2 < height_ &&
                         (!kTogether || ((x & kTileMask) - 1 <= kTileMask - 3 &&
                                          ((y + 1) & kTileMask) >= 2));
       if (wide) {

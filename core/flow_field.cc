@@ -598,11 +598,12 @@ class GridSearch {
       }
       const uint32_t pu = current.cells[k];
       const uint32_t x = PackedX(pu), y = PackedY(pu);
-      // SettleWide reads and writes four cells a row from x - 1 on, in the
-      // rows above and below: inside the arrays (hence not column 0, and
-      // not the first, second-last or last row), and, together, in the
-      // cell's own tile.
-      const bool wide = x >= 1 && y >= 1 && y + 2 < height_ &&
+      // SettleWide reads and writes four cells a row, x - 1 to x + 2, in
+      // rows y - 1 to y + 1: all on the map (not the first column or the
+      // last two, not the first row or the last; a lane past a row's end
+      // would be the next row's first cell, which may be another
+      // thread's) and, together, in the cell's own tile.
+      const bool wide = x >= 1 && x + 2 < g_.width && y >= 1 && y + 1 < height_ &&
                         (!kTogether || ((x & kTileMask) - 1 <= kTileMask - 3 &&
                                          ((y + 1) & kTileMask) >= 2));
       if (wide) {

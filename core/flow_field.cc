@@ -640,8 +640,7 @@ class GridSearch {
       const __m256d half = _mm256_load_pd(kWideLanes.half_length[r == 1]);
       const __m256d nd = _mm256_add_pd(
           du4, _mm256_mul_pd(half, _mm256_add_pd(cu4, FourCosts(g_.cell_bytes + i))));
-      const double* row = g_.dist + i;
-      const __m256d dv = _mm256_setr_pd(row[0], row[1], row[2], row[3]);
+      const __m256d dv = _mm256_loadu_pd(g_.dist + i);
       const __m256d better = _mm256_and_pd(_mm256_cmp_pd(nd, dv, _CMP_LT_OQ), valid);
       _mm256_storeu_pd(g_.dist + i, _mm256_blendv_pd(dv, nd, better));
       // Requeue's test: the offer moves the cell to an earlier bucket.

@@ -242,6 +242,13 @@ __attribute__((target("avx2"))) inline __m256d FourCosts(const uint8_t* bytes) {
   return _mm256_cvtepi32_pd(c);
 }
 
+// Four bytes from `bytes`, a 64-bit lane each.
+__attribute__((target("avx2"))) inline __m256i FourBytes(const uint8_t* bytes) {
+  int32_t four;
+  std::memcpy(&four, bytes, sizeof(four));
+  return _mm256_cvtepu8_epi64(_mm_cvtsi32_si128(four));
+}
+
 // SettleWide's lanes: the 3 x 4 cells from (x - 1, y - 1), lane 4 r + c
 // at (x - 1 + c, y - 1 + r).
 struct WideLanes {
@@ -262,7 +269,7 @@ struct WideLanes {
     }
     for (int c = 0; c < 3; ++c) {
       half_length[0][c] = (c == 1 ? 1.0 : kSqrt2) * 0.5;
-      half_length[1][c] = c == 1 ? 0.0 : 1.0 * 0.5;
+      half_length[1][c] = (c == 1 ? 0.0 : 1.0) * 0.5;
     }
     for (int m = 0; m < 16; ++m) {
       for (int l = 0; l < 4; ++l) {
@@ -652,18 +659,17 @@ class GridSearch {
       if constexpr (kGoals == Goals::kIndexed) {
         // Offer's goal rule: a better offer's goal, or on an equal one the
         // lower goal.
-        int32_t four;
-        std::memcpy(&four, g_.goal_index + i, sizeof(four));
-        const __m256i now = _mm256_cvtepu8_epi64(_mm_cvtsi32_si128(four));
-        const __m256d lower =
-            _mm256_castsi256_pd(_mm256_cmpgt_epi64(now, _mm256_set1_epi64x(su)));
+        uint8_t* const index = g_.goal_index + i;
+        const __m256d lower = _mm256_castsi256_pd(
+            _mm256_cmpgt_epi64(FourBytes(index), _mm256_set1_epi64x(su)));
         const __m256d equal = _mm256_and_pd(_mm256_cmp_pd(nd, dv, _CMP_EQ_OQ), valid);
         const unsigned take = static_cast<unsigned>(
             _mm256_movemask_pd(_mm256_or_pd(better, _mm256_and_pd(equal, lower))));
         const uint32_t bytes = kWideLanes.byte_mask[take];
-        four = static_cast<int32_t>((static_cast<uint32_t>(four) & ~bytes) |
-                                    (su * 0x01010101u & bytes));
-        std::memcpy(g_.goal_index + i, &four, sizeof(four));
+        uint32_t four;
+        std::memcpy(&four, index, sizeof(four));
+        four = (four & ~bytes) | (su * 0x01010101u & bytes);
+        std::memcpy(index, &four, sizeof(four));
       }
     }
     for (unsigned bits = requeue; bits != 0; bits &= bits - 1) {
@@ -921,14 +927,6 @@ __attribute__((target("avx2"))) inline __m256i StepKey(int d, __m256i base, __m2
   if (kIndexed && kGridFlowDy[d] < 0) key = _mm256_sub_epi64(key, ey16);
   return key;
 }
-
-// Four bytes from `bytes`, a 64-bit lane each.
-__attribute__((target("avx2"))) inline __m256i FourBytes(const uint8_t* bytes) {
-  int32_t four;
-  std::memcpy(&four, bytes, sizeof(four));
-  return _mm256_cvtepu8_epi64(_mm_cvtsi32_si128(four));
-}
-
 
 // What ArrowsAvx2 reads of four cells and their neighbours on a uniform
 // map (pairs): GridArrowCell's candidate test, pair equality, and D by
@@ -1315,6 +1313,21 @@ Goals GoalsFor(size_t goal_count, bool indexable) {
   return indexed ? Goals::kIndexed : Goals::kSourced;
 }
 
+// Calls fn with the goal layout `mode` as a compile-time constant
+// (std::integral_constant<Goals, ...>).
+template <typename Fn>
+auto WithGoals(Goals mode, Fn&& fn) {
+  switch (mode) {
+    case Goals::kOne:
+      return fn(std::integral_constant<Goals, Goals::kOne>{});
+    case Goals::kIndexed:
+      return fn(std::integral_constant<Goals, Goals::kIndexed>{});
+    case Goals::kSourced:
+      break;
+  }
+  return fn(std::integral_constant<Goals, Goals::kSourced>{});
+}
+
 // The field's goals (sorted cells), packed, in the same order: by index.
 std::vector<uint32_t> PackedGoals(const FlowField& field) {
   std::vector<uint32_t> packed;
@@ -1397,19 +1410,10 @@ absl::StatusOr<FlowField> ComputeGridFlowField(const GridGraph& graph,
     }
   }
   const size_t mask = ring - 1;
-  absl::StatusOr<Totals> totals;
-  if (pairs) {
-    totals = mode == Goals::kOne ? GridPasses<true, Goals::kOne>(g, mask, threads, budget, s, field)
-             : mode == Goals::kIndexed
-                 ? GridPasses<true, Goals::kIndexed>(g, mask, threads, budget, s, field)
-                 : GridPasses<true, Goals::kSourced>(g, mask, threads, budget, s, field);
-  } else {
-    totals = mode == Goals::kOne
-                 ? GridPasses<false, Goals::kOne>(g, mask, threads, budget, s, field)
-             : mode == Goals::kIndexed
-                 ? GridPasses<false, Goals::kIndexed>(g, mask, threads, budget, s, field)
-                 : GridPasses<false, Goals::kSourced>(g, mask, threads, budget, s, field);
-  }
+  const absl::StatusOr<Totals> totals = WithGoals(mode, [&](auto goals) {
+    return pairs ? GridPasses<true, goals.value>(g, mask, threads, budget, s, field)
+                 : GridPasses<false, goals.value>(g, mask, threads, budget, s, field);
+  });
   if (!totals.ok()) return totals.status();
   Finish(*totals, started, field);
   return field;
@@ -1452,10 +1456,8 @@ absl::StatusOr<FlowField> ComputeHexFlowField(const HexGraph& graph,
     }
   }
   if (s.queue.size() < n + hex::kDirections) s.queue.resize(n + hex::kDirections);
-  const absl::Status searched = mode == Goals::kOne ? HexSteps<Goals::kOne>(h, field, budget, s)
-                                : mode == Goals::kIndexed
-                                    ? HexSteps<Goals::kIndexed>(h, field, budget, s)
-                                    : HexSteps<Goals::kSourced>(h, field, budget, s);
+  const absl::Status searched =
+      WithGoals(mode, [&](auto goals) { return HexSteps<goals.value>(h, field, budget, s); });
   if (!searched.ok()) return searched;
   field.directions.resize(n);
   field.distances.resize(n);
@@ -1463,13 +1465,9 @@ absl::StatusOr<FlowField> ComputeHexFlowField(const HexGraph& graph,
   float* const distances = field.distances.data();
   const Totals totals =
       ForRowBands(map.height(), n, threads, [&](uint32_t y0, uint32_t y1, Totals& t) {
-        if (mode == Goals::kOne) {
-          HexArrowRows<Goals::kOne>(h, y0, y1, directions, distances, t);
-        } else if (mode == Goals::kIndexed) {
-          HexArrowRows<Goals::kIndexed>(h, y0, y1, directions, distances, t);
-        } else {
-          HexArrowRows<Goals::kSourced>(h, y0, y1, directions, distances, t);
-        }
+        WithGoals(mode, [&](auto goals) {
+          HexArrowRows<goals.value>(h, y0, y1, directions, distances, t);
+        });
       });
   Finish(totals, started, field);
   return field;

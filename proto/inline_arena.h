@@ -5,9 +5,7 @@
 // created on it (a call's request and response, with all their
 // submessages) cost no heap allocation until they outgrow the block.
 // Shared by the server's message allocator (server/arena_allocator.h) and
-// wayfinder-load's calls. Not thread-safe to create messages on from two
-// threads at once (an Arena is, but the block bookkeeping here is not
-// needed concurrently by either user).
+// wayfinder-load's calls, each of which creates its two messages once.
 
 #include <cstddef>
 

@@ -28,6 +28,12 @@ struct ServerConfig {
   size_t max_queue = 4096;
   // Largest request or response message, bytes.
   int max_message_bytes = 64 << 20;
+  // Calls one connection may have open at once (HTTP/2
+  // SETTINGS_MAX_CONCURRENT_STREAMS). Further calls wait in the client's
+  // channel, which costs little; gRPC's own default (no limit) lets one
+  // client pile thousands of calls into the server's transport, where each
+  // costs about twice the CPU and the backlog feeds itself.
+  int max_concurrent_streams = 128;
   // Size limits of grid sources.
   GridLimits grid_limits;
   // Expansion budget of a search whose request leaves max_expansions at 0.

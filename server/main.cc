@@ -38,6 +38,8 @@ ABSL_FLAG(uint64_t, max_queue, kDefaults.max_queue,
           "requests allowed to wait for a worker before RESOURCE_EXHAUSTED");
 ABSL_FLAG(int, max_message_bytes, kDefaults.max_message_bytes,
           "largest request or response message, bytes");
+ABSL_FLAG(int, max_concurrent_streams, kDefaults.max_concurrent_streams,
+          "calls one connection may have open at once; further calls wait in the client");
 ABSL_FLAG(uint64_t, max_map_cells, kDefaults.grid_limits.max_cells,
           "largest width * height of a grid map, cells");
 ABSL_FLAG(uint64_t, default_max_expansions, kDefaults.default_max_expansions,
@@ -110,6 +112,7 @@ int main(int argc, char** argv) {
   config.workers = absl::GetFlag(FLAGS_workers);
   config.max_queue = absl::GetFlag(FLAGS_max_queue);
   config.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
+  config.max_concurrent_streams = absl::GetFlag(FLAGS_max_concurrent_streams);
   config.grid_limits.max_cells = absl::GetFlag(FLAGS_max_map_cells);
   config.default_max_expansions = absl::GetFlag(FLAGS_default_max_expansions);
   config.max_max_expansions = absl::GetFlag(FLAGS_max_max_expansions);
@@ -125,12 +128,13 @@ int main(int argc, char** argv) {
   config.tls_cert_file = absl::GetFlag(FLAGS_tls_cert);
   config.tls_key_file = absl::GetFlag(FLAGS_tls_key);
   config.tls_client_ca_file = absl::GetFlag(FLAGS_tls_client_ca);
-  if (config.max_queue == 0 || config.max_message_bytes <= 0 || config.max_batch_queries <= 0 ||
+  if (config.max_queue == 0 || config.max_message_bytes <= 0 ||
+      config.max_concurrent_streams <= 0 || config.max_batch_queries <= 0 ||
       config.flow_threads <= 0 || config.flow_threads > 64 || config.default_max_expansions == 0 ||
       config.max_max_expansions < config.default_max_expansions) {
     spdlog::critical(
-        "invalid flags: --max_queue, --max_message_bytes and --max_batch_queries must be > 0, "
-        "--flow_threads in 1..64, and "
+        "invalid flags: --max_queue, --max_message_bytes, --max_concurrent_streams and "
+        "--max_batch_queries must be > 0, --flow_threads in 1..64, and "
         "0 < --default_max_expansions <= --max_max_expansions");
     return 2;
   }

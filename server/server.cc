@@ -63,6 +63,10 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentialsFor(
 
 absl::StatusOr<std::unique_ptr<WayfinderServer>> WayfinderServer::Start(
     const ServerConfig& config) {
+  if (config.max_concurrent_streams <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "max_concurrent_streams: must be > 0 (was ", config.max_concurrent_streams, ")"));
+  }
   std::unique_ptr<WayfinderServer> s(new WayfinderServer());
   s->config_ = config;
   if (s->config_.workers <= 0) {
@@ -104,6 +108,7 @@ absl::StatusOr<std::unique_ptr<WayfinderServer>> WayfinderServer::Start(
   builder.AddListeningPort(config.listen, *credentials, &s->port_);
   builder.SetMaxReceiveMessageSize(config.max_message_bytes);
   builder.SetMaxSendMessageSize(config.max_message_bytes);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, config.max_concurrent_streams);
   builder.RegisterService(s->service_.get());
   if (s->metrics_ != nullptr) {
     std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
@@ -119,8 +124,9 @@ absl::StatusOr<std::unique_ptr<WayfinderServer>> WayfinderServer::Start(
   }
   grpc::HealthCheckServiceInterface* health = s->server_->GetHealthCheckService();
   health->SetServingStatus(false);
-  spdlog::info("listening on {} (port {}), {} workers, queue {}, {}, {}", config.listen,
-               s->port_, s->config_.workers, s->config_.max_queue,
+  spdlog::info("listening on {} (port {}), {} workers, queue {}, {} calls per connection, {}, {}",
+               config.listen, s->port_, s->config_.workers, s->config_.max_queue,
+               config.max_concurrent_streams,
                config.tls_cert_file.empty()           ? "plaintext"
                : config.tls_client_ca_file.empty() ? "TLS"
                                                      : "mutual TLS",

@@ -924,6 +924,51 @@ TEST(ServingTest, ConcurrentQueriesDuringReuploadsMatchTheirVersion) {
   EXPECT_GT(answers.load(), 40);
 }
 
+// A connection may have max_concurrent_streams calls open; a further call
+// waits in the client's channel (it is not failed), and other connections
+// are served meanwhile.
+TEST(ServingTest, OpenCallsPerConnectionAreCapped) {
+  server::ServerConfig config;
+  config.max_concurrent_streams = 1;
+  ServerHarness h(config);
+  MustPut(h, GridMapFromRows("corridor", kCorridor));  // also settles HTTP/2 SETTINGS
+  v1::GetMapRequest get;
+  get.set_name("corridor");
+  v1::MapInfo info;
+
+  // An upload stream left open takes the connection's one stream.
+  auto upload_ctx = Ctx();
+  v1::MapInfo uploaded;
+  auto upload = h.stub().UploadMap(upload_ctx.get(), &uploaded);
+  auto waiting = Ctx(0.3);
+  EXPECT_EQ(h.stub().GetMap(waiting.get(), get, &info).error_code(),
+            grpc::StatusCode::DEADLINE_EXCEEDED);
+
+  grpc::ChannelArguments own_connection;
+  own_connection.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  auto other = v1::Pathfinder::NewStub(
+      grpc::CreateCustomChannel("127.0.0.1:" + std::to_string(h.server().port()),
+                                grpc::InsecureChannelCredentials(), own_connection));
+  auto ctx = Ctx();
+  EXPECT_TRUE(other->GetMap(ctx.get(), get, &info).ok());
+
+  // The stream ends (without a header: refused), and frees the slot.
+  upload->WritesDone();
+  EXPECT_EQ(upload->Finish().error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  ctx = Ctx();
+  EXPECT_TRUE(h.stub().GetMap(ctx.get(), get, &info).ok());
+}
+
+TEST(ServingTest, StartRefusesNoStreamsPerConnection) {
+  server::ServerConfig config;
+  config.listen = "127.0.0.1:0";
+  config.max_concurrent_streams = 0;
+  auto started = server::WayfinderServer::Start(config);
+  ASSERT_FALSE(started.ok());
+  EXPECT_EQ(started.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(started.status().message().find("max_concurrent_streams"), std::string::npos);
+}
+
 TEST(ServingTest, HealthIsServingAndReflectionListsTheService) {
   ServerHarness h;
   std::string response;

@@ -130,7 +130,7 @@ grpc::ServerUnaryReactor* PathfinderService::Finish(grpc::CallbackServerContext*
                                                     const absl::Status& status) {
   if (!status.ok()) {
     spdlog::info("{} from {}: {}", method, ctx->peer(), status.ToString());
-  } else {
+  } else if (spdlog::should_log(spdlog::level::debug)) {  // peer() copies a string
     spdlog::debug("{} from {}: OK", method, ctx->peer());
   }
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();

@@ -7,6 +7,7 @@
 // process keeps hundreds in flight with gRPC's few threads. Latencies go to
 // log-linear histograms (client/load_stats.h).
 
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -103,6 +104,9 @@ ABSL_FLAG(int, points, 256,
 ABSL_FLAG(bool, json, false, "print the results as JSON (see the usage text)");
 ABSL_FLAG(Seconds, timeout, Seconds{10}, "deadline of each request (seconds or e.g. 250ms)");
 ABSL_FLAG(int, channels, 1, "gRPC channels (connections) to spread the requests over");
+ABSL_FLAG(bool, sched_batch, true,
+          "run under Linux's SCHED_BATCH, so that this process's wake-ups do not preempt "
+          "a server sharing its cores (see the usage text)");
 ABSL_FLAG(std::string, load_balancing, "",
           "gRPC load-balancing policy, e.g. round_robin (default: pick_first)");
 ABSL_FLAG(bool, progress, true,
@@ -144,6 +148,13 @@ Loops:
   The first --warmup seconds are not measured; then --duration seconds (or
   --requests requests). Ctrl-C stops early and prints what was measured.
 
+On the server's machine: wayfinder-load runs under SCHED_BATCH (Linux;
+--nosched_batch to turn it off). A waking thread of this process (an answer
+arrived, a send fell due) then waits for the running thread to block or use
+its slice instead of preempting it, so it does not cut into a request the
+server is in the middle of; that wait is in the latency measured. On a
+machine of its own it changes nothing.
+
 Start and goal points, per map:
   --scen=FILE     the pairs of a Moving AI scenario file (lines whose map
                   label's base name is the map's name; every line when the
@@ -172,7 +183,7 @@ ever added):
   {"config": {"server", "mode": "closed"|"open", "concurrency" (closed),
               "max_outstanding" (open), "rate",
               "arrivals": "constant"|"poisson", "duration_s", "requests",
-              "warmup_s", "timeout_s", "seed", "channels", "tls",
+              "warmup_s", "timeout_s", "seed", "channels", "tls", "sched_batch",
               "maps": [{"name", "uploaded", "file", "points", "pairs",
                         "points_from": "free_cells"|"scenario"|
                                        "validated_random"|"none"}],
@@ -814,6 +825,7 @@ struct ReportInput {
   const std::vector<Target>* targets;
   const std::vector<MixEntry>* mix;
   const Runner* runner;
+  bool sched_batch = false;
 };
 
 std::string JsonReport(const ReportInput& in) {
@@ -856,6 +868,7 @@ std::string JsonReport(const ReportInput& in) {
       ", \"warmup_s\": ", absl::StrFormat("%g", c.warmup_s),
       ", \"timeout_s\": ", absl::StrFormat("%g", c.timeout_s), ", \"seed\": ", c.seed,
       ", \"channels\": ", in.channels, ", \"tls\": ", in.tls ? "true" : "false",
+      ", \"sched_batch\": ", in.sched_batch ? "true" : "false",
       ",\n             \"maps\": [", absl::StrJoin(maps, ", "), "],\n             \"mix\": [",
       absl::StrJoin(mix, ", "), "]},\n");
   absl::StrAppend(&out, "  \"requests\": ", all.requests(), ",\n  \"ok\": ", all.ok,
@@ -992,6 +1005,14 @@ int main(int argc, char** argv) {
   if (channels < 1 || channels > 256) return Usage("--channels must be 1..256");
   if (wanted_points < 2) return Usage("--points must be >= 2");
   if (config.duration_s == 0 && config.requests == 0) config.duration_s = 10;
+  // Before gRPC starts any thread: threads inherit the policy of the thread
+  // that creates them.
+  bool sched_batch = false;
+  if (absl::GetFlag(FLAGS_sched_batch)) {
+    sched_param param{};
+    sched_batch = sched_setscheduler(0, SCHED_BATCH, &param) == 0;
+    if (!sched_batch) std::perror("wayfinder-load: SCHED_BATCH (continuing without)");
+  }
 
   absl::StatusOr<std::vector<MixEntry>> mix = wayfinder::load::ParseMix(absl::GetFlag(FLAGS_mix));
   if (!mix.ok()) return Usage(std::string(mix.status().message()));
@@ -1156,7 +1177,8 @@ int main(int argc, char** argv) {
   runner.Run();
   std::signal(SIGINT, SIG_DFL);
 
-  ReportInput report{options.target, config, channels, tls, &targets, &*mix, &runner};
+  ReportInput report{options.target, config, channels, tls, &targets, &*mix, &runner,
+                     sched_batch};
   const std::string text = absl::GetFlag(FLAGS_json) ? JsonReport(report) : TextReport(report);
   std::fputs(text.c_str(), stdout);
   std::fflush(stdout);

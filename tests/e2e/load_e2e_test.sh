@@ -49,6 +49,7 @@ assert c["mode"] == "closed" and c["concurrency"] == 4, c
 assert c["maps"][0]["name"] == "rooms" and c["maps"][0]["uploaded"], c
 assert c["maps"][0]["points_from"] == "free_cells" and c["maps"][0]["points"] == 2596, c
 assert c["mix"] == [{"entry": "findpath", "weight": 1}], c
+assert c["sched_batch"] is True, c
 assert r["requests"] > 0 and r["ok"] == r["requests"], r
 assert r["errors"] == 0 and r["errors_by_code"] == {}, r
 assert r["warmup_requests"] > 0, r
@@ -64,13 +65,14 @@ print("closed loop: %d requests, %.0f/s, p50 %.0f us, p99 %.0f us"
 EOF
 
 # Open loop at 200/s for 2 s: about 400 requests at about 200/s.
-load --map=rooms --rate=200 --duration=2 --warmup=0.5 --json >"$work/open.json" \
-  || fail "open loop exited $?"
+load --map=rooms --rate=200 --duration=2 --warmup=0.5 --json --nosched_batch \
+  >"$work/open.json" || fail "open loop exited $?"
 python3 - "$work/open.json" <<'EOF' || fail "open loop: $(cat "$work/open.json")"
 import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["config"]["mode"] == "open" and r["config"]["rate"] == 200, r["config"]
 assert r["config"]["maps"][0]["points_from"] == "validated_random", r["config"]
+assert r["config"]["sched_batch"] is False, r["config"]
 assert r["errors"] == 0, r
 # 400 send times fall in the measured 2 s; the rate is counted up to the
 # last answer, so a slow answer only lowers it a little.

@@ -1,0 +1,57 @@
+#ifndef WAYFINDER_CORE_NAVMESH_INTERNAL_H_
+#define WAYFINDER_CORE_NAVMESH_INTERNAL_H_
+
+// Shared by the navmesh builds (navmesh_from_polygons.cc,
+// navmesh_from_grid.cc), the mesh (navmesh.cc) and its searches
+// (navmesh_search.cc). Not part of the engine's interface.
+
+#include <polyclipping/clipper.hpp>
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/geometry.h"
+#include "core/navmesh.h"
+
+namespace wayfinder::navmesh_internal {
+
+namespace cl = ClipperLib;
+
+// Largest agent radius, world units (the clipper works in fixed point and
+// refuses coordinates beyond ~4.6e18 / kScale).
+inline constexpr double kMaxAgentRadius = 1e6;
+
+// Clipper works in integers: world coordinates are scaled by a power of two
+// (exact both ways), giving 1/1024 world-unit resolution.
+inline constexpr double kScale = 1024;
+
+inline cl::IntPoint ToInt(const Point& p) {
+  return cl::IntPoint(static_cast<cl::cInt>(std::llround(p.x * kScale)),
+                      static_cast<cl::cInt>(std::llround(p.y * kScale)));
+}
+inline Point ToWorld(const cl::IntPoint& p) { return {p.X / kScale, p.Y / kScale}; }
+
+inline double Cross(const Point& o, const Point& a, const Point& b) {
+  return (a.x - o.x) * (b.y - o.y) - (a.y - o.y) * (b.x - o.x);
+}
+
+inline std::string FormatPoint(const Point& p) {
+  return absl::StrCat("(", p.x, ", ", p.y, ")");
+}
+
+cl::Paths ToPaths(const std::vector<Polygon>& polygons);
+
+// Hertel-Mehlhorn: removes shared edges while both of their ends stay
+// strictly convex and the union has at most `max_vertices` corners; at most
+// four times the fewest convex pieces when unbounded.
+std::vector<std::vector<uint32_t>> MergeConvex(const std::vector<Point>& vs,
+                                               std::vector<std::vector<uint32_t>> polys,
+                                               size_t max_vertices);
+
+}  // namespace wayfinder::navmesh_internal
+
+#endif  // WAYFINDER_CORE_NAVMESH_INTERNAL_H_

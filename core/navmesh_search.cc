@@ -1,0 +1,218 @@
+// Searches on a Navmesh: corridor A* + funnel, seed 004's vertex A*, and
+// the any-angle interval search (FindNavmeshPath dispatches).
+
+#include "core/navmesh.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "core/funnel.h"
+#include "core/navmesh_internal.h"
+#include "core/status_macros.h"
+
+namespace wayfinder {
+namespace {
+
+using navmesh_internal::FormatPoint;
+
+// Seed 004: A* over the mesh's vertices, where any two vertices of one
+// convex polygon are joined by a straight step; the start joins the
+// vertices of its polygon and the goal those of its own.
+absl::StatusOr<PathResult> VertexAStar(const Navmesh& mesh, uint32_t start_poly,
+                                       uint32_t goal_poly, const Point& start, const Point& goal,
+                                       const PathRequest& request, const SearchBudget& budget,
+                                       NavmeshSearchScratch& s) {
+  using Node = NavmeshSearchScratch::VertexNode;
+  const uint32_t nv = static_cast<uint32_t>(mesh.vertices().size());
+  const uint32_t start_id = nv, goal_id = nv + 1;
+  if (s.vertices.size() < nv + 2) s.vertices.resize(nv + 2);
+  if (++s.generation == 0) {
+    for (Node& n : s.vertices) n.generation = 0;
+    s.generation = 1;
+  }
+  s.open.clear();
+  auto touch = [&](uint32_t v) -> Node& {
+    Node& n = s.vertices[v];
+    if (n.generation != s.generation) {
+      n.g = std::numeric_limits<double>::infinity();
+      n.parent = Navmesh::kNone;
+      n.generation = s.generation;
+      n.closed = false;
+    }
+    return n;
+  };
+  auto point = [&](uint32_t v) {
+    return v == start_id ? start : v == goal_id ? goal : mesh.vertices()[v];
+  };
+  auto path_to = [&](uint32_t last, PathStatus status) {
+    PathResult r;
+    r.status = status;
+    for (uint32_t v = last; v != Navmesh::kNone; v = s.vertices[v].parent) {
+      r.waypoints.push_back(point(v));
+    }
+    std::reverse(r.waypoints.begin(), r.waypoints.end());
+    return r;
+  };
+  std::greater<CorridorSearchScratch::OpenEntry> later;
+  auto relax = [&](uint32_t from, uint32_t to) {
+    Node& v = touch(to);
+    const double ng = s.vertices[from].g + Distance(point(from), point(to));
+    if (ng >= v.g) return;
+    v.g = ng;
+    v.parent = from;
+    v.closed = false;
+    s.open.push_back({ng + Distance(point(to), goal), ng, to});
+    std::push_heap(s.open.begin(), s.open.end(), later);
+  };
+  auto relax_polygon = [&](uint32_t from, uint32_t poly) {
+    for (uint32_t w : mesh.polygon(poly)) {
+      if (w != from) relax(from, w);
+    }
+    if (poly == goal_poly) relax(from, goal_id);
+  };
+  touch(start_id).g = 0;
+  relax_polygon(start_id, start_poly);
+  uint64_t expansions = 0;
+  uint32_t best = start_id;
+  double best_h = Distance(start, goal);
+  while (!s.open.empty()) {
+    std::pop_heap(s.open.begin(), s.open.end(), later);
+    const CorridorSearchScratch::OpenEntry top = s.open.back();
+    s.open.pop_back();
+    Node& u = s.vertices[top.cell];
+    if (u.closed || top.g > u.g) continue;
+    if (top.cell == goal_id) {
+      PathResult r = path_to(goal_id, PathStatus::kFound);
+      r.expansions = expansions;
+      return r;
+    }
+    if (absl::Status st = budget.BeforeExpansion(expansions); !st.ok()) {
+      if (!absl::IsResourceExhausted(st) || !request.allow_partial) return st;
+      PathResult r = path_to(best, PathStatus::kPartial);
+      r.expansions = expansions;
+      return r;
+    }
+    ++expansions;
+    u.closed = true;
+    const double h = Distance(point(top.cell), goal);
+    if (h < best_h) {
+      best = top.cell;
+      best_h = h;
+    }
+    for (uint32_t poly : mesh.VertexPolygons(top.cell)) relax_polygon(top.cell, poly);
+  }
+  PathResult r;
+  r.status = PathStatus::kUnreachable;
+  r.expansions = expansions;
+  return r;
+}
+
+// A polygon that holds the first stretch of the segment from `a` to `b`.
+uint32_t PolygonToward(const Navmesh& mesh, const Point& a, uint32_t hint, const Point& b) {
+  const double len = Distance(a, b);
+  if (len == 0) return hint;
+  const double t = std::min(1.0, 1e-7 / len);
+  const Point probe{a.x + t * (b.x - a.x), a.y + t * (b.y - a.y)};
+  if (mesh.Contains(hint, probe)) return hint;
+  return mesh.Locate(probe);
+}
+
+// Seed 004's smoothing: drop each waypoint the last kept one can see past.
+void PruneByLineOfSight(const Navmesh& mesh, uint32_t start_poly, std::vector<Point>& path) {
+  if (path.size() < 3) return;
+  std::vector<Point> out = {path[0]};
+  uint32_t kept_poly = start_poly;
+  for (size_t i = 1; i + 1 < path.size(); ++i) {
+    const uint32_t from = PolygonToward(mesh, out.back(), kept_poly, path[i + 1]);
+    if (from != Navmesh::kNone && mesh.SegmentOnMesh(out.back(), from, path[i + 1])) continue;
+    out.push_back(path[i]);
+    kept_poly = mesh.Locate(path[i]);
+    if (kept_poly == Navmesh::kNone) kept_poly = start_poly;  // cannot happen for mesh vertices
+  }
+  out.push_back(path.back());
+  path = std::move(out);
+}
+
+}  // namespace
+
+absl::StatusOr<PathResult> FindNavmeshPath(const Navmesh& mesh, const PathRequest& request,
+                                           const NavmeshPathOptions& options,
+                                           const SearchBudget& budget,
+                                           NavmeshSearchScratch& scratch) {
+  if (request.smoothing == Smoothing::kCheckpoints) {
+    return absl::InvalidArgumentError(
+        "options.smoothing: CHECKPOINTS is not available on the NAVMESH graph (use FUNNEL, "
+        "CENTERS or NONE)");
+  }
+  if (options.method != NavmeshMethod::kCorridor && request.smoothing == Smoothing::kCenters) {
+    return absl::InvalidArgumentError(
+        "options.smoothing: CENTERS needs the polygon corridor; the VERTICES and ANY_ANGLE navmesh "
+        "methods take FUNNEL or NONE");
+  }
+  if (!std::isfinite(options.snap_distance) || options.snap_distance < 0) {
+    return absl::InvalidArgumentError("options.snap_distance: must be finite and >= 0");
+  }
+  Point ends[2] = {request.start, request.goal};
+  uint32_t polys[2];
+  const char* names[2] = {"start", "goal"};
+  for (int i = 0; i < 2; ++i) {
+    if (!IsFinite(ends[i])) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(names[i], ": coordinates must be finite, got ", FormatPoint(ends[i])));
+    }
+    polys[i] = mesh.Locate(ends[i]);
+    if (polys[i] == Navmesh::kNone && options.snap_distance > 0) {
+      Point snapped;
+      polys[i] = mesh.Nearest(ends[i], options.snap_distance, &snapped);
+      if (polys[i] != Navmesh::kNone) ends[i] = snapped;
+    }
+    if (polys[i] == Navmesh::kNone) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          names[i], ": ", FormatPoint(ends[i]), " is off the navmesh for agent radius ",
+          mesh.agent_radius(),
+          options.snap_distance > 0
+              ? absl::StrCat(" and no mesh point is within options.snap_distance ",
+                             options.snap_distance)
+              : std::string(" (set options.snap_distance to move it onto the mesh)")));
+    }
+  }
+  if (polys[0] == polys[1]) {
+    PathResult r;
+    r.status = PathStatus::kFound;
+    r.waypoints = {ends[0]};
+    if (!(ends[1] == ends[0])) r.waypoints.push_back(ends[1]);
+    r.length = Distance(ends[0], ends[1]);
+    return r;
+  }
+  if (mesh.component(polys[0]) != mesh.component(polys[1])) {
+    PathResult r;
+    r.status = PathStatus::kUnreachable;
+    return r;
+  }
+  if (options.method == NavmeshMethod::kCorridor) {
+    return CorridorAStar(mesh, polys[0], polys[1], ends[0], ends[1], request, budget,
+                         scratch.corridor);
+  }
+  if (options.method == NavmeshMethod::kAnyAngle) {
+    return FindAnyAnglePath(mesh, polys[0], polys[1], ends[0], ends[1], request, budget,
+                            scratch.any_angle);
+  }
+  WF_ASSIGN_OR_RETURN(PathResult r, VertexAStar(mesh, polys[0], polys[1], ends[0], ends[1],
+                                                request, budget, scratch));
+  if (request.smoothing != Smoothing::kNone) PruneByLineOfSight(mesh, polys[0], r.waypoints);
+  r.length = 0;
+  for (size_t i = 1; i < r.waypoints.size(); ++i) {
+    r.length += Distance(r.waypoints[i - 1], r.waypoints[i]);
+  }
+  return r;
+}
+
+}  // namespace wayfinder

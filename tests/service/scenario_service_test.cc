@@ -23,7 +23,9 @@ constexpr int kProblemsPerFile = 20;
 TEST(ScenarioServiceTest, SampleOfEveryScenarioFileIsOptimal) {
   const std::filesystem::path root = std::filesystem::path(WAYFINDER_DATA_DIR) / "movingai";
   if (std::string(WAYFINDER_DATA_DIR).empty() || !std::filesystem::exists(root)) {
-    GTEST_SKIP() << "benchmark data not found (set -DWAYFINDER_DATA_DIR=.../shared/data)";
+    GTEST_SKIP() << "benchmark data not found in '" WAYFINDER_DATA_DIR
+                    "': get it as docs/development.md says (Benchmark data), "
+                    "then configure with -DWAYFINDER_DATA_DIR=DIR";
   }
   std::vector<std::filesystem::path> scens;
   for (const auto& entry : std::filesystem::recursive_directory_iterator(root)) {

@@ -375,7 +375,9 @@ TEST(NavmeshBuildTest, RejectsBadInput) {
 TEST(NavmeshMovingAiTest, ArenaPathsAreValidAndShorterThanOctile) {
   const std::filesystem::path dir = std::filesystem::path(WAYFINDER_DATA_DIR) / "movingai/dao";
   if (std::string(WAYFINDER_DATA_DIR).empty() || !std::filesystem::exists(dir / "arena.map")) {
-    GTEST_SKIP() << "benchmark data not found";
+    GTEST_SKIP() << "benchmark data not found in '" WAYFINDER_DATA_DIR
+                    "': get it as docs/development.md says (Benchmark data), "
+                    "then configure with -DWAYFINDER_DATA_DIR=DIR";
   }
   auto grid = ParseMovingAiMap(ReadFile(dir / "arena.map"));
   auto problems = ParseMovingAiScenario(ReadFile(dir / "arena.map.scen"));

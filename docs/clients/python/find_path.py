@@ -1,0 +1,33 @@
+"""A Wayfinder client in Python with stubs generated from the .proto.
+
+    apt-get install python3-grpcio python3-protobuf protobuf-compiler-grpc
+    protoc -I proto --python_out=. --grpc_python_out=. \
+        --plugin=protoc-gen-grpc_python=/usr/bin/grpc_python_plugin \
+        wayfinder/v1/wayfinder.proto
+    /usr/bin/python3 find_path.py
+"""
+import grpc
+
+from wayfinder.v1 import wayfinder_pb2 as wf
+from wayfinder.v1 import wayfinder_pb2_grpc as wf_grpc
+
+with grpc.insecure_channel("127.0.0.1:50051") as channel:
+    stub = wf_grpc.PathfinderStub(channel)
+    # A 4 x 3 grid, row-major, 0 = free, 255 = blocked: a wall with a gap at the bottom.
+    grid = wf.GridSource(width=4, height=3, cells=bytes([0, 0, 255, 0,
+                                                         0, 0, 255, 0,
+                                                         0, 0, 0, 0]))
+    info = stub.PutMap(wf.PutMapRequest(map=wf.Map(name="py-demo", grid=grid)), timeout=2)
+    print(f"stored {info.name} version {info.version}")
+
+    request = wf.FindPathRequest(map="py-demo", start=wf.Point(x=0.5, y=0.5),
+                                 goal=wf.Point(x=3.5, y=0.5))
+    path = stub.FindPath(request, timeout=2)
+    points = " ".join(f"({p.x:g}, {p.y:g})" for p in path.waypoints)
+    print(f"{wf.PathStatus.Name(path.status)} length {path.length:.4f}: {points}")
+
+    request.goal.x = 9
+    try:
+        stub.FindPath(request, timeout=2)
+    except grpc.RpcError as e:  # e.code() is a grpc.StatusCode, e.details() the message
+        print(f"error: {e.code().name}: {e.details()}")

@@ -1,10 +1,11 @@
 """A Wayfinder client in Python with stubs generated from the .proto.
 
     apt-get install python3-grpcio python3-protobuf protobuf-compiler-grpc
-    protoc -I proto --python_out=. --grpc_python_out=. \
+    cd docs/clients/python
+    protoc -I ../../../proto --python_out=. --grpc_python_out=. \
         --plugin=protoc-gen-grpc_python=/usr/bin/grpc_python_plugin \
         wayfinder/v1/wayfinder.proto
-    /usr/bin/python3 find_path.py
+    python3 find_path.py  # Debian's python3 (/usr/bin/python3)
 """
 import grpc
 

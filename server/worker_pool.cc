@@ -1,10 +1,16 @@
 #include "server/worker_pool.h"
 
+#include <algorithm>
+#include <optional>
 #include <utility>
 
 namespace wayfinder::server {
 
-WorkerPool::WorkerPool(int threads, size_t max_queue) : max_queue_(max_queue) {
+WorkerPool::WorkerPool(int threads, size_t max_queue, absl::Duration max_wait, Clock clock)
+    : max_queue_(max_queue),
+      clock_(clock != nullptr ? std::move(clock) : Clock([] { return absl::Now(); })),
+      max_wait_ns_(0) {
+  set_max_wait(max_wait);
   if (threads < 1) threads = 1;
   threads_.reserve(threads);
   for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Run(); });
@@ -12,14 +18,67 @@ WorkerPool::WorkerPool(int threads, size_t max_queue) : max_queue_(max_queue) {
 
 WorkerPool::~WorkerPool() { Shutdown(); }
 
+void WorkerPool::set_max_wait(absl::Duration max_wait) {
+  max_wait_ns_.store(max_wait == absl::InfiniteDuration() || max_wait <= absl::ZeroDuration()
+                         ? INT64_MAX
+                         : absl::ToInt64Nanoseconds(max_wait),
+                     std::memory_order_relaxed);
+}
+
+absl::Duration WorkerPool::max_wait() const {
+  const int64_t ns = max_wait_ns_.load(std::memory_order_relaxed);
+  return ns == INT64_MAX ? absl::InfiniteDuration() : absl::Nanoseconds(ns);
+}
+
+WorkerPool::Admission WorkerPool::Submit(uint64_t key, Task task,
+                                         absl::Duration* expected_wait) {
+  return Enqueue(key, Entry{std::move(task), absl::InfinitePast(), false}, expected_wait);
+}
+
 bool WorkerPool::TrySubmit(std::function<void()> task) {
-  absl::MutexLock lock(&mu_);
-  if (stopping_ || queue_.size() >= max_queue_) {
-    rejected_.fetch_add(1, std::memory_order_relaxed);
-    return false;
+  Task wrapped = [task = std::move(task)](const Start&) { task(); };
+  return Enqueue(0, Entry{std::move(wrapped), absl::InfinitePast(), true}, nullptr) ==
+         Admission::kQueued;
+}
+
+size_t WorkerPool::TasksAhead(uint64_t key) const {
+  auto own = queues_.find(key);
+  const size_t mine = own == queues_.end() ? 0 : own->second.size();
+  if (mine == 0) return ring_.size();  // one turn of every busy key
+  // The new task runs in round `mine` of its key; every other key gives
+  // one task a round until it runs dry.
+  size_t ahead = mine;
+  for (const auto& [other, queue] : queues_) {
+    if (other != key) ahead += std::min(queue.size(), mine + 1);
   }
-  queue_.push_back(std::move(task));
-  return true;
+  return ahead;
+}
+
+WorkerPool::Admission WorkerPool::Enqueue(uint64_t key, Entry entry,
+                                          absl::Duration* expected_wait) {
+  const int64_t max_wait_ns = max_wait_ns_.load(std::memory_order_relaxed);
+  entry.enqueued = clock_();
+  absl::MutexLock lock(&mu_);
+  if (stopping_ || queued_ >= max_queue_) {
+    rejected_.fetch_add(1, std::memory_order_relaxed);
+    return stopping_ ? Admission::kShutdown : Admission::kQueueFull;
+  }
+  if (!entry.exempt && max_wait_ns != INT64_MAX && !queues_.empty()) {
+    // Little's law with the recent mean run time: cheap enough to answer
+    // at once, and the dequeue check below catches what it misjudges.
+    const absl::Duration estimate =
+        mean_run_ * static_cast<int64_t>(TasksAhead(key)) / static_cast<int64_t>(threads_.size());
+    if (estimate > absl::Nanoseconds(max_wait_ns)) {
+      refused_wait_.fetch_add(1, std::memory_order_relaxed);
+      if (expected_wait != nullptr) *expected_wait = estimate;
+      return Admission::kWaitTooLong;
+    }
+  }
+  std::deque<Entry>& queue = queues_[key];
+  if (queue.empty()) ring_.push_back(key);
+  queue.push_back(std::move(entry));
+  ++queued_;
+  return Admission::kQueued;
 }
 
 void WorkerPool::Shutdown() {
@@ -36,25 +95,77 @@ void WorkerPool::Shutdown() {
 
 size_t WorkerPool::queue_depth() const {
   absl::MutexLock lock(&mu_);
-  return queue_.size();
+  return queued_;
+}
+
+void WorkerPool::RecordWait(absl::Duration waited) {
+  const double seconds = absl::ToDoubleSeconds(waited);
+  for (size_t i = 0; i < kWaitBuckets.size(); ++i) {
+    if (seconds <= kWaitBuckets[i]) {
+      wait_buckets_[i].fetch_add(1, std::memory_order_relaxed);
+      break;
+    }
+  }
+  wait_count_.fetch_add(1, std::memory_order_relaxed);
+  wait_sum_ns_.fetch_add(absl::ToInt64Nanoseconds(waited), std::memory_order_relaxed);
+}
+
+WorkerPool::WaitHistogram WorkerPool::wait_histogram() const {
+  WaitHistogram h;
+  uint64_t running = 0;
+  for (size_t i = 0; i < kWaitBuckets.size(); ++i) {
+    running += wait_buckets_[i].load(std::memory_order_relaxed);
+    h.cumulative[i] = running;
+  }
+  h.count = wait_count_.load(std::memory_order_relaxed);
+  h.sum_seconds = static_cast<double>(wait_sum_ns_.load(std::memory_order_relaxed)) * 1e-9;
+  return h;
 }
 
 void WorkerPool::Run() {
+  // The previous task's run time, folded into mean_run_ under the lock
+  // this loop takes anyway.
+  std::optional<absl::Duration> last_run;
   for (;;) {
-    std::function<void()> task;
+    Entry entry;
     {
       absl::MutexLock lock(&mu_);
+      if (last_run.has_value()) {
+        const absl::Duration sample = std::min(*last_run, max_wait());
+        mean_run_ = mean_run_ == absl::ZeroDuration() ? sample
+                                                      : mean_run_ + (sample - mean_run_) / 8;
+        last_run.reset();
+      }
       auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        return stopping_ || !queue_.empty();
+        return stopping_ || queued_ > 0;
       };
       mu_.Await(absl::Condition(&ready));
       // Drain what was accepted before stopping: every accepted task owns a
       // gRPC reactor that must be finished.
-      if (queue_.empty()) return;
-      task = std::move(queue_.front());
-      queue_.pop_front();
+      if (queued_ == 0) return;
+      const uint64_t key = ring_.front();
+      ring_.pop_front();
+      auto it = queues_.find(key);
+      entry = std::move(it->second.front());
+      it->second.pop_front();
+      if (it->second.empty()) {
+        queues_.erase(it);
+      } else {
+        ring_.push_back(key);  // its next task waits for one turn of the others
+      }
+      --queued_;
     }
-    task();
+    const absl::Time started = clock_();
+    const absl::Duration waited = std::max(started - entry.enqueued, absl::ZeroDuration());
+    RecordWait(waited);
+    const bool expired = !entry.exempt && waited > max_wait();
+    if (expired) {
+      expired_.fetch_add(1, std::memory_order_relaxed);
+      entry.task(Start{waited, true});
+      continue;
+    }
+    entry.task(Start{waited, false});
+    last_run = clock_() - started;
   }
 }
 

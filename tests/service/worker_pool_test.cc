@@ -1,15 +1,21 @@
 // The worker pool's contract: bounded queue, immediate rejection when full,
-// FIFO order, and a shutdown that runs everything it accepted.
+// FIFO order within a key and round-robin between keys, the queue-wait
+// bound (at admission and at dequeue), and a shutdown that runs everything
+// it accepted. Waits are measured on an injected clock: nothing here
+// depends on how fast the machine is.
 
 #include "server/worker_pool.h"
 
 #include <atomic>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
 
 namespace wayfinder::server {
 namespace {
@@ -57,6 +63,145 @@ TEST(WorkerPoolTest, ShutdownRefusesNewWorkAndIsIdempotent) {
   EXPECT_FALSE(pool.TrySubmit([&] { ++ran; }));
   pool.Shutdown();
   EXPECT_EQ(ran.load(), 10);
+}
+
+// A clock the test moves by hand.
+class FakeClock {
+ public:
+  absl::Time Now() const {
+    absl::MutexLock lock(&mu_);
+    return now_;
+  }
+  void Advance(absl::Duration d) {
+    absl::MutexLock lock(&mu_);
+    now_ += d;
+  }
+  WorkerPool::Clock AsClock() {
+    return [this] { return Now(); };
+  }
+
+ private:
+  mutable absl::Mutex mu_;
+  absl::Time now_ = absl::UnixEpoch();
+};
+
+// Keeps the pool's only worker busy until `release`; returns once it runs.
+void Block(WorkerPool& pool, absl::Notification& release) {
+  absl::Notification running;
+  ASSERT_EQ(pool.Submit(99, [&](const WorkerPool::Start&) {
+    running.Notify();
+    release.WaitForNotification();
+  }),
+            WorkerPool::Admission::kQueued);
+  running.WaitForNotification();
+}
+
+TEST(WorkerPoolTest, ServesKeysRoundRobin) {
+  std::vector<std::string> order;
+  absl::Mutex mu;
+  auto record = [&](std::string name) {
+    return [&, name](const WorkerPool::Start&) {
+      absl::MutexLock lock(&mu);
+      order.push_back(name);
+    };
+  };
+  {
+    WorkerPool pool(1, 100);
+    absl::Notification release;
+    Block(pool, release);
+    // A flood from connection 1, then one call each from 2 and 3.
+    for (int i = 1; i <= 4; ++i) {
+      ASSERT_EQ(pool.Submit(1, record(absl::StrCat("a", i))), WorkerPool::Admission::kQueued);
+    }
+    ASSERT_EQ(pool.Submit(2, record("b1")), WorkerPool::Admission::kQueued);
+    ASSERT_EQ(pool.Submit(3, record("c1")), WorkerPool::Admission::kQueued);
+    ASSERT_EQ(pool.Submit(2, record("b2")), WorkerPool::Admission::kQueued);
+    release.Notify();
+  }  // the destructor drains the queue
+  const std::vector<std::string> expected = {"a1", "b1", "c1", "a2", "b2", "a3", "a4"};
+  EXPECT_EQ(order, expected);
+}
+
+TEST(WorkerPoolTest, TaskThatWaitedPastTheBoundStartsExpired) {
+  FakeClock clock;
+  WorkerPool pool(1, 10, absl::Milliseconds(100), clock.AsClock());
+  absl::Notification release;
+  Block(pool, release);
+  std::vector<WorkerPool::Start> starts;
+  absl::Mutex mu;
+  auto record = [&](const WorkerPool::Start& s) {
+    absl::MutexLock lock(&mu);
+    starts.push_back(s);
+  };
+  ASSERT_EQ(pool.Submit(1, record), WorkerPool::Admission::kQueued);
+  clock.Advance(absl::Milliseconds(60));
+  ASSERT_EQ(pool.Submit(2, record), WorkerPool::Admission::kQueued);
+  clock.Advance(absl::Milliseconds(60));  // the first waited 120 ms, the second 60
+  release.Notify();
+  pool.Shutdown();
+  ASSERT_EQ(starts.size(), 2u);
+  EXPECT_TRUE(starts[0].expired);
+  EXPECT_EQ(starts[0].waited, absl::Milliseconds(120));
+  EXPECT_FALSE(starts[1].expired);
+  EXPECT_EQ(starts[1].waited, absl::Milliseconds(60));
+  EXPECT_EQ(pool.expired(), 1u);
+  // Both waits are in the histogram: 60 ms and 120 ms.
+  const WorkerPool::WaitHistogram h = pool.wait_histogram();
+  EXPECT_EQ(h.count, 3u);  // and the blocking task's zero wait
+  EXPECT_NEAR(h.sum_seconds, 0.18, 1e-9);
+  EXPECT_EQ(h.cumulative[0], 1u);   // <= 100 us: the blocker
+  EXPECT_EQ(h.cumulative[8], 1u);   // <= 50 ms: not yet the 60
+  EXPECT_EQ(h.cumulative[9], 2u);   // <= 100 ms: the 60
+  EXPECT_EQ(h.cumulative[10], 3u);  // <= 250 ms: the 120
+}
+
+TEST(WorkerPoolTest, TrySubmitTasksAreExemptFromTheBound) {
+  FakeClock clock;
+  WorkerPool pool(1, 10, absl::Milliseconds(100), clock.AsClock());
+  absl::Notification release;
+  Block(pool, release);
+  std::atomic<int> ran{0};
+  ASSERT_TRUE(pool.TrySubmit([&] { ++ran; }));
+  clock.Advance(absl::Seconds(5));
+  release.Notify();
+  pool.Shutdown();
+  EXPECT_EQ(ran.load(), 1);
+  EXPECT_EQ(pool.expired(), 0u);
+}
+
+TEST(WorkerPoolTest, RefusesAtAdmissionWhenTheExpectedWaitIsTooLong) {
+  FakeClock clock;
+  WorkerPool pool(1, 100, absl::Milliseconds(100), clock.AsClock());
+  // Teach the pool that tasks take 40 ms (of the fake clock).
+  for (int i = 0; i < 2; ++i) {
+    absl::Notification done;
+    ASSERT_EQ(pool.Submit(1, [&](const WorkerPool::Start&) {
+      clock.Advance(absl::Milliseconds(40));
+      done.Notify();
+    }),
+              WorkerPool::Admission::kQueued);
+    done.WaitForNotification();
+  }
+  absl::Notification release;
+  Block(pool, release);  // its run time is learnt only when it ends
+  int ran = 0;
+  auto task = [&](const WorkerPool::Start& s) {
+    if (!s.expired) ++ran;
+  };
+  // Connection 1 queues two (expected waits 0 and 40 ms), the third would
+  // wait 80 ms: still under 100. The fourth would wait 120 ms: refused.
+  EXPECT_EQ(pool.Submit(1, task), WorkerPool::Admission::kQueued);
+  EXPECT_EQ(pool.Submit(1, task), WorkerPool::Admission::kQueued);
+  EXPECT_EQ(pool.Submit(1, task), WorkerPool::Admission::kQueued);
+  absl::Duration expected;
+  EXPECT_EQ(pool.Submit(1, task, &expected), WorkerPool::Admission::kWaitTooLong);
+  EXPECT_EQ(expected, absl::Milliseconds(120));
+  // Connection 2 is behind one task of connection 1 only: admitted.
+  EXPECT_EQ(pool.Submit(2, task), WorkerPool::Admission::kQueued);
+  EXPECT_EQ(pool.refused_wait(), 1u);
+  release.Notify();
+  pool.Shutdown();
+  EXPECT_EQ(ran, 4);
 }
 
 }  // namespace

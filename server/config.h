@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "absl/time/time.h"
 #include "core/grid_map.h"
 #include "core/navmesh.h"
 
@@ -26,6 +27,12 @@ struct ServerConfig {
   // Tasks allowed to wait for a worker; beyond it requests are rejected
   // with RESOURCE_EXHAUSTED.
   size_t max_queue = 4096;
+  // Longest a call may wait for a worker before it runs. A call whose
+  // expected wait is longer is refused at once, one that waited longer is
+  // refused when a worker picks it up (both RESOURCE_EXHAUSTED), and inline
+  // FindPaths are refused while the callback threads run this late.
+  // InfiniteDuration or zero = no bound.
+  absl::Duration max_queue_wait = absl::Milliseconds(100);
   // Largest request or response message, bytes.
   int max_message_bytes = 64 << 20;
   // Calls one connection may have open at once (HTTP/2

@@ -36,6 +36,9 @@ ABSL_FLAG(std::string, data_dir, "",
 ABSL_FLAG(int, workers, 0, "worker threads for searches and builds; 0 = one per core");
 ABSL_FLAG(uint64_t, max_queue, kDefaults.max_queue,
           "requests allowed to wait for a worker before RESOURCE_EXHAUSTED");
+ABSL_FLAG(absl::Duration, max_queue_wait, kDefaults.max_queue_wait,
+          "longest a call may wait for a worker (e.g. 100ms); a call expected to wait "
+          "longer, or that did, is refused with RESOURCE_EXHAUSTED; 0 = no bound");
 ABSL_FLAG(int, max_message_bytes, kDefaults.max_message_bytes,
           "largest request or response message, bytes");
 ABSL_FLAG(int, max_concurrent_streams, kDefaults.max_concurrent_streams,
@@ -111,6 +114,7 @@ int main(int argc, char** argv) {
   config.data_dir = absl::GetFlag(FLAGS_data_dir);
   config.workers = absl::GetFlag(FLAGS_workers);
   config.max_queue = absl::GetFlag(FLAGS_max_queue);
+  config.max_queue_wait = absl::GetFlag(FLAGS_max_queue_wait);
   config.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
   config.max_concurrent_streams = absl::GetFlag(FLAGS_max_concurrent_streams);
   config.grid_limits.max_cells = absl::GetFlag(FLAGS_max_map_cells);

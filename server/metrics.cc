@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <exception>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -232,6 +233,23 @@ prometheus::MetricFamily Counter(std::string name, std::string help, double valu
   return f;
 }
 
+// The pool's queue-wait distribution as a Prometheus histogram.
+prometheus::MetricFamily QueueWait(const WorkerPool::WaitHistogram& h) {
+  prometheus::MetricFamily f =
+      Family("wayfinder_queue_wait_seconds",
+             "Time calls waited for a worker before one picked them up (run or refused), "
+             "seconds",
+             prometheus::MetricType::Histogram);
+  prometheus::ClientMetric::Histogram& out = f.metric.emplace_back().histogram;
+  out.sample_count = h.count;
+  out.sample_sum = h.sum_seconds;
+  for (size_t i = 0; i < WorkerPool::kWaitBuckets.size(); ++i) {
+    out.bucket.push_back({h.cumulative[i], WorkerPool::kWaitBuckets[i]});
+  }
+  out.bucket.push_back({h.count, std::numeric_limits<double>::infinity()});
+  return f;
+}
+
 // Reads the server's state when scraped.
 class ServerCollector final : public prometheus::Collectable {
  public:
@@ -252,6 +270,21 @@ class ServerCollector final : public prometheus::Collectable {
                             "Requests refused because the worker queue was full "
                             "(answered RESOURCE_EXHAUSTED)",
                             static_cast<double>(pool->rejected())));
+      out.push_back(QueueWait(pool->wait_histogram()));
+      prometheus::MetricFamily refused =
+          Family("wayfinder_queue_wait_refused_total",
+                 "Calls refused (RESOURCE_EXHAUSTED) for waiting longer than --max_queue_wait: "
+                 "stage=admission when the expected wait was too long, stage=dequeue when "
+                 "the call had waited too long by the time a worker picked it up",
+                 prometheus::MetricType::Counter);
+      for (const auto& [stage, value] :
+           {std::pair<const char*, uint64_t>{"admission", pool->refused_wait()},
+            std::pair<const char*, uint64_t>{"dequeue", pool->expired()}}) {
+        prometheus::ClientMetric& m = refused.metric.emplace_back();
+        m.label.push_back({"stage", stage});
+        m.counter.value = static_cast<double>(value);
+      }
+      out.push_back(std::move(refused));
     }
     if (const MapRegistry* registry = sources_.registry; registry != nullptr) {
       const std::vector<std::shared_ptr<const MapSnapshot>> maps = registry->List();

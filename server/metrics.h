@@ -39,7 +39,11 @@ class WorkerPool;
 // Read from the server's parts at scrape time:
 //   wayfinder_worker_queue_depth, wayfinder_worker_queue_capacity,
 //   wayfinder_workers, wayfinder_rejected_requests_total (worker queue
-//   full: answered RESOURCE_EXHAUSTED), wayfinder_maps,
+//   full: answered RESOURCE_EXHAUSTED),
+//   wayfinder_queue_wait_seconds (histogram, 100 us .. 2.5 s: how long
+//   calls waited for a worker), wayfinder_queue_wait_refused_total{stage}
+//   (refused for --max_queue_wait: stage "admission" or "dequeue"),
+//   wayfinder_maps,
 //   wayfinder_maps_memory_bytes, wayfinder_map_memory_bytes{map},
 //   wayfinder_flow_cache_{hits,misses,coalesced,evictions}_total,
 //   wayfinder_flow_cache_entries, wayfinder_flow_cache_bytes.

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/hash/hash.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -121,6 +122,8 @@ PathfinderService::PathfinderService(MapRegistry* registry, WorkerPool* pool,
       config_(config),
       query_limits_{config.default_max_expansions, config.max_max_expansions},
       flow_cache_(config.flow_cache_bytes) {
+  // The wait bound is the service's answer to overload; the pool enforces it.
+  pool_->set_max_wait(config.max_queue_wait);
   SetMessageAllocatorFor_FindPath(&find_path_messages_);
   SetMessageAllocatorFor_FindPaths(&find_paths_messages_);
 }
@@ -151,33 +154,63 @@ grpc::ServerUnaryReactor* PathfinderService::Offload(grpc::CallbackServerContext
                   absl::DeadlineExceededError("the call's deadline had passed on arrival"));
   }
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  const bool queued = pool_->TrySubmit([ctx, reactor, method, deadline,
-                                        work = std::move(work)] {
-    const absl::Time started = absl::Now();
-    absl::Status status;
-    if (ctx->IsCancelled()) {
-      status = absl::CancelledError("the call was cancelled before it started");
-    } else if (absl::Now() >= deadline) {
-      status = absl::DeadlineExceededError(
-          "the call's deadline passed while it waited for a worker");
-    } else {
-      status = work();
-    }
-    if (!status.ok()) {
-      spdlog::info("{} from {}: {}", method, ctx->peer(), status.ToString());
-    } else if (spdlog::should_log(spdlog::level::debug)) {
-      spdlog::debug("{} from {}: OK, {:.0f} us on a worker", method, ctx->peer(),
-                    absl::ToDoubleMicroseconds(absl::Now() - started));
-    }
-    reactor->Finish(ToGrpcStatus(status));
-  });
-  if (!queued) {
-    spdlog::warn("{}: worker queue full ({} waiting), request rejected", method,
-                 pool_->max_queue());
-    reactor->Finish(grpc::Status(
-        grpc::StatusCode::RESOURCE_EXHAUSTED,
-        absl::StrCat("server busy: all ", pool_->threads(), " workers are busy and ",
-                     pool_->max_queue(), " requests are waiting; retry with backoff")));
+  // Fair queuing by connection: peer() names the client's end of the
+  // connection ("ipv4:10.0.0.7:51234").
+  const uint64_t key = absl::HashOf(ctx->peer());
+  absl::Duration expected_wait;
+  const WorkerPool::Admission admission = pool_->Submit(
+      key,
+      [ctx, reactor, method, deadline, pool = pool_,
+       work = std::move(work)](const WorkerPool::Start& start) {
+        const absl::Time started = absl::Now();
+        absl::Status status;
+        if (start.expired) {
+          status = absl::ResourceExhaustedError(absl::StrFormat(
+              "server busy: the call waited %.0f ms for a worker, more than the server's "
+              "--max_queue_wait of %s; retry with backoff",
+              absl::ToDoubleMilliseconds(start.waited), absl::FormatDuration(pool->max_wait())));
+        } else if (ctx->IsCancelled()) {
+          status = absl::CancelledError("the call was cancelled before it started");
+        } else if (started >= deadline) {
+          status = absl::DeadlineExceededError(
+              "the call's deadline passed while it waited for a worker");
+        } else {
+          status = work();
+        }
+        if (!status.ok()) {
+          if (spdlog::should_log(spdlog::level::info)) {
+            spdlog::info("{} from {}: {}", method, ctx->peer(), status.ToString());
+          }
+        } else if (spdlog::should_log(spdlog::level::debug)) {
+          spdlog::debug("{} from {}: OK, {:.0f} us on a worker", method, ctx->peer(),
+                        absl::ToDoubleMicroseconds(absl::Now() - started));
+        }
+        reactor->Finish(ToGrpcStatus(status));
+      },
+      &expected_wait);
+  switch (admission) {
+    case WorkerPool::Admission::kQueued:
+      break;
+    case WorkerPool::Admission::kWaitTooLong:
+      // Refused before waiting: a client under overload learns it at once.
+      // Not logged one by one (a flood would flood the log too); counted
+      // in the metrics.
+      reactor->Finish(grpc::Status(
+          grpc::StatusCode::RESOURCE_EXHAUSTED,
+          absl::StrFormat("server busy: the expected wait for a worker (%.0f ms) exceeds the "
+                          "server's --max_queue_wait of %s; retry with backoff",
+                          absl::ToDoubleMilliseconds(expected_wait),
+                          absl::FormatDuration(pool_->max_wait()))));
+      break;
+    case WorkerPool::Admission::kQueueFull:
+    case WorkerPool::Admission::kShutdown:
+      spdlog::warn("{}: worker queue full ({} waiting), request rejected", method,
+                   pool_->max_queue());
+      reactor->Finish(grpc::Status(
+          grpc::StatusCode::RESOURCE_EXHAUSTED,
+          absl::StrCat("server busy: all ", pool_->threads(), " workers are busy and ",
+                       pool_->max_queue(), " requests are waiting; retry with backoff")));
+      break;
   }
   return reactor;
 }
@@ -404,20 +437,29 @@ grpc::ServerUnaryReactor* PathfinderService::FindPath(grpc::CallbackServerContex
     const uint64_t budget = std::min(asked == 0 ? query_limits_.default_max_expansions : asked,
                                      query_limits_.max_max_expansions);
     const bool final_answer = budget <= inline_budget;
-    // The inline attempt must not turn a spent budget into PARTIAL unless
-    // that budget is the request's own (a copy only in that rare case).
-    const v1::FindPathRequest* attempt = request;
-    v1::FindPathRequest strict;
-    if (!final_answer && request->options().allow_partial()) {
-      strict = *request;
-      strict.mutable_options()->set_allow_partial(false);
-      attempt = &strict;
-    }
-    const absl::Status status = RunFindPath(*map, *attempt, {inline_budget, inline_budget},
-                                            deadline, [ctx] { return ctx->IsCancelled(); },
-                                            *response);
-    if (status.ok() || final_answer || !absl::IsResourceExhausted(status)) {
-      return Finish(ctx, "FindPath", status);
+    // A kind of query whose inline attempts mostly overrun goes straight
+    // to the pool (see InlineCostEstimate).
+    const uint64_t kind = absl::HashOf(
+        request->map(), static_cast<int>(request->graph()),
+        static_cast<int>(request->options().grid_method()),
+        static_cast<int>(request->options().navmesh_method()),
+        static_cast<int>(request->options().smoothing()), request->options().agent_radius());
+    if (final_answer || inline_costs_.ShouldTry(kind)) {
+      // The inline attempt must not turn a spent budget into PARTIAL unless
+      // that budget is the request's own (a copy only in that rare case).
+      const v1::FindPathRequest* attempt = request;
+      v1::FindPathRequest strict;
+      if (!final_answer && request->options().allow_partial()) {
+        strict = *request;
+        strict.mutable_options()->set_allow_partial(false);
+        attempt = &strict;
+      }
+      const absl::Status status = RunFindPath(*map, *attempt, {inline_budget, inline_budget},
+                                              deadline, [ctx] { return ctx->IsCancelled(); },
+                                              *response);
+      const bool fit = status.ok() || !absl::IsResourceExhausted(status);
+      if (!final_answer) inline_costs_.Record(kind, fit);
+      if (fit || final_answer) return Finish(ctx, "FindPath", status);
     }
   }
   return Offload(ctx, "FindPath", [this, ctx, request, response, deadline, map = std::move(map)] {

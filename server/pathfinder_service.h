@@ -10,6 +10,7 @@
 #include "server/auth.h"
 #include "server/config.h"
 #include "server/flow_field_cache.h"
+#include "server/inline_cost.h"
 #include "server/map_registry.h"
 #include "server/path_query.h"
 #include "server/worker_pool.h"
@@ -91,6 +92,7 @@ class PathfinderService final : public v1::Pathfinder::CallbackService {
   const ServerConfig config_;
   const QueryLimits query_limits_;
   FlowFieldCache flow_cache_;
+  InlineCostEstimate inline_costs_;
   ArenaMessageAllocator<v1::FindPathRequest, v1::FindPathResponse> find_path_messages_;
   ArenaMessageAllocator<v1::FindPathsRequest, v1::FindPathsResponse> find_paths_messages_;
 };

@@ -266,6 +266,8 @@ TEST(MetricsTest, QueueDepthInFlightAndRejections) {
   server::ServerConfig config = WithMetrics();
   config.workers = 1;
   config.max_queue = 1;
+  // The queued call must not be refused for waiting while the test scrapes.
+  config.max_queue_wait = absl::InfiniteDuration();
   config.inline_max_expansions = 0;  // every search through the queue
   ServerHarness h(config);
   v1::PutMapRequest put;
@@ -312,6 +314,46 @@ TEST(MetricsTest, QueueDepthInFlightAndRejections) {
   EXPECT_SAMPLE(m, Labelled("wayfinder_requests_in_flight", "method", "FindPath"), 0);
   EXPECT_SAMPLE(m, "wayfinder_worker_queue_depth", 0);
   EXPECT_SAMPLE(m, "wayfinder_rejected_requests_total", 1);
+}
+
+// A call queued behind a busy worker for longer than --max_queue_wait is
+// refused when the worker picks it up, with a message naming the flag; the
+// refusal and the wait are in the metrics.
+TEST(MetricsTest, CallThatWaitedPastMaxQueueWaitIsRefusedAndCounted) {
+  server::ServerConfig config = WithMetrics();
+  config.workers = 1;
+  config.max_queue_wait = absl::Milliseconds(5);
+  config.inline_max_expansions = 0;  // every search through the queue
+  ServerHarness h(config);
+  v1::PutMapRequest put;
+  *put.mutable_map() = GridMapFromRows("room", kRoom);
+  v1::MapInfo info;
+  ASSERT_TRUE(Put(h, put, &info).ok());
+
+  absl::Notification release;
+  server::WorkerPool& pool = h.server().worker_pool_for_testing();
+  ASSERT_TRUE(HoldWorker(pool, release));
+  grpc::Status queued_status;
+  std::thread queued([&] { queued_status = Find(h, "room"); });
+  while (pool.queue_depth() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  // The call now waits at least this long, past the 5 ms bound.
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  release.Notify();
+  queued.join();
+  EXPECT_EQ(queued_status.error_code(), StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_NE(queued_status.error_message().find("--max_queue_wait of 5ms"), std::string::npos)
+      << queued_status.error_message();
+
+  const Scrape m = ScrapeMetrics(h);
+  EXPECT_SAMPLE(m, Labelled("wayfinder_queue_wait_refused_total", "stage", "dequeue"), 1);
+  EXPECT_SAMPLE(m, Labelled("wayfinder_queue_wait_refused_total", "stage", "admission"), 0);
+  // Dequeued: the PutMap, the held task and the refused FindPath; only the
+  // FindPath waited 50 ms or more.
+  EXPECT_SAMPLE(m, "wayfinder_queue_wait_seconds_count", 3);
+  EXPECT_SAMPLE(m, Labelled("wayfinder_queue_wait_seconds_bucket", "le", "+Inf"), 3);
+  EXPECT_LE(m.Get(Labelled("wayfinder_queue_wait_seconds_bucket", "le", "0.025")).value_or(9), 2);
+  EXPECT_GE(m.Get("wayfinder_queue_wait_seconds_sum").value_or(0), 0.05);
+  EXPECT_SAMPLE(m, Requests("FindPath", "RESOURCE_EXHAUSTED"), 1);
 }
 
 TEST(MetricsTest, OffByDefaultAndUnbindableAddressFailsStart) {

@@ -275,11 +275,15 @@ class ServerCollector final : public prometheus::Collectable {
           Family("wayfinder_queue_wait_refused_total",
                  "Calls refused (RESOURCE_EXHAUSTED) for waiting longer than --max_queue_wait: "
                  "stage=admission when the expected wait was too long, stage=dequeue when "
-                 "the call had waited too long by the time a worker picked it up",
+                 "the call had waited too long by the time a worker picked it up, "
+                 "stage=inline when a FindPath found gRPC's callback threads running later",
                  prometheus::MetricType::Counter);
+      const uint64_t inline_late =
+          sources_.service != nullptr ? sources_.service->late_refusals() : 0;
       for (const auto& [stage, value] :
            {std::pair<const char*, uint64_t>{"admission", pool->refused_wait()},
-            std::pair<const char*, uint64_t>{"dequeue", pool->expired()}}) {
+            std::pair<const char*, uint64_t>{"dequeue", pool->expired()},
+            std::pair<const char*, uint64_t>{"inline", inline_late}}) {
         prometheus::ClientMetric& m = refused.metric.emplace_back();
         m.label.push_back({"stage", stage});
         m.counter.value = static_cast<double>(value);

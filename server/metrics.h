@@ -42,7 +42,8 @@ class WorkerPool;
 //   full: answered RESOURCE_EXHAUSTED),
 //   wayfinder_queue_wait_seconds (histogram, 100 us .. 2.5 s: how long
 //   calls waited for a worker), wayfinder_queue_wait_refused_total{stage}
-//   (refused for --max_queue_wait: stage "admission" or "dequeue"),
+//   (refused for --max_queue_wait: stage "admission", "dequeue", or
+//   "inline" for FindPaths refused while the callback threads ran late),
 //   wayfinder_maps,
 //   wayfinder_maps_memory_bytes, wayfinder_map_memory_bytes{map},
 //   wayfinder_flow_cache_{hits,misses,coalesced,evictions}_total,

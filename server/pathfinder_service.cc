@@ -112,6 +112,28 @@ absl::Status AttachBulk(v1::Map& map, std::string bulk) {
       "with its bulk field empty)");
 }
 
+// A unary reactor that reports how late gRPC's callback threads run: the
+// time from Finish to OnDone (see CallbackLateness). Used for a sample of
+// calls; the others keep the call's preallocated default reactor.
+class TimedReactor final : public grpc::ServerUnaryReactor {
+ public:
+  explicit TimedReactor(CallbackLateness* lateness) : lateness_(lateness) {}
+  // Finish with the time noted.
+  void FinishTimed(const grpc::Status& status) {
+    finished_ = absl::Now();
+    Finish(status);
+  }
+  void OnDone() override {
+    const absl::Time now = absl::Now();
+    lateness_->Record(now - finished_, now);
+    delete this;
+  }
+
+ private:
+  CallbackLateness* const lateness_;
+  absl::Time finished_;
+};
+
 }  // namespace
 
 PathfinderService::PathfinderService(MapRegistry* registry, WorkerPool* pool,
@@ -141,6 +163,16 @@ grpc::ServerUnaryReactor* PathfinderService::Finish(grpc::CallbackServerContext*
   return reactor;
 }
 
+grpc::ServerUnaryReactor* PathfinderService::FinishSampled(grpc::CallbackServerContext* ctx,
+                                                           const char* method,
+                                                           const absl::Status& status) {
+  if (!callback_lateness_.Sample()) return Finish(ctx, method, status);
+  if (!status.ok()) spdlog::info("{} from {}: {}", method, ctx->peer(), status.ToString());
+  auto* timed = new TimedReactor(&callback_lateness_);
+  timed->FinishTimed(ToGrpcStatus(status));
+  return timed;
+}
+
 absl::Status PathfinderService::Authorize(grpc::CallbackServerContext* ctx, Role role) const {
   return auth_ == nullptr ? absl::OkStatus() : auth_->Check(*ctx, role);
 }
@@ -153,14 +185,23 @@ grpc::ServerUnaryReactor* PathfinderService::Offload(grpc::CallbackServerContext
     return Finish(ctx, method,
                   absl::DeadlineExceededError("the call's deadline had passed on arrival"));
   }
-  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  TimedReactor* timed =
+      callback_lateness_.Sample() ? new TimedReactor(&callback_lateness_) : nullptr;
+  grpc::ServerUnaryReactor* reactor = timed != nullptr ? timed : ctx->DefaultReactor();
+  auto finish = [reactor, timed](const grpc::Status& status) {
+    if (timed != nullptr) {
+      timed->FinishTimed(status);
+    } else {
+      reactor->Finish(status);
+    }
+  };
   // Fair queuing by connection: peer() names the client's end of the
   // connection ("ipv4:10.0.0.7:51234").
   const uint64_t key = absl::HashOf(ctx->peer());
   absl::Duration expected_wait;
   const WorkerPool::Admission admission = pool_->Submit(
       key,
-      [ctx, reactor, method, deadline, pool = pool_,
+      [ctx, finish, method, deadline, pool = pool_,
        work = std::move(work)](const WorkerPool::Start& start) {
         const absl::Time started = absl::Now();
         absl::Status status;
@@ -185,7 +226,7 @@ grpc::ServerUnaryReactor* PathfinderService::Offload(grpc::CallbackServerContext
           spdlog::debug("{} from {}: OK, {:.0f} us on a worker", method, ctx->peer(),
                         absl::ToDoubleMicroseconds(absl::Now() - started));
         }
-        reactor->Finish(ToGrpcStatus(status));
+        finish(ToGrpcStatus(status));
       },
       &expected_wait);
   switch (admission) {
@@ -195,7 +236,7 @@ grpc::ServerUnaryReactor* PathfinderService::Offload(grpc::CallbackServerContext
       // Refused before waiting: a client under overload learns it at once.
       // Not logged one by one (a flood would flood the log too); counted
       // in the metrics.
-      reactor->Finish(grpc::Status(
+      finish(grpc::Status(
           grpc::StatusCode::RESOURCE_EXHAUSTED,
           absl::StrFormat("server busy: the expected wait for a worker (%.0f ms) exceeds the "
                           "server's --max_queue_wait of %s; retry with backoff",
@@ -206,7 +247,7 @@ grpc::ServerUnaryReactor* PathfinderService::Offload(grpc::CallbackServerContext
     case WorkerPool::Admission::kShutdown:
       spdlog::warn("{}: worker queue full ({} waiting), request rejected", method,
                    pool_->max_queue());
-      reactor->Finish(grpc::Status(
+      finish(grpc::Status(
           grpc::StatusCode::RESOURCE_EXHAUSTED,
           absl::StrCat("server busy: all ", pool_->threads(), " workers are busy and ",
                        pool_->max_queue(), " requests are waiting; retry with backoff")));
@@ -432,7 +473,21 @@ grpc::ServerUnaryReactor* PathfinderService::FindPath(grpc::CallbackServerContex
   // --inline_max_expansions goes to the pool and starts over with its whole
   // budget, so the callback threads are never held for long.
   const uint64_t inline_budget = config_.inline_max_expansions;
-  if (inline_budget > 0 && absl::Now() < deadline) {
+  const absl::Time now = absl::Now();
+  if (inline_budget > 0 && now < deadline) {
+    // The bound on waiting holds here too: while the callback threads run
+    // later than --max_queue_wait, this call has waited about that long
+    // already; it is refused, as a worker refuses a call that waited too
+    // long, and the threads get on with the backlog.
+    if (const absl::Duration late = callback_lateness_.Current(now); late > pool_->max_wait()) {
+      late_refusals_.fetch_add(1, std::memory_order_relaxed);
+      return FinishSampled(ctx, "FindPath",
+                           absl::ResourceExhaustedError(absl::StrFormat(
+                               "server busy: calls wait about %.0f ms for a gRPC thread, more "
+                               "than the server's --max_queue_wait of %s; retry with backoff",
+                               absl::ToDoubleMilliseconds(late),
+                               absl::FormatDuration(pool_->max_wait()))));
+    }
     const uint64_t asked = request->options().max_expansions();
     const uint64_t budget = std::min(asked == 0 ? query_limits_.default_max_expansions : asked,
                                      query_limits_.max_max_expansions);
@@ -459,7 +514,7 @@ grpc::ServerUnaryReactor* PathfinderService::FindPath(grpc::CallbackServerContex
                                               *response);
       const bool fit = status.ok() || !absl::IsResourceExhausted(status);
       if (!final_answer) inline_costs_.Record(kind, fit);
-      if (fit || final_answer) return Finish(ctx, "FindPath", status);
+      if (fit || final_answer) return FinishSampled(ctx, "FindPath", status);
     }
   }
   return Offload(ctx, "FindPath", [this, ctx, request, response, deadline, map = std::move(map)] {

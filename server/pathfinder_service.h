@@ -1,6 +1,7 @@
 #ifndef WAYFINDER_SERVER_PATHFINDER_SERVICE_H_
 #define WAYFINDER_SERVER_PATHFINDER_SERVICE_H_
 
+#include <atomic>
 #include <functional>
 
 #include <grpcpp/grpcpp.h>
@@ -9,8 +10,8 @@
 #include "server/arena_allocator.h"
 #include "server/auth.h"
 #include "server/config.h"
+#include "server/admission.h"
 #include "server/flow_field_cache.h"
-#include "server/inline_cost.h"
 #include "server/map_registry.h"
 #include "server/path_query.h"
 #include "server/worker_pool.h"
@@ -69,12 +70,19 @@ class PathfinderService final : public v1::Pathfinder::CallbackService {
                                      v1::GraphGeometry* response) override;
 
   FlowFieldCache::Stats flow_cache_stats() const { return flow_cache_.stats(); }
+  // FindPaths refused before their inline search because the callback
+  // threads ran later than --max_queue_wait.
+  uint64_t late_refusals() const { return late_refusals_.load(std::memory_order_relaxed); }
 
  private:
   // Finishes `ctx`'s reactor with `status` (logged when not OK).
   grpc::ServerUnaryReactor* Finish(grpc::CallbackServerContext* ctx, const char* method,
                                    const absl::Status& status);
   class UploadReactor;
+  // Finish, and for a sample of calls measure how late the callback
+  // threads run (see CallbackLateness).
+  grpc::ServerUnaryReactor* FinishSampled(grpc::CallbackServerContext* ctx, const char* method,
+                                          const absl::Status& status);
 
   // Builds `map` and commits it to the registry (PutMap and UploadMap).
   absl::Status StoreMap(const v1::Map& map, v1::MapInfo* response);
@@ -93,6 +101,8 @@ class PathfinderService final : public v1::Pathfinder::CallbackService {
   const QueryLimits query_limits_;
   FlowFieldCache flow_cache_;
   InlineCostEstimate inline_costs_;
+  CallbackLateness callback_lateness_;
+  std::atomic<uint64_t> late_refusals_{0};
   ArenaMessageAllocator<v1::FindPathRequest, v1::FindPathResponse> find_path_messages_;
   ArenaMessageAllocator<v1::FindPathsRequest, v1::FindPathsResponse> find_paths_messages_;
 };

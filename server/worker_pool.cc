@@ -1,7 +1,6 @@
 #include "server/worker_pool.h"
 
 #include <algorithm>
-#include <optional>
 #include <utility>
 
 namespace wayfinder::server {
@@ -66,9 +65,11 @@ WorkerPool::Admission WorkerPool::Enqueue(uint64_t key, Entry entry,
   if (!entry.exempt && max_wait_ns != INT64_MAX && !queues_.empty()) {
     // Little's law with the recent mean run time: cheap enough to answer
     // at once, and the dequeue check below catches what it misjudges.
-    const absl::Duration estimate =
-        mean_run_ * static_cast<int64_t>(TasksAhead(key)) / static_cast<int64_t>(threads_.size());
-    if (estimate > absl::Nanoseconds(max_wait_ns)) {
+    const absl::Duration estimate = mean_interval_ * static_cast<int64_t>(TasksAhead(key));
+    // Half the bound: the other half absorbs the estimate's error (the
+    // rate changes with the tasks' mix and the machine's load), so that
+    // few admitted tasks reach the dequeue check.
+    if (estimate > absl::Nanoseconds(max_wait_ns / 2)) {
       refused_wait_.fetch_add(1, std::memory_order_relaxed);
       if (expected_wait != nullptr) *expected_wait = estimate;
       return Admission::kWaitTooLong;
@@ -123,19 +124,12 @@ WorkerPool::WaitHistogram WorkerPool::wait_histogram() const {
 }
 
 void WorkerPool::Run() {
-  // The previous task's run time, folded into mean_run_ under the lock
-  // this loop takes anyway.
-  std::optional<absl::Duration> last_run;
   for (;;) {
     Entry entry;
+    absl::Time started;
+    bool expired = false;
     {
       absl::MutexLock lock(&mu_);
-      if (last_run.has_value()) {
-        const absl::Duration sample = std::min(*last_run, max_wait());
-        mean_run_ = mean_run_ == absl::ZeroDuration() ? sample
-                                                      : mean_run_ + (sample - mean_run_) / 8;
-        last_run.reset();
-      }
       auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
         return stopping_ || queued_ > 0;
       };
@@ -154,18 +148,24 @@ void WorkerPool::Run() {
         ring_.push_back(key);  // its next task waits for one turn of the others
       }
       --queued_;
+      started = clock_();
+      expired = !entry.exempt && started - entry.enqueued > max_wait();
+      if (!expired) {
+        if (last_start_ != absl::InfinitePast()) {
+          const absl::Duration sample =
+              std::clamp(started - last_start_, absl::ZeroDuration(), max_wait());
+          mean_interval_ = mean_interval_ == absl::ZeroDuration()
+                               ? sample
+                               : mean_interval_ + (sample - mean_interval_) / 64;
+        }
+        // The next start measures the rate only if it was waiting already.
+        last_start_ = queued_ > 0 ? started : absl::InfinitePast();
+      }
     }
-    const absl::Time started = clock_();
     const absl::Duration waited = std::max(started - entry.enqueued, absl::ZeroDuration());
     RecordWait(waited);
-    const bool expired = !entry.exempt && waited > max_wait();
-    if (expired) {
-      expired_.fetch_add(1, std::memory_order_relaxed);
-      entry.task(Start{waited, true});
-      continue;
-    }
-    entry.task(Start{waited, false});
-    last_run = clock_() - started;
+    if (expired) expired_.fetch_add(1, std::memory_order_relaxed);
+    entry.task(Start{waited, expired});
   }
 }
 

@@ -24,9 +24,10 @@ namespace wayfinder::server {
 //
 // Overload is answered fast rather than late:
 // - a full pool (max_queue tasks waiting in all) refuses at once;
-// - a task whose expected wait already exceeds max_wait is refused at
-//   admission (Submit returns kWaitTooLong); the estimate is the tasks
-//   that round-robin will run before it, at the recent mean run time;
+// - a task whose expected wait already exceeds half of max_wait is
+//   refused at admission (Submit returns kWaitTooLong); the estimate is
+//   the tasks that round-robin will run before it, at the pool's recent
+//   rate;
 // - a task that has nevertheless waited longer than max_wait when a worker
 //   picks it up is started with `expired` set: it must answer (refuse)
 //   without doing its work.
@@ -70,7 +71,7 @@ class WorkerPool {
 
   // Queues `task` in `key`'s queue (key: the client, e.g. a hash of its
   // connection). On kWaitTooLong, `*expected_wait` (if not null) is the
-  // estimate that exceeded the bound.
+  // estimate that exceeded half the bound.
   Admission Submit(uint64_t key, Task task, absl::Duration* expected_wait = nullptr);
 
   // Queues `task` under key 0, exempt from max_wait (it always runs once
@@ -134,10 +135,16 @@ class WorkerPool {
   absl::flat_hash_map<uint64_t, std::deque<Entry>> queues_ ABSL_GUARDED_BY(mu_);
   std::deque<uint64_t> ring_ ABSL_GUARDED_BY(mu_);
   size_t queued_ ABSL_GUARDED_BY(mu_) = 0;
-  // Mean run time of recent tasks (exponentially weighted), for the
-  // admission estimate; each sample is capped at max_wait so that one long
-  // build does not refuse everything after it for long.
-  absl::Duration mean_run_ ABSL_GUARDED_BY(mu_) = absl::ZeroDuration();
+  // For the admission estimate (Little's law): the mean time between two
+  // tasks starting while tasks were waiting, exponentially weighted. It is
+  // the pool's measured throughput, whatever slows it (long tasks,
+  // preemption by other threads, a busy machine); tasks refused at dequeue
+  // are not counted as starts, so a misjudged estimate does not feed
+  // itself. Each sample is capped at max_wait so that one long build does
+  // not refuse everything after it for long.
+  absl::Duration mean_interval_ ABSL_GUARDED_BY(mu_) = absl::ZeroDuration();
+  // When the last task started; InfinitePast after the queue ran dry.
+  absl::Time last_start_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::atomic<uint64_t> rejected_{0};
   std::atomic<uint64_t> refused_wait_{0};

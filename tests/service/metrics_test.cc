@@ -347,6 +347,7 @@ TEST(MetricsTest, CallThatWaitedPastMaxQueueWaitIsRefusedAndCounted) {
   const Scrape m = ScrapeMetrics(h);
   EXPECT_SAMPLE(m, Labelled("wayfinder_queue_wait_refused_total", "stage", "dequeue"), 1);
   EXPECT_SAMPLE(m, Labelled("wayfinder_queue_wait_refused_total", "stage", "admission"), 0);
+  EXPECT_SAMPLE(m, Labelled("wayfinder_queue_wait_refused_total", "stage", "inline"), 0);
   // Dequeued: the PutMap, the held task and the refused FindPath; only the
   // FindPath waited 50 ms or more.
   EXPECT_SAMPLE(m, "wayfinder_queue_wait_seconds_count", 3);

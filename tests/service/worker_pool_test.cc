@@ -172,36 +172,40 @@ TEST(WorkerPoolTest, TrySubmitTasksAreExemptFromTheBound) {
 TEST(WorkerPoolTest, RefusesAtAdmissionWhenTheExpectedWaitIsTooLong) {
   FakeClock clock;
   WorkerPool pool(1, 100, absl::Milliseconds(100), clock.AsClock());
-  // Teach the pool that tasks take 40 ms (of the fake clock).
-  for (int i = 0; i < 2; ++i) {
-    absl::Notification done;
-    ASSERT_EQ(pool.Submit(1, [&](const WorkerPool::Start&) {
-      clock.Advance(absl::Milliseconds(40));
-      done.Notify();
-    }),
-              WorkerPool::Admission::kQueued);
+  // Teach the pool its rate: three tasks queued behind a blocked worker,
+  // each taking 40 ms of the fake clock, start 40 ms apart.
+  {
+    absl::Notification release, done;
+    Block(pool, release);
+    for (int i = 0; i < 3; ++i) {
+      ASSERT_EQ(pool.Submit(1, [&, i](const WorkerPool::Start&) {
+        clock.Advance(absl::Milliseconds(40));
+        if (i == 2) done.Notify();
+      }),
+                WorkerPool::Admission::kQueued);
+    }
+    release.Notify();
     done.WaitForNotification();
   }
   absl::Notification release;
-  Block(pool, release);  // its run time is learnt only when it ends
+  Block(pool, release);
   int ran = 0;
   auto task = [&](const WorkerPool::Start& s) {
     if (!s.expired) ++ran;
   };
-  // Connection 1 queues two (expected waits 0 and 40 ms), the third would
-  // wait 80 ms: still under 100. The fourth would wait 120 ms: refused.
-  EXPECT_EQ(pool.Submit(1, task), WorkerPool::Admission::kQueued);
+  // Connection 1 queues two (expected waits 0 and 40 ms); the third would
+  // wait 80 ms, more than half the 100 ms bound: refused.
   EXPECT_EQ(pool.Submit(1, task), WorkerPool::Admission::kQueued);
   EXPECT_EQ(pool.Submit(1, task), WorkerPool::Admission::kQueued);
   absl::Duration expected;
   EXPECT_EQ(pool.Submit(1, task, &expected), WorkerPool::Admission::kWaitTooLong);
-  EXPECT_EQ(expected, absl::Milliseconds(120));
-  // Connection 2 is behind one task of connection 1 only: admitted.
+  EXPECT_EQ(expected, absl::Milliseconds(80));
+  // Connection 2 is behind one task of connection 1 only (40 ms): admitted.
   EXPECT_EQ(pool.Submit(2, task), WorkerPool::Admission::kQueued);
   EXPECT_EQ(pool.refused_wait(), 1u);
   release.Notify();
   pool.Shutdown();
-  EXPECT_EQ(ran, 4);
+  EXPECT_EQ(ran, 3);
 }
 
 }  // namespace

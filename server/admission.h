@@ -1,9 +1,14 @@
-#ifndef WAYFINDER_SERVER_INLINE_COST_H_
-#define WAYFINDER_SERVER_INLINE_COST_H_
+#ifndef WAYFINDER_SERVER_ADMISSION_H_
+#define WAYFINDER_SERVER_ADMISSION_H_
 
 #include <array>
 #include <atomic>
 #include <cstdint>
+
+#include "absl/time/time.h"
+
+// What the service runs where, and what it refuses, besides the worker
+// pool's own admission (worker_pool.h).
 
 namespace wayfinder::server {
 
@@ -55,6 +60,50 @@ class InlineCostEstimate {
   std::array<Slot, kSlots> slots_;
 };
 
+// How late gRPC's callback threads run, measured on a sample of calls:
+// from a reactor's Finish to its OnDone, which gRPC delivers on those
+// threads once the status is sent. Everything a callback thread does (new
+// calls, inline searches, completions) waits in one queue in front of
+// them, so this is how long a new call waits there too, a wait no gRPC API
+// reports directly (the deadline's grpc-timeout is consumed by the
+// transport).
+//
+// Thread-safe and lock-free.
+class CallbackLateness {
+ public:
+  // A sample older than this is ignored: lateness is only known while
+  // sampled calls complete.
+  static constexpr absl::Duration kFresh = absl::Seconds(1);
+
+  void Record(absl::Duration lateness, absl::Time now) {
+    // Exponentially weighted, 1/4 per sample: a few late completions in a
+    // row, not one, make the threads "late".
+    const int64_t sample = absl::ToInt64Nanoseconds(lateness);
+    const int64_t old = late_ns_.load(std::memory_order_relaxed);
+    late_ns_.store(old + (sample - old) / 4, std::memory_order_relaxed);
+    sampled_ns_.store(absl::ToUnixNanos(now), std::memory_order_relaxed);
+  }
+
+  // The recent lateness, or zero when no sample is fresh.
+  absl::Duration Current(absl::Time now) const {
+    if (now - absl::FromUnixNanos(sampled_ns_.load(std::memory_order_relaxed)) > kFresh) {
+      return absl::ZeroDuration();
+    }
+    return absl::Nanoseconds(late_ns_.load(std::memory_order_relaxed));
+  }
+
+  // Whether this call should be sampled (one in kSampleEvery).
+  bool Sample() {
+    return next_.fetch_add(1, std::memory_order_relaxed) % kSampleEvery == 0;
+  }
+
+ private:
+  static constexpr uint32_t kSampleEvery = 8;
+  std::atomic<int64_t> late_ns_{0};
+  std::atomic<int64_t> sampled_ns_{0};
+  std::atomic<uint32_t> next_{0};
+};
+
 }  // namespace wayfinder::server
 
-#endif  // WAYFINDER_SERVER_INLINE_COST_H_
+#endif  // WAYFINDER_SERVER_ADMISSION_H_

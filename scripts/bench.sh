@@ -17,6 +17,9 @@
 #      map) at concurrency 1, 4, 16, 64, beside GetMap of a tiny map as the
 #      RPC ceiling of this machine (three pairs of runs a level, the median
 #      shown); p99 at half of the peak FindPath rate (three runs).
+#   6. Overload (scripts/overload-bench.sh): a cheap FindPath's latency
+#      while wayfinder-load floods the server with ANY_ANGLE FindPaths at
+#      20,000/s (three rounds of 20 probes; quick: one round of 10).
 #
 # full takes under 10 minutes on the 2-core development machine, quick
 # under 1 minute (CI runs it to keep every benchmark working).
@@ -163,5 +166,11 @@ PY
 )
 say ""
 say "$line"
+
+# 6. Overload: its own server, so stop this one first.
+kill -TERM "$server" 2>/dev/null || true
+wait "$server" 2>/dev/null || true
+say ""
+run "$(dirname "$0")/overload-bench.sh" "$build" "$data" "$mode"
 say ""
 say "(bench.sh $mode took $(( $(date +%s) - started )) s)"

@@ -6,6 +6,8 @@
 
 #include "server/worker_pool.h"
 
+#include "server/admission.h"
+
 #include <atomic>
 #include <string>
 #include <vector>
@@ -206,6 +208,33 @@ TEST(WorkerPoolTest, RefusesAtAdmissionWhenTheExpectedWaitIsTooLong) {
   release.Notify();
   pool.Shutdown();
   EXPECT_EQ(ran, 3);
+}
+
+TEST(InlineCostEstimateTest, SkipsKindsThatOverrunButProbesThemNowAndThen) {
+  InlineCostEstimate costs;
+  EXPECT_TRUE(costs.ShouldTry(7));  // a new kind tries
+  for (int i = 0; i < 8; ++i) costs.Record(7, /*fit=*/false);
+  int tried = 0;
+  for (uint32_t i = 0; i < 4 * InlineCostEstimate::kProbeEvery; ++i) tried += costs.ShouldTry(7);
+  EXPECT_EQ(tried, 4);  // one call in kProbeEvery still tries
+  EXPECT_TRUE(costs.ShouldTry(8));  // other kinds are not affected
+  for (int i = 0; i < 8; ++i) costs.Record(7, /*fit=*/true);
+  EXPECT_TRUE(costs.ShouldTry(7));  // fits again: tries again
+}
+
+TEST(CallbackLatenessTest, WeightsSamplesAndForgetsStaleOnes) {
+  CallbackLateness lateness;
+  const absl::Time t = absl::FromUnixSeconds(1000);
+  EXPECT_EQ(lateness.Current(t), absl::ZeroDuration());
+  lateness.Record(absl::Milliseconds(400), t);
+  EXPECT_EQ(lateness.Current(t), absl::Milliseconds(100));  // a quarter per sample
+  for (int i = 0; i < 20; ++i) lateness.Record(absl::Milliseconds(400), t);
+  EXPECT_GT(lateness.Current(t), absl::Milliseconds(390));
+  EXPECT_EQ(lateness.Current(t + CallbackLateness::kFresh + absl::Milliseconds(1)),
+            absl::ZeroDuration());
+  int sampled = 0;
+  for (int i = 0; i < 80; ++i) sampled += lateness.Sample();
+  EXPECT_EQ(sampled, 10);
 }
 
 }  // namespace

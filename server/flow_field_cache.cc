@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "server/map_registry.h"
 
 namespace wayfinder::server {
 
@@ -55,8 +56,10 @@ absl::StatusOr<FlowFieldCache::Field> FlowFieldCache::GetOrCompute(const FlowFie
   slot->field = std::make_shared<const FlowField>(*std::move(result));
   slot->bytes = slot->field->MemoryBytes() + sizeof(FlowFieldKey) + key.map.size() +
                 key.goals.size() * sizeof(uint32_t);
-  if (slot->bytes > capacity_bytes_) {
-    slots_.erase(it);  // larger than the whole cache: served, not kept
+  if (slot->bytes > capacity_bytes_ || (keep_ && !keep_(key))) {
+    // Larger than the whole cache, or its map version was replaced or
+    // deleted meanwhile: served, not kept.
+    slots_.erase(it);
     return slot->field;
   }
   lru_.push_front(&it->first);
@@ -75,6 +78,32 @@ void FlowFieldCache::EvictLocked() {
     slots_.erase(it);
     ++stats_.evictions;
   }
+}
+
+void FlowFieldCache::Forget(absl::string_view map, uint64_t through_version) {
+  absl::MutexLock lock(&mu_);
+  for (auto it = lru_.begin(); it != lru_.end();) {
+    const FlowFieldKey& key = **it;
+    if (key.map != map || key.version > through_version) {
+      ++it;
+      continue;
+    }
+    auto slot = slots_.find(key);
+    bytes_ -= slot->second->bytes;
+    it = lru_.erase(it);
+    slots_.erase(slot);
+  }
+}
+
+void FlowFieldCache::Follow(MapRegistry& registry) {
+  registry.AddChangeListener([this](const MapRegistry::Change& change) {
+    // A commit retires the versions below it, a delete the last one too.
+    Forget(change.name, change.snapshot != nullptr ? change.version - 1 : change.version);
+  });
+  keep_ = [&registry](const FlowFieldKey& key) {
+    const std::shared_ptr<const MapSnapshot> current = registry.Get(key.map);
+    return current != nullptr && current->version == key.version;
+  };
 }
 
 FlowFieldCache::Stats FlowFieldCache::stats() const {

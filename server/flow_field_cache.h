@@ -14,11 +14,14 @@
 #include "absl/container/node_hash_map.h"
 #include "absl/hash/hash.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "core/flow_field.h"
 
 namespace wayfinder::server {
+
+class MapRegistry;
 
 // What identifies a field: the map's name and version, the graph, and the
 // set of goal cells (ascending, unique -- so goal order and points within
@@ -43,8 +46,12 @@ struct FlowFieldKey {
 // passed), one waiter takes over.
 //
 // A field larger than the whole capacity is handed to its requesters but
-// not kept. Keys include the map version, so a new version never sees an
-// old version's field; old versions' fields age out of the LRU.
+// not kept. Keys include the map version, and versions of a name never
+// repeat (MapRegistry), so a new version never sees an old version's field.
+// A cache that follows a registry (Follow) also keeps nothing longer than
+// its map version is current: a replaced or deleted version's fields are
+// dropped at once, and a field computed on a version that is no longer
+// current is handed to its requesters but not kept.
 //
 // Thread-safe.
 class FlowFieldCache {
@@ -70,6 +77,17 @@ class FlowFieldCache {
   absl::StatusOr<Field> GetOrCompute(const FlowFieldKey& key, absl::Time deadline,
                                      const Compute& compute, bool* hit);
 
+  // Drops the stored fields of `map` whose version is <= through_version.
+  // Fields being computed are left to the check below.
+  void Forget(absl::string_view map, uint64_t through_version);
+
+  // Ties the cache to `registry`: every commit and delete forgets the
+  // versions it retires, and a computed field is kept only if its key's
+  // version is the registry's current version of the map. Call once, before
+  // the cache or the registry are shared; `registry` must outlive the cache
+  // and change no map once the cache is gone.
+  void Follow(MapRegistry& registry);
+
   Stats stats() const;
   size_t capacity_bytes() const { return capacity_bytes_; }
 
@@ -85,6 +103,10 @@ class FlowFieldCache {
   void EvictLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const size_t capacity_bytes_;
+  // Whether a computed field may be stored (set by Follow; null = always).
+  // Called under mu_, so that a field and the Forget of its version cannot
+  // interleave.
+  std::function<bool(const FlowFieldKey&)> keep_;
   mutable absl::Mutex mu_;
   // node_hash_map: keys keep their address, so the LRU list can point at
   // them.

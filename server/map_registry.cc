@@ -1,6 +1,9 @@
 #include "server/map_registry.h"
 
 #include <algorithm>
+#include <limits>
+#include <string>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -37,6 +40,31 @@ uint64_t MapRegistry::total_bytes() const {
   return total_bytes_;
 }
 
+size_t MapRegistry::tombstones() const {
+  absl::MutexLock lock(&write_mu_);
+  return tombstones_.size();
+}
+
+uint64_t MapRegistry::version_floor() const {
+  absl::MutexLock lock(&write_mu_);
+  return version_floor_;
+}
+
+void MapRegistry::AddChangeListener(ChangeListener listener) {
+  absl::MutexLock lock(&write_mu_);
+  listeners_.push_back(std::move(listener));
+}
+
+void MapRegistry::set_commit_listener(CommitListener listener) {
+  AddChangeListener([listener = std::move(listener)](const Change& change) {
+    if (change.snapshot != nullptr) listener(*change.snapshot);
+  });
+}
+
+void MapRegistry::Notify(const Change& change) {
+  for (const ChangeListener& listener : listeners_) listener(change);
+}
+
 void MapRegistry::Stamp(MapSnapshot& snapshot, uint64_t version,
                         int64_t created_unix_ms) {
   snapshot.version = version;
@@ -44,12 +72,31 @@ void MapRegistry::Stamp(MapSnapshot& snapshot, uint64_t version,
   snapshot.info.set_created_unix_ms(created_unix_ms);
 }
 
+uint64_t MapRegistry::LastVersion(absl::string_view name, const MapSnapshot* current) const {
+  auto it = tombstones_.find(name);
+  // A tombstone may sit beside a map only if storage held both (see
+  // MapStore::LoadAll); the higher one counts.
+  if (it != tombstones_.end()) {
+    return std::max(it->second.version, current != nullptr ? current->version : 0);
+  }
+  return current != nullptr ? current->version : version_floor_;
+}
+
 absl::StatusOr<std::shared_ptr<const MapSnapshot>> MapRegistry::Commit(
     std::unique_ptr<MapSnapshot> built, const v1::Map& source) {
   absl::MutexLock write_lock(&write_mu_);
-  uint64_t version = 1;
   const std::shared_ptr<const MapSnapshot> current = Get(built->name);
-  if (current != nullptr) version = current->version + 1;
+  const uint64_t last = LastVersion(built->name, current.get());
+  if (last == std::numeric_limits<uint64_t>::max()) {
+    // Wrapping to 0 would make the stored file unloadable, and reusing a
+    // version would break everything keyed by (name, version). The caller
+    // can do nothing with this name but use another: not retryable.
+    return absl::FailedPreconditionError(absl::StrCat(
+        "map.name: map \"", built->name, "\" has had version ", last,
+        ", the last there is: its versions are exhausted (they never go back, not even "
+        "after a delete); store the map under another name"));
+  }
+  const uint64_t version = last + 1;
   if (max_total_bytes_ != 0) {
     const uint64_t freed = current != nullptr ? current->info.memory_bytes() : 0;
     const uint64_t after = total_bytes() - freed + built->info.memory_bytes();
@@ -75,6 +122,7 @@ absl::StatusOr<std::shared_ptr<const MapSnapshot>> MapRegistry::Commit(
       return s;
     }
   }
+  tombstones_.erase(built->name);
   std::shared_ptr<const MapSnapshot> published = std::move(built);
   {
     absl::MutexLock lock(&mu_);
@@ -83,7 +131,7 @@ absl::StatusOr<std::shared_ptr<const MapSnapshot>> MapRegistry::Commit(
     total_bytes_ += published->info.memory_bytes();
     slot = published;
   }
-  if (commit_listener_) commit_listener_(*published);
+  Notify({.name = published->name, .version = version, .snapshot = published.get()});
   return published;
 }
 
@@ -99,23 +147,92 @@ void MapRegistry::Restore(std::unique_ptr<MapSnapshot> built, uint64_t version,
   slot = published;
 }
 
+void MapRegistry::RestoreTombstone(absl::string_view name, uint64_t version,
+                                   int64_t deleted_unix_ms) {
+  absl::MutexLock write_lock(&write_mu_);
+  Tombstone& tombstone = tombstones_[name];
+  tombstone.version = std::max(tombstone.version, version);
+  tombstone.deleted_unix_ms = deleted_unix_ms;
+}
+
+void MapRegistry::RestoreVersionFloor(uint64_t floor) {
+  absl::MutexLock write_lock(&write_mu_);
+  version_floor_ = std::max(version_floor_, floor);
+}
+
 absl::Status MapRegistry::Delete(absl::string_view name) {
   absl::MutexLock write_lock(&write_mu_);
-  if (Get(name) == nullptr) {
+  const std::shared_ptr<const MapSnapshot> current = Get(name);
+  if (current == nullptr) {
     return absl::NotFoundError(absl::StrCat("name: map \"", name, "\" does not exist"));
   }
+  const uint64_t last = LastVersion(name, current.get());
+  const int64_t now_ms = absl::ToUnixMillis(absl::Now());
   if (store_ != nullptr) {
-    if (absl::Status s = store_->Remove(name); !s.ok()) return s;
+    storage::v1::Tombstone stored;
+    stored.set_name(std::string(name));
+    stored.set_version(last);
+    stored.set_deleted_unix_ms(now_ms);
+    if (absl::Status s = store_->Delete(stored); !s.ok()) return s;
   }
-  std::shared_ptr<const MapSnapshot> dropped;  // released outside the lock
+  tombstones_[name] = Tombstone{.version = last, .deleted_unix_ms = now_ms};
   {
     absl::MutexLock lock(&mu_);
     auto it = maps_.find(name);
-    dropped = std::move(it->second);
-    total_bytes_ -= dropped->info.memory_bytes();
+    total_bytes_ -= it->second->info.memory_bytes();
     maps_.erase(it);
   }
-  return absl::OkStatus();
+  Notify({.name = name, .version = last, .snapshot = nullptr});
+  FoldTombstonesIfNeeded();
+  return absl::OkStatus();  // `current` (maybe the last reference) goes outside mu_
+}
+
+void MapRegistry::FoldTombstonesIfNeeded() {
+  if (tombstones_.size() <= max_tombstones_) return;
+  // Fold the oldest half in one go, so that the (rewritten) floor and the
+  // removals cost one write per max_tombstones_ / 2 deletes. A tombstone at
+  // the last version is never folded: the floor would then refuse every
+  // new name.
+  struct Candidate {
+    int64_t deleted_unix_ms;
+    std::string name;
+    uint64_t version;
+  };
+  std::vector<Candidate> candidates;
+  candidates.reserve(tombstones_.size());
+  for (const auto& [name, tombstone] : tombstones_) {
+    if (tombstone.version == std::numeric_limits<uint64_t>::max()) continue;
+    candidates.push_back({tombstone.deleted_unix_ms, name, tombstone.version});
+  }
+  const size_t keep = max_tombstones_ / 2;
+  if (candidates.size() <= keep) return;
+  const size_t fold = candidates.size() - keep;
+  auto older = [](const Candidate& a, const Candidate& b) {
+    return std::tie(a.deleted_unix_ms, a.name) < std::tie(b.deleted_unix_ms, b.name);
+  };
+  std::nth_element(candidates.begin(), candidates.begin() + (fold - 1), candidates.end(),
+                   older);
+  candidates.resize(fold);
+  uint64_t floor = version_floor_;
+  std::vector<std::string> names;
+  names.reserve(fold);
+  for (Candidate& c : candidates) {
+    floor = std::max(floor, c.version);
+    names.push_back(std::move(c.name));
+  }
+  if (store_ != nullptr) {
+    if (absl::Status s = store_->FoldTombstones(names, floor); !s.ok()) {
+      // The delete itself is done; keep every tombstone and try again on
+      // the next one.
+      spdlog::error("storage: cannot fold {} tombstones into the version floor: {}",
+                    names.size(), s.ToString());
+      return;
+    }
+  }
+  version_floor_ = floor;
+  for (const std::string& name : names) tombstones_.erase(name);
+  spdlog::info("{} deleted names folded into the version floor {} ({} kept)", names.size(),
+               floor, tombstones_.size());
 }
 
 }  // namespace wayfinder::server

@@ -1,6 +1,8 @@
 #ifndef WAYFINDER_SERVER_MAP_REGISTRY_H_
 #define WAYFINDER_SERVER_MAP_REGISTRY_H_
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -30,14 +32,30 @@ namespace wayfinder::server {
 // disk and the published version always agree and readers never wait for
 // I/O.
 //
+// Versions of a name only ever go up, across delete and re-create too: a
+// deleted name leaves a tombstone (its last version), and a re-created map
+// continues above it. At most `max_tombstones` tombstones are kept; beyond
+// that the oldest half are folded into one number, the version floor (the
+// highest version among them), and a name with neither a map nor a
+// tombstone starts above the floor. So memory and storage stay bounded
+// however many distinct names come and go, at the price that, once names
+// have been folded, a brand-new name may start above 1. The store records
+// all of this; the registry does not know what kind of store it has.
+//
 // Thread-safe.
 class MapRegistry {
  public:
+  static constexpr size_t kDefaultMaxTombstones = 1024;
+
   // `store` may be null (maps live in memory only); it must outlive this.
   // `max_total_bytes` bounds the memory of all current maps together
-  // (MapInfo.memory_bytes); 0 = no bound.
-  explicit MapRegistry(MapStore* store, uint64_t max_total_bytes = 0)
-      : store_(store), max_total_bytes_(max_total_bytes) {}
+  // (MapInfo.memory_bytes); 0 = no bound. `max_tombstones` (>= 2) bounds
+  // the deleted names remembered one by one (see above).
+  explicit MapRegistry(MapStore* store, uint64_t max_total_bytes = 0,
+                       size_t max_tombstones = kDefaultMaxTombstones)
+      : store_(store),
+        max_total_bytes_(max_total_bytes),
+        max_tombstones_(std::max<size_t>(max_tombstones, 2)) {}
 
   // The current snapshot of `name`, or null.
   std::shared_ptr<const MapSnapshot> Get(absl::string_view name) const;
@@ -45,38 +63,79 @@ class MapRegistry {
   // Every current snapshot, ordered by name.
   std::vector<std::shared_ptr<const MapSnapshot>> List() const;
 
-  // Stamps `built` with the next version of its name (1 for a new name),
-  // persists `source` with that version, and only then publishes it. On a
-  // storage error nothing changes. RESOURCE_EXHAUSTED when the maps would
-  // take more than max_total_bytes with it (a replaced version's memory is
-  // counted as freed).
+  // Stamps `built` with the next version of its name (above its current
+  // version or tombstone, else above the version floor: 1 for a new name),
+  // persists `source` with that version, and only then publishes it. On an
+  // error nothing changes: storage errors; RESOURCE_EXHAUSTED when the maps
+  // would take more than max_total_bytes with it (a replaced version's
+  // memory is counted as freed); FAILED_PRECONDITION when the name has had
+  // the last version (2^64 - 1) already.
   absl::StatusOr<std::shared_ptr<const MapSnapshot>> Commit(
       std::unique_ptr<MapSnapshot> built, const v1::Map& source);
 
-  // Called after each successful Commit with the published snapshot, on the
-  // committing thread (metrics). Set it before the registry is shared.
-  using CommitListener = std::function<void(const MapSnapshot&)>;
-  void set_commit_listener(CommitListener listener) { commit_listener_ = std::move(listener); }
+  // Removes `name` (from storage first), leaving its tombstone. NOT_FOUND
+  // if absent.
+  absl::Status Delete(absl::string_view name);
 
-  // Publishes a map loaded from storage under its stored version.
+  // A change to the maps, as listeners see it.
+  struct Change {
+    absl::string_view name;
+    // The new version, or for a delete the last version the name had.
+    uint64_t version = 0;
+    // The published snapshot; null for a delete.
+    const MapSnapshot* snapshot = nullptr;
+  };
+  // Called after each successful Commit and Delete, in the order they
+  // happened, on the mutating thread with mutations held off (so keep it
+  // short; it may call Get). Not called for Restore. Add listeners before
+  // the registry is shared.
+  using ChangeListener = std::function<void(const Change&)>;
+  void AddChangeListener(ChangeListener listener);
+
+  // Called after each successful Commit with the published snapshot
+  // (metrics). Same rules as AddChangeListener.
+  using CommitListener = std::function<void(const MapSnapshot&)>;
+  void set_commit_listener(CommitListener listener);
+
+  // Start-up, before the registry is shared: publish a map loaded from
+  // storage under its stored version, and the deleted names' tombstones and
+  // version floor.
   void Restore(std::unique_ptr<MapSnapshot> built, uint64_t version,
                int64_t created_unix_ms);
-
-  // Removes `name` (from storage first). NOT_FOUND if absent.
-  absl::Status Delete(absl::string_view name);
+  void RestoreTombstone(absl::string_view name, uint64_t version, int64_t deleted_unix_ms);
+  void RestoreVersionFloor(uint64_t floor);
 
   size_t size() const;
   // Memory of all current maps, bytes.
   uint64_t total_bytes() const;
+  // Deleted names remembered one by one, and the version floor (tests).
+  size_t tombstones() const;
+  uint64_t version_floor() const;
 
  private:
+  struct Tombstone {
+    uint64_t version = 0;
+    int64_t deleted_unix_ms = 0;
+  };
+
   static void Stamp(MapSnapshot& snapshot, uint64_t version, int64_t created_unix_ms);
+  // The highest version `name` has had (0 if none), counting the floor for
+  // names without a map or tombstone.
+  uint64_t LastVersion(absl::string_view name, const MapSnapshot* current) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  // Folds the oldest tombstones into the version floor once there are more
+  // than max_tombstones_.
+  void FoldTombstonesIfNeeded() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  void Notify(const Change& change) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
 
   MapStore* const store_;
   const uint64_t max_total_bytes_;
-  CommitListener commit_listener_;
+  const size_t max_tombstones_;
   // Serialises mutations, including their disk writes. Acquired before mu_.
-  absl::Mutex write_mu_;
+  mutable absl::Mutex write_mu_;
+  std::vector<ChangeListener> listeners_ ABSL_GUARDED_BY(write_mu_);
+  absl::flat_hash_map<std::string, Tombstone> tombstones_ ABSL_GUARDED_BY(write_mu_);
+  uint64_t version_floor_ ABSL_GUARDED_BY(write_mu_) = 0;
   mutable absl::Mutex mu_ ABSL_ACQUIRED_AFTER(write_mu_);
   absl::flat_hash_map<std::string, std::shared_ptr<const MapSnapshot>> maps_
       ABSL_GUARDED_BY(mu_);

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "absl/strings/match.h"
@@ -20,7 +21,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr char kExtension[] = ".wfmap";
+constexpr char kMapExtension[] = ".wfmap";
+constexpr char kTombstoneExtension[] = ".wfgone";
+constexpr char kFloorFile[] = "version_floor";
 constexpr char kTempMarker[] = ".tmp-";
 
 absl::Status ErrnoError(absl::string_view what, const std::string& path) {
@@ -50,6 +53,37 @@ absl::Status WriteAll(int fd, const std::string& data, const std::string& path) 
   return absl::OkStatus();
 }
 
+// The whole file, or nullopt if it cannot be read.
+std::optional<std::string> ReadFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  if (!in) return std::nullopt;
+  return buffer.str();
+}
+
+// The checks a record read from <stem>.<extension> must pass; the error
+// says which one failed.
+absl::Status CheckRecord(absl::string_view stem, absl::string_view name, uint64_t version) {
+  if (name != stem) {
+    return absl::DataLossError(absl::StrCat("the file holds map \"", name, "\", not \"", stem,
+                                            "\" (a file must be named after its map)"));
+  }
+  if (version == 0) {
+    return absl::DataLossError(
+        absl::StrCat("map \"", name, "\" has version 0 (versions start at 1)"));
+  }
+  return absl::OkStatus();
+}
+
+void MoveFileAside(const std::string& path, absl::string_view why) {
+  const std::string aside = absl::StrCat(path, ".corrupt");
+  spdlog::error("storage: {} moved aside to {}: {}", path, aside, std::string(why));
+  if (::rename(path.c_str(), aside.c_str()) != 0) {
+    spdlog::error("storage: cannot move {} aside: {}", path, std::strerror(errno));
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<MapStore>> MapStore::Open(const std::string& data_dir) {
@@ -74,16 +108,15 @@ absl::StatusOr<std::unique_ptr<MapStore>> MapStore::Open(const std::string& data
   return std::unique_ptr<MapStore>(new MapStore(dir));
 }
 
-std::string MapStore::PathOf(absl::string_view name) const {
-  return absl::StrCat(dir_, "/", name, kExtension);
+std::string MapStore::MapPath(absl::string_view name) const {
+  return absl::StrCat(dir_, "/", name, kMapExtension);
 }
 
-absl::Status MapStore::Save(const storage::v1::StoredMap& stored) {
-  std::string bytes;
-  if (!stored.SerializeToString(&bytes)) {
-    return absl::InternalError("storage: cannot serialise map " + stored.map().name());
-  }
-  const std::string path = PathOf(stored.map().name());
+std::string MapStore::TombstonePath(absl::string_view name) const {
+  return absl::StrCat(dir_, "/", name, kTombstoneExtension);
+}
+
+absl::Status MapStore::WriteFile(const std::string& path, const std::string& bytes) {
   const std::string temp = absl::StrCat(path, kTempMarker, ::getpid());
   const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return ErrnoError("create", temp);
@@ -101,50 +134,136 @@ absl::Status MapStore::Save(const storage::v1::StoredMap& stored) {
   return FsyncPath(dir_, O_RDONLY | O_DIRECTORY);
 }
 
-absl::Status MapStore::Remove(absl::string_view name) {
-  const std::string path = PathOf(name);
-  if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+absl::Status MapStore::RemoveFile(const std::string& path) {
+  if (::unlink(path.c_str()) != 0) {
+    if (errno == ENOENT) return absl::OkStatus();
     return ErrnoError("remove", path);
   }
   return FsyncPath(dir_, O_RDONLY | O_DIRECTORY);
 }
 
-void MapStore::MoveAside(absl::string_view name, absl::string_view why) {
-  const std::string path = PathOf(name);
-  const std::string aside = absl::StrCat(path, ".corrupt");
-  spdlog::error("storage: {} moved aside to {}: {}", path, aside, std::string(why));
-  if (::rename(path.c_str(), aside.c_str()) != 0) {
-    spdlog::error("storage: cannot move {} aside: {}", path, std::strerror(errno));
+absl::Status MapStore::Save(const storage::v1::StoredMap& stored) {
+  std::string bytes;
+  if (!stored.SerializeToString(&bytes)) {
+    return absl::InternalError("storage: cannot serialise map " + stored.map().name());
   }
+  if (absl::Status s = WriteFile(MapPath(stored.map().name()), bytes); !s.ok()) return s;
+  // Only once the map is durable: a crash before this leaves both files,
+  // and the map wins at load.
+  return RemoveFile(TombstonePath(stored.map().name()));
 }
 
-std::vector<storage::v1::StoredMap> MapStore::LoadAll() {
-  std::vector<storage::v1::StoredMap> maps;
-  std::error_code ec;
-  std::vector<fs::path> files;
-  for (const auto& entry : fs::directory_iterator(dir_, ec)) {
-    if (entry.path().extension() == kExtension) files.push_back(entry.path());
+absl::Status MapStore::Delete(const storage::v1::Tombstone& tombstone) {
+  std::string bytes;
+  if (!tombstone.SerializeToString(&bytes)) {
+    return absl::InternalError("storage: cannot serialise tombstone " + tombstone.name());
   }
-  std::sort(files.begin(), files.end());
-  for (const fs::path& file : files) {
-    const std::string stem = file.stem().string();
-    std::ifstream in(file, std::ios::binary);
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    storage::v1::StoredMap stored;
-    if (!in || !stored.ParseFromString(buffer.str())) {
-      MoveAside(stem, "not a readable stored map");
-      continue;
+  if (absl::Status s = WriteFile(TombstonePath(tombstone.name()), bytes); !s.ok()) return s;
+  // Only once the tombstone is durable: the name is never without both.
+  return RemoveFile(MapPath(tombstone.name()));
+}
+
+absl::Status MapStore::FoldTombstones(const std::vector<std::string>& names, uint64_t floor) {
+  storage::v1::VersionFloor record;
+  record.set_version(floor);
+  if (absl::Status s = WriteFile(absl::StrCat(dir_, "/", kFloorFile), record.SerializeAsString());
+      !s.ok()) {
+    return s;
+  }
+  bool removed = false;
+  for (const std::string& name : names) {
+    const std::string path = TombstonePath(name);
+    if (::unlink(path.c_str()) == 0) {
+      removed = true;
+    } else if (errno != ENOENT) {
+      return ErrnoError("remove", path);
     }
-    if (stored.map().name() != stem || stored.version() == 0) {
-      MoveAside(stem, absl::StrCat("file name and stored name \"", stored.map().name(),
-                                   "\" (version ", stored.version(), ") disagree"));
-      continue;
+  }
+  return removed ? FsyncPath(dir_, O_RDONLY | O_DIRECTORY) : absl::OkStatus();
+}
+
+void MapStore::MoveAside(absl::string_view name, absl::string_view why) {
+  MoveFileAside(MapPath(name), why);
+}
+
+MapStore::Contents MapStore::LoadAll() {
+  Contents contents;
+  std::error_code ec;
+  std::vector<fs::path> map_files;
+  std::vector<fs::path> tombstone_files;
+  for (const auto& entry : fs::directory_iterator(dir_, ec)) {
+    if (entry.path().extension() == kMapExtension) map_files.push_back(entry.path());
+    if (entry.path().extension() == kTombstoneExtension) {
+      tombstone_files.push_back(entry.path());
     }
-    maps.push_back(std::move(stored));
   }
   if (ec) spdlog::error("storage: cannot list {}: {}", dir_, ec.message());
-  return maps;
+  std::sort(map_files.begin(), map_files.end());
+  std::sort(tombstone_files.begin(), tombstone_files.end());
+
+  const std::string floor_path = absl::StrCat(dir_, "/", kFloorFile);
+  if (fs::exists(floor_path, ec)) {
+    std::optional<std::string> bytes = ReadFile(floor_path);
+    storage::v1::VersionFloor floor;
+    if (!bytes.has_value() || !floor.ParseFromString(*bytes)) {
+      // Not fatal: only names whose tombstones were folded away lose their
+      // floor; every map and every kept tombstone still counts.
+      MoveFileAside(floor_path, "not a readable version floor; names deleted long ago may "
+                                "start again below their old versions");
+    } else {
+      contents.version_floor = floor.version();
+    }
+  }
+
+  for (const fs::path& file : map_files) {
+    const std::string stem = file.stem().string();
+    std::optional<std::string> bytes = ReadFile(file);
+    storage::v1::StoredMap stored;
+    if (!bytes.has_value() || !stored.ParseFromString(*bytes)) {
+      MoveFileAside(file.string(), "not a readable stored map");
+      continue;
+    }
+    if (absl::Status s = CheckRecord(stem, stored.map().name(), stored.version()); !s.ok()) {
+      MoveFileAside(file.string(), s.message());
+      continue;
+    }
+    contents.maps.push_back(std::move(stored));
+  }
+
+  size_t next_map = 0;  // both lists are ascending by name
+  for (const fs::path& file : tombstone_files) {
+    const std::string stem = file.stem().string();
+    std::optional<std::string> bytes = ReadFile(file);
+    storage::v1::Tombstone tombstone;
+    if (!bytes.has_value() || !tombstone.ParseFromString(*bytes)) {
+      MoveFileAside(file.string(), "not a readable tombstone");
+      continue;
+    }
+    if (absl::Status s = CheckRecord(stem, tombstone.name(), tombstone.version()); !s.ok()) {
+      MoveFileAside(file.string(), s.message());
+      continue;
+    }
+    while (next_map < contents.maps.size() && contents.maps[next_map].map().name() < stem) {
+      ++next_map;
+    }
+    if (next_map < contents.maps.size() && contents.maps[next_map].map().name() == stem) {
+      const uint64_t map_version = contents.maps[next_map].version();
+      if (map_version >= tombstone.version()) {
+        spdlog::info("storage: removing {}: map {} (version {}) is current", file.string(), stem,
+                     map_version);
+        if (::unlink(file.c_str()) != 0) {
+          spdlog::error("storage: cannot remove {}: {}", file.string(), std::strerror(errno));
+        }
+        continue;
+      }
+      // Not written by this store; keep both so that the next version
+      // still goes above the tombstone.
+      spdlog::warn("storage: map {} has version {} below its tombstone's {}", stem, map_version,
+                   tombstone.version());
+    }
+    contents.tombstones.push_back(std::move(tombstone));
+  }
+  return contents;
 }
 
 }  // namespace wayfinder::server

@@ -146,6 +146,7 @@ PathfinderService::PathfinderService(MapRegistry* registry, WorkerPool* pool,
       flow_cache_(config.flow_cache_bytes) {
   // The wait bound is the service's answer to overload; the pool enforces it.
   pool_->set_max_wait(config.max_queue_wait);
+  flow_cache_.Follow(*registry_);  // nothing cached outlives its map version
   SetMessageAllocatorFor_FindPath(&find_path_messages_);
   SetMessageAllocatorFor_FindPaths(&find_paths_messages_);
 }

@@ -142,8 +142,15 @@ void WayfinderServer::LoadStoredMaps() {
     return;
   }
   const absl::Time start = absl::Now();
+  MapStore::Contents contents = store_->LoadAll();
+  // Tombstones first: they hold versions even when a map fails to build.
+  registry_->RestoreVersionFloor(contents.version_floor);
+  for (const storage::v1::Tombstone& tombstone : contents.tombstones) {
+    registry_->RestoreTombstone(tombstone.name(), tombstone.version(),
+                                tombstone.deleted_unix_ms());
+  }
   int loaded = 0;
-  for (storage::v1::StoredMap& stored : store_->LoadAll()) {
+  for (storage::v1::StoredMap& stored : contents.maps) {
     absl::StatusOr<std::unique_ptr<MapSnapshot>> built =
         BuildMap(stored.map(), config_.grid_limits, config_.polygon_limits);
     if (!built.ok()) {
@@ -153,7 +160,9 @@ void WayfinderServer::LoadStoredMaps() {
     registry_->Restore(*std::move(built), stored.version(), stored.created_unix_ms());
     ++loaded;
   }
-  spdlog::info("loaded {} stored maps from {} in {:.1f} ms", loaded, store_->dir(),
+  spdlog::info("loaded {} stored maps and {} deleted names (version floor {}) from {} in "
+               "{:.1f} ms",
+               loaded, contents.tombstones.size(), contents.version_floor, store_->dir(),
                absl::ToDoubleMilliseconds(absl::Now() - start));
 }
 

@@ -100,7 +100,8 @@ absl::StatusOr<std::unique_ptr<MapStore>> MapStore::Open(const std::string& data
   }
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     const std::string file = entry.path().filename().string();
-    if (absl::StrContains(file, kTempMarker)) {
+    // Only the last extension: a map may be named "x.tmp-1" (x.tmp-1.wfmap).
+    if (absl::StartsWith(entry.path().extension().string(), kTempMarker)) {
       spdlog::info("storage: removing {} left by an interrupted write", file);
       fs::remove(entry.path(), ec);
     }

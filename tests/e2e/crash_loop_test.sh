@@ -4,12 +4,14 @@
 # acknowledged PutMap / DeleteMap (the CLI exited 0) must survive: after each
 # restart every map of the ledger is there with its version and content (its
 # size, and the length of a path whose octile length differs per content),
-# deleted maps stay deleted, nothing else is listed. The one operation whose
-# CLI call did not succeed (the kill came in flight) may have landed or not;
-# both states are accepted and the ledger follows what the server reports.
+# deleted maps stay deleted, nothing else is listed, and versions of a name
+# only ever go up (a re-created name continues above its deleted version).
+# The one operation whose CLI call did not succeed (the kill came in flight)
+# may have landed or not; both states are accepted and the ledger follows
+# what the server reports.
 # Some rounds also kill the server while it is still loading. At the end the
 # data directory holds exactly the ledger's maps: no temporary or *.corrupt
-# files.
+# files, and a tombstone (NAME.wfgone) for every name deleted last.
 #   usage: crash_loop_test.sh SERVER CLI PROBE EXAMPLES_DIR [ROUNDS]
 #   env:   CRASH_SEED (default: the PID) to replay the same random choices.
 set -euo pipefail
@@ -70,9 +72,10 @@ for d in 1 2 3 4; do
 done
 query=(1.5 1.5 14.5 1.5)
 
-# --- The ledger: what the server acknowledged. version 0 = absent.
-declare -A ver con
-for n in "${names[@]}"; do ver[$n]=0; con[$n]=-; done
+# --- The ledger: what the server acknowledged. version 0 = absent; top =
+# the highest version the name has had (it survives a delete).
+declare -A ver con top
+for n in "${names[@]}"; do ver[$n]=0; con[$n]=-; top[$n]=0; done
 unk_kind="" unk_name="" unk_content=""  # the op in flight at the kill, if any
 
 start_server() {  # [kill_after]: kill -9 that soon after the start instead
@@ -139,13 +142,14 @@ verify() {
     got=$(state "$obs_ver" "$obs_con")
     alt=""
     if [ "$unk_name" = "$n" ]; then
-      if [ "$unk_kind" = put ]; then alt=$(state $((ver[$n] + 1)) "$unk_content"); else alt=absent; fi
+      if [ "$unk_kind" = put ]; then alt=$(state $((top[$n] + 1)) "$unk_content"); else alt=absent; fi
     fi
     if [ "$got" = "$expect" ]; then
       [ -z "$alt" ] || resolved_old=$((resolved_old + 1))
     elif [ -n "$alt" ] && [ "$got" = "$alt" ]; then
       resolved_new=$((resolved_new + 1))
       ver[$n]=$obs_ver con[$n]=$obs_con
+      [ "$obs_ver" -eq 0 ] || top[$n]=$obs_ver
     else
       fail "map $n: acknowledged $expect${alt:+ (or $alt, in flight at the kill)}, server has $got"
     fi
@@ -176,8 +180,9 @@ client_loop() {
       rc=0; out=$(cli put-map "${content_file[c]}" --name="$n" 2>&1) || rc=$?
       if [ "$rc" -ne 0 ]; then echo "unknown put $n $c - $rc"; return 0; fi
       v=$(echo "$out" | sed -n "s/^stored $n version \([0-9][0-9]*\) .*/\1/p")
-      echo "ack put $n $c ${v:-?} $((ver[$n] + 1))"
-      ver[$n]=$((ver[$n] + 1)) con[$n]=$c
+      echo "ack put $n $c ${v:-?} $((top[$n] + 1))"
+      top[$n]=$((top[$n] + 1))
+      ver[$n]=${top[$n]} con[$n]=$c
     fi
   done
 }
@@ -192,7 +197,7 @@ apply_ops() {
     fi
     if [ "$kind" = put ]; then
       [ "$v" = "$want" ] || fail "put $n acknowledged version $v, expected $want"
-      ver[$n]=$v con[$n]=$c
+      ver[$n]=$v con[$n]=$c top[$n]=$v
       acked_puts=$((acked_puts + 1))
     else
       ver[$n]=0 con[$n]=-
@@ -201,10 +206,12 @@ apply_ops() {
   done <"$work/ops"
 }
 
-# Only NAME.wfmap files and, right after a kill, NAME.wfmap.tmp-PID ones.
+# Only NAME.wfmap and NAME.wfgone files (and version_floor, were there
+# enough deleted names) and, right after a kill, temporaries of them.
 check_files() {  # $1: 1 if temporaries are allowed
   local f bad
-  bad=$(find "$data" -type f ! -name '*.wfmap' ! -name '*.wfmap.tmp-*' | sort) \
+  bad=$(find "$data" -type f ! -name '*.wfmap' ! -name '*.wfgone' ! -name version_floor \
+          ! -name '*.wfmap.tmp-*' ! -name '*.wfgone.tmp-*' ! -name 'version_floor.tmp-*' | sort) \
     || fail "cannot list the data dir $data"
   [ -z "$bad" ] || fail "unexpected files in the data dir: $bad"
   if [ "$1" -eq 0 ]; then
@@ -254,6 +261,11 @@ server_pid=""
 stored=$(find "$data" -type f -name '*.wfmap' -printf '%f\n' | sed 's/\.wfmap$//' | sort)
 want=$(for n in "${names[@]}"; do [ "${ver[$n]}" -eq 0 ] || echo "$n"; done | sort)
 [ "$stored" = "$want" ] || fail "data dir holds [$stored], ledger [$want]"
+gone=$(find "$data" -type f -name '*.wfgone' -printf '%f\n' | sed 's/\.wfgone$//' | sort)
+want=$(for n in "${names[@]}"; do
+  if [ "${ver[$n]}" -eq 0 ] && [ "${top[$n]}" -ne 0 ]; then echo "$n"; fi
+done | sort)
+[ "$gone" = "$want" ] || fail "data dir has tombstones [$gone], deleted names [$want]"
 check_files 0
 # Guard against a vacuous pass (a client that never got an op through).
 [ $((acked_puts + acked_deletes)) -ge "$rounds" ] \

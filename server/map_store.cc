@@ -12,6 +12,7 @@
 #include <optional>
 #include <sstream>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "spdlog/spdlog.h"
@@ -231,7 +232,10 @@ MapStore::Contents MapStore::LoadAll() {
     contents.maps.push_back(std::move(stored));
   }
 
-  size_t next_map = 0;  // both lists are ascending by name
+  absl::flat_hash_map<std::string, uint64_t> map_versions;
+  for (const storage::v1::StoredMap& stored : contents.maps) {
+    map_versions[stored.map().name()] = stored.version();
+  }
   for (const fs::path& file : tombstone_files) {
     const std::string stem = file.stem().string();
     std::optional<std::string> bytes = ReadFile(file);
@@ -244,14 +248,10 @@ MapStore::Contents MapStore::LoadAll() {
       MoveFileAside(file.string(), s.message());
       continue;
     }
-    while (next_map < contents.maps.size() && contents.maps[next_map].map().name() < stem) {
-      ++next_map;
-    }
-    if (next_map < contents.maps.size() && contents.maps[next_map].map().name() == stem) {
-      const uint64_t map_version = contents.maps[next_map].version();
-      if (map_version >= tombstone.version()) {
+    if (auto it = map_versions.find(stem); it != map_versions.end()) {
+      if (it->second >= tombstone.version()) {
         spdlog::info("storage: removing {}: map {} (version {}) is current", file.string(), stem,
-                     map_version);
+                     it->second);
         if (::unlink(file.c_str()) != 0) {
           spdlog::error("storage: cannot remove {}: {}", file.string(), std::strerror(errno));
         }
@@ -259,7 +259,7 @@ MapStore::Contents MapStore::LoadAll() {
       }
       // Not written by this store; keep both so that the next version
       // still goes above the tombstone.
-      spdlog::warn("storage: map {} has version {} below its tombstone's {}", stem, map_version,
+      spdlog::warn("storage: map {} has version {} below its tombstone's {}", stem, it->second,
                    tombstone.version());
     }
     contents.tombstones.push_back(std::move(tombstone));

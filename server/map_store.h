@@ -39,8 +39,10 @@ class MapStore {
  public:
   // Everything the store holds, as read at start-up.
   struct Contents {
-    std::vector<storage::v1::StoredMap> maps;  // ascending by name
-    // Deleted names (none of them has a map), ascending by name.
+    std::vector<storage::v1::StoredMap> maps;
+    // Deleted names. (A name has a map and a tombstone only if the
+    // tombstone's version is above the map's, which this store never
+    // writes.)
     std::vector<storage::v1::Tombstone> tombstones;
     uint64_t version_floor = 0;
   };

@@ -151,11 +151,15 @@ TEST(MapRegistryTest, ACrashBetweenTheTwoFilesLeavesTheMapCurrent) {
     Commit(*r.registry, "recreating");
     Commit(*r.registry, "recreating");
     Commit(*r.registry, "recreating");
+    // File names and map names sort differently ("a-x.wfmap" < "a.wfmap").
+    Commit(*r.registry, "a-x");
+    Commit(*r.registry, "a");
   }
   // A delete cut short after its tombstone was written; a re-create cut
   // short before the old tombstone went.
   WriteTombstone(dir.path(), "deleting", 2);
   WriteTombstone(dir.path(), "recreating", 2);
+  WriteTombstone(dir.path(), "a", 1);
 
   Reopened r = Reopen(dir.path(), 8);
   ASSERT_NE(r.registry->Get("deleting"), nullptr);
@@ -165,6 +169,7 @@ TEST(MapRegistryTest, ACrashBetweenTheTwoFilesLeavesTheMapCurrent) {
   EXPECT_EQ(FilesEndingIn(dir.path() + "/maps", ".wfgone"), 0u);
   EXPECT_EQ(Commit(*r.registry, "deleting"), 3u);
   EXPECT_EQ(Commit(*r.registry, "recreating"), 4u);
+  EXPECT_EQ(Commit(*r.registry, "a"), 2u);
 }
 
 TEST(MapRegistryTest, ATombstoneAboveItsMapStillCounts) {

@@ -111,7 +111,7 @@ struct FlowFieldScratch {
   // a + b sqrt 2 (a straight steps, b diagonal ones), kept exactly as the
   // pair, with the directions of the steps it was reached by and, for up
   // to 256 goals, the goal's index; beyond, the goal beside it (see
-  // flow_field.cc).
+  // flow_field_internal.h).
   struct KeyAndSource {
     uint64_t key;
     uint32_t source;

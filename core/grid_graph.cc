@@ -2,39 +2,31 @@
 
 #include <utility>
 
+#include "core/components.h"
+
 namespace wayfinder {
 
+static_assert(GridGraph::kNoComponent == kNoComponentLabel);
+
 GridGraph::GridGraph(std::shared_ptr<const GridMap> map, bool run_table)
-    : map_(std::move(map)), components_(map_->size(), kNoComponent) {
+    : map_(std::move(map)) {
   const GridMap& m = *map_;
   const uint32_t w = m.width();
   const uint32_t h = m.height();
 
-  // Components: flood fill over 4-neighbours. A diagonal step needs both
-  // orthogonal cells free, so it never joins two 4-components.
-  std::vector<uint32_t> stack;
-  for (uint32_t start = 0; start < m.size(); ++start) {
-    if (!m.IsFree(start) || components_[start] != kNoComponent) continue;
-    const uint32_t id = static_cast<uint32_t>(num_components_++);
-    components_[start] = id;
-    stack.push_back(start);
-    while (!stack.empty()) {
-      const uint32_t i = stack.back();
-      stack.pop_back();
-      const uint32_t x = i % w;
-      const uint32_t y = i / w;
-      auto visit = [&](uint32_t j) {
-        if (m.IsFree(j) && components_[j] == kNoComponent) {
-          components_[j] = id;
-          stack.push_back(j);
-        }
-      };
-      if (x > 0) visit(i - 1);
-      if (x + 1 < w) visit(i + 1);
-      if (y > 0) visit(i - w);
-      if (y + 1 < h) visit(i + w);
-    }
-  }
+  // Components: over 4-neighbours. A diagonal step needs both orthogonal
+  // cells free, so it never joins two 4-components.
+  num_components_ = LabelComponents(
+      static_cast<uint32_t>(m.size()), [&](uint32_t i) { return m.IsFree(i); },
+      [&](uint32_t i, auto&& visit) {
+        const uint32_t x = i % w;
+        const uint32_t y = i / w;
+        if (x > 0 && m.IsFree(i - 1)) visit(i - 1);
+        if (x + 1 < w && m.IsFree(i + 1)) visit(i + 1);
+        if (y > 0 && m.IsFree(i - w)) visit(i - w);
+        if (y + 1 < h && m.IsFree(i + w)) visit(i + w);
+      },
+      components_);
 
   // Allowed steps per cell, and the directed edges they make.
   moves_.assign(m.size(), 0);

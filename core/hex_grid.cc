@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/components.h"
 
 namespace wayfinder {
 namespace hex {
@@ -43,31 +44,24 @@ void CellNearest(const Point& p, int64_t* col, int64_t* row) {
 
 }  // namespace hex
 
+static_assert(HexGraph::kNoComponent == kNoComponentLabel);
+
 HexGraph::HexGraph(std::shared_ptr<const GridMap> map)
-    : map_(std::move(map)), components_(map_->size(), kNoComponent), moves_(map_->size(), 0) {
+    : map_(std::move(map)), moves_(map_->size(), 0) {
   const uint32_t w = width();
-  std::vector<uint32_t> stack;
   for (uint32_t start = 0; start < map_->size(); ++start) {
     if (!map_->IsFree(start)) continue;
     ForEachNeighbour(start % w, start / w, [&](int d, uint32_t) {
       moves_[start] |= static_cast<uint8_t>(1u << d);
       ++num_edges_;
     });
-    if (components_[start] != kNoComponent) continue;
-    const uint32_t id = static_cast<uint32_t>(num_components_++);
-    components_[start] = id;
-    stack.push_back(start);
-    while (!stack.empty()) {
-      const uint32_t i = stack.back();
-      stack.pop_back();
-      ForEachNeighbour(i % w, i / w, [&](int, uint32_t j) {
-        if (components_[j] == kNoComponent) {
-          components_[j] = id;
-          stack.push_back(j);
-        }
-      });
-    }
   }
+  num_components_ = LabelComponents(
+      static_cast<uint32_t>(map_->size()), [&](uint32_t i) { return map_->IsFree(i); },
+      [&](uint32_t i, auto&& visit) {
+        ForEachNeighbour(i % w, i / w, [&](int, uint32_t j) { visit(j); });
+      },
+      components_);
 }
 
 bool HexGraph::CellAt(const Point& p, uint32_t* col, uint32_t* row) const {

@@ -15,6 +15,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "core/components.h"
 #include "core/navmesh_internal.h"
 
 namespace wayfinder {
@@ -94,26 +95,15 @@ size_t Navmesh::num_links() const {
 }
 
 void Navmesh::BuildComponents() {
-  const uint32_t n = static_cast<uint32_t>(num_polygons());
-  components_.assign(n, kNone);
-  num_components_ = 0;
-  std::vector<uint32_t> stack;
-  for (uint32_t s = 0; s < n; ++s) {
-    if (components_[s] != kNone) continue;
-    const uint32_t id = static_cast<uint32_t>(num_components_++);
-    components_[s] = id;
-    stack.push_back(s);
-    while (!stack.empty()) {
-      const uint32_t u = stack.back();
-      stack.pop_back();
-      for (uint32_t v : neighbours(u)) {
-        if (v != kNone && components_[v] == kNone) {
-          components_[v] = id;
-          stack.push_back(v);
+  static_assert(kNone == kNoComponentLabel);
+  num_components_ = LabelComponents(
+      static_cast<uint32_t>(num_polygons()), [](uint32_t) { return true; },
+      [&](uint32_t u, auto&& visit) {
+        for (uint32_t v : neighbours(u)) {
+          if (v != kNone) visit(v);
         }
-      }
-    }
-  }
+      },
+      components_);
 }
 
 void Navmesh::BuildIndex() {

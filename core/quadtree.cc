@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/components.h"
 #include "core/funnel.h"
 
 namespace wayfinder {
@@ -460,26 +461,14 @@ void QuadtreeGraph::BuildLinks() {
 }
 
 void QuadtreeGraph::BuildComponents() {
-  components_.assign(leaves_.size(), kNone);
-  num_components_ = 0;
-  std::vector<uint32_t> stack;
-  for (uint32_t s = 0; s < leaves_.size(); ++s) {
-    if (components_[s] != kNone) continue;
-    const uint32_t id = static_cast<uint32_t>(num_components_++);
-    components_[s] = id;
-    stack.push_back(s);
-    while (!stack.empty()) {
-      const uint32_t u = stack.back();
-      stack.pop_back();
-      const QuadtreeLink* links = LinksOf(u);
-      for (uint32_t k = 0; k < leaves_[u].num_links; ++k) {
-        if (components_[links[k].leaf] == kNone) {
-          components_[links[k].leaf] = id;
-          stack.push_back(links[k].leaf);
-        }
-      }
-    }
-  }
+  static_assert(kNone == kNoComponentLabel);
+  num_components_ = LabelComponents(
+      static_cast<uint32_t>(leaves_.size()), [](uint32_t) { return true; },
+      [&](uint32_t u, auto&& visit) {
+        const QuadtreeLink* links = LinksOf(u);
+        for (uint32_t k = 0; k < leaves_[u].num_links; ++k) visit(links[k].leaf);
+      },
+      components_);
 }
 
 uint32_t QuadtreeGraph::LeafAt(const Point& p) const {

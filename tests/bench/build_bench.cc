@@ -92,6 +92,62 @@ void CircleSection() {
   std::printf("\n");
 }
 
+void MapsSection() {
+  std::printf("## Build limits beside the maps (defaults: %llu leaves, %llu polygons per radius, "
+              "%llu MiB)\n\n",
+              static_cast<unsigned long long>(server::ServerConfig{}.build_limits.max_quadtree_leaves),
+              static_cast<unsigned long long>(server::ServerConfig{}.build_limits.max_navmesh_polygons),
+              static_cast<unsigned long long>(server::ServerConfig{}.build_limits.max_build_bytes >> 20));
+  std::printf("| map | cells | QUADTREE leaves | est. MiB | NAVMESH r=0 polygons | lower bound | "
+              "mesh MiB |\n|---|---:|---:|---:|---:|---:|---:|\n");
+  auto maps = reference::LoadMovingAi(std::filesystem::path(absl::GetFlag(FLAGS_data_dir)) /
+                                      "movingai");
+  if (!maps.ok()) {
+    std::printf("no data: %s\n", maps.status().ToString().c_str());
+    return;
+  }
+  for (const auto& m : *maps) {
+    if (absl::GetFlag(FLAGS_quick) && m.grid->size() > 100000) continue;
+    auto tree = QuadtreeGraph::Build(*m.grid, {});
+    auto mesh = Navmesh::BuildFromGrid(*m.grid, {});
+    const size_t leaves = tree.ok() ? tree->leaves().size() : 0;
+    std::printf("| %s | %zu | %zu | %zu | %zu | %llu | %zu |\n", m.name.c_str(), m.grid->size(),
+                leaves, (leaves * QuadtreeGraph::kBuildBytesPerLeaf) >> 20,
+                mesh.ok() ? mesh->num_polygons() : 0,
+                static_cast<unsigned long long>(MinGridNavmeshPolygons(*m.grid)),
+                mesh.ok() ? mesh->MemoryBytes() >> 20 : 0);
+    std::fflush(stdout);
+  }
+  std::printf("\n");
+}
+
+// A 2048x2048 grid with 30% random blocked cells through BuildMap with the
+// server's default limits: refused, and how fast.
+void NoiseSection() {
+  const uint32_t side = absl::GetFlag(FLAGS_quick) ? 512 : 2048;
+  std::mt19937 rng(20);
+  std::string cells(size_t{side} * side, '\0');
+  for (char& c : cells) c = (rng() % 100 < 30) ? static_cast<char>(255) : 0;
+  std::printf("## A %ux%u grid of 30%% random blocked cells, default limits\n\n", side, side);
+  std::printf("| graphs | result | seconds |\n|---|---|---:|\n");
+  const server::ServerConfig config;
+  for (v1::GraphKind kind : {v1::GRID, v1::QUADTREE, v1::NAVMESH}) {
+    v1::Map map;
+    map.set_name("noise");
+    map.mutable_grid()->set_width(side);
+    map.mutable_grid()->set_height(side);
+    map.mutable_grid()->set_cells(cells);
+    map.mutable_build()->add_graphs(kind);
+    const absl::Time t0 = absl::Now();
+    auto built = server::BuildMap(map, config.grid_limits, config.polygon_limits,
+                                  config.build_limits);
+    std::printf("| %s | %s | %.2f |\n", v1::GraphKind_Name(kind).c_str(),
+                built.ok() ? "built" : built.status().ToString().c_str(), Seconds(t0));
+    std::fflush(stdout);
+  }
+  std::printf("\n");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -99,5 +155,7 @@ int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
   const std::string sections = absl::GetFlag(FLAGS_sections);
   if (sections.find("circle") != std::string::npos) CircleSection();
+  if (sections.find("maps") != std::string::npos) MapsSection();
+  if (sections.find("noise") != std::string::npos) NoiseSection();
   return 0;
 }

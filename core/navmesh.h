@@ -64,10 +64,15 @@ struct NavmeshLimits {
 absl::Status CheckNavmeshLimits(double agent_radius, size_t polygons, size_t bytes,
                                 bool predicted, const NavmeshLimits& limits);
 
-// Validates counts, finiteness, magnitude and non-zero area; errors name
-// the field ("walkable[2].points[5]", "obstacles[0]: needs at least 3
-// points"). Self-intersecting polygons are accepted and read with the
-// NonZero fill rule (a figure-eight covers both its loops).
+// Validates counts, finiteness, magnitude, non-zero area and simplicity;
+// errors name the field ("walkable[2].points[5]", "obstacles[0]: needs at
+// least 3 points", "walkable[0]: not a simple polygon: edge 0 (0, 0)-(10,
+// 10) meets edge 2 (10, 0)-(0, 20)"). A simple ring neither crosses nor
+// touches itself (a figure-eight touching at a vertex is refused); judged
+// on the 1/1024 lattice the build works on, in O(n log n); repeated
+// consecutive points are one vertex. Different polygons may overlap.
+// Navmesh::Build checks all of it but simplicity: it reads any rings with
+// the NonZero fill rule (PolygonsFromGrid's touch themselves).
 absl::Status ValidatePolygonMap(const PolygonMap& map, const PolygonLimits& limits);
 
 // The geometry of a grid map as polygons: the map's rectangle is walkable

@@ -9,6 +9,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -140,6 +141,199 @@ std::vector<Point> Subdivide(const std::vector<Point>& ring, double max_len) {
   return out;
 }
 
+// --- Simplicity of a ring (Shamos-Hoey sweep, exact on the lattice) ---
+//
+// Hand-written: CGAL's is_simple_2 sweeps in O(n log n) too but answers
+// only yes or no, and the message must name the two edges; Boost.Geometry's
+// is_valid names them but finds them by partitioning boxes, quadratic on
+// long edges that overlap one another's boxes; GEOS's IsSimpleOp names a
+// point, not the edges, and is not a dependency of the engine.
+
+struct LatticePoint {
+  int64_t x, y;
+  bool operator==(const LatticePoint& o) const { return x == o.x && y == o.y; }
+  bool operator<(const LatticePoint& o) const { return x < o.x || (x == o.x && y < o.y); }
+};
+using Wide = __int128;
+
+int Orient(const LatticePoint& a, const LatticePoint& b, const LatticePoint& c) {
+  const Wide v = Wide{b.x - a.x} * (c.y - a.y) - Wide{b.y - a.y} * (c.x - a.x);
+  return v > 0 ? 1 : v < 0 ? -1 : 0;
+}
+
+// c on the closed segment ab, given the three are collinear.
+bool OnSegment(const LatticePoint& a, const LatticePoint& b, const LatticePoint& c) {
+  return std::min(a.x, b.x) <= c.x && c.x <= std::max(a.x, b.x) && std::min(a.y, b.y) <= c.y &&
+         c.y <= std::max(a.y, b.y);
+}
+
+class RingSweep {
+ public:
+  explicit RingSweep(std::vector<LatticePoint> v) : v_(std::move(v)), m_(v_.size()) {}
+
+  // Two edges (by position in the deduplicated ring) that meet other than
+  // at the vertex two consecutive edges share; false when the ring is
+  // simple.
+  bool FindCrossing(size_t* first, size_t* second) {
+    struct Event {
+      LatticePoint p;
+      int type;  // 0 insert, 1 remove: at one point inserts come first, so
+                 // edges touching there are all in the status together
+      uint32_t edge;
+    };
+    std::vector<Event> events;
+    events.reserve(2 * m_);
+    for (uint32_t i = 0; i < m_; ++i) {
+      events.push_back({Left(i), 0, i});
+      events.push_back({Right(i), 1, i});
+    }
+    std::sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
+      if (!(a.p == b.p)) return a.p < b.p;
+      return a.type < b.type;
+    });
+    auto less = [this](uint32_t a, uint32_t b) { return Less(a, b); };
+    std::set<uint32_t, decltype(less)> status(less);
+    std::vector<std::set<uint32_t, decltype(less)>::iterator> where(m_);
+    auto check = [&](uint32_t a, uint32_t b) {
+      if (!Meet(a, b)) return false;
+      *first = std::min(a, b);
+      *second = std::max(a, b);
+      return true;
+    };
+    for (const Event& e : events) {
+      sweep_ = e.p;
+      if (e.type == 0) {
+        auto it = status.insert(e.edge).first;
+        where[e.edge] = it;
+        if (it != status.begin() && check(*std::prev(it), e.edge)) return true;
+        if (std::next(it) != status.end() && check(*std::next(it), e.edge)) return true;
+      } else {
+        auto it = where[e.edge];
+        auto next = std::next(it);
+        if (it != status.begin() && next != status.end() && check(*std::prev(it), *next)) {
+          return true;
+        }
+        status.erase(it);
+      }
+    }
+    return false;
+  }
+
+ private:
+  const LatticePoint& A(uint32_t i) const { return v_[i]; }
+  const LatticePoint& B(uint32_t i) const { return v_[i + 1 == m_ ? 0 : i + 1]; }
+  LatticePoint Left(uint32_t i) const { return A(i) < B(i) ? A(i) : B(i); }
+  LatticePoint Right(uint32_t i) const { return A(i) < B(i) ? B(i) : A(i); }
+
+  bool Adjacent(uint32_t a, uint32_t b) const {
+    return (a + 1) % m_ == b || (b + 1) % m_ == a;
+  }
+
+  // Whether edges a and b share a point they should not.
+  bool Meet(uint32_t a, uint32_t b) const {
+    if (Adjacent(a, b)) {
+      // They share a vertex s; they meet elsewhere only when they run on
+      // from s in the same direction (a spike).
+      const bool a_then_b = (a + 1) % m_ == b;
+      const LatticePoint& s = a_then_b ? B(a) : B(b);
+      const LatticePoint& p = a_then_b ? A(a) : A(b);
+      const LatticePoint& q = a_then_b ? B(b) : B(a);
+      if (Orient(p, s, q) != 0) return false;
+      return Wide{p.x - s.x} * (q.x - s.x) + Wide{p.y - s.y} * (q.y - s.y) > 0;
+    }
+    const LatticePoint &p1 = A(a), &p2 = B(a), &q1 = A(b), &q2 = B(b);
+    const int o1 = Orient(p1, p2, q1), o2 = Orient(p1, p2, q2);
+    const int o3 = Orient(q1, q2, p1), o4 = Orient(q1, q2, p2);
+    if (o1 != o2 && o3 != o4 && o1 * o2 <= 0 && o3 * o4 <= 0) {
+      if (o1 != 0 || o2 != 0) return true;
+    }
+    if (o1 == 0 && OnSegment(p1, p2, q1)) return true;
+    if (o2 == 0 && OnSegment(p1, p2, q2)) return true;
+    if (o3 == 0 && OnSegment(q1, q2, p1)) return true;
+    if (o4 == 0 && OnSegment(q1, q2, p2)) return true;
+    return false;
+  }
+
+  // Order of edges along the sweep line through sweep_ (x = sweep_.x,
+  // points of that line below sweep_ already passed): by height there;
+  // edges through sweep_ itself, those that began before it first (in
+  // their order just left of it), then those beginning at it (in their
+  // order just right of it). Consistent while no two edges in the status
+  // cross, and the sweep stops at the first that meet.
+  bool Less(uint32_t a, uint32_t b) const {
+    if (a == b) return false;
+    if (const int c = CompareHeight(a, b); c != 0) return c < 0;
+    const bool a_new = Left(a) == sweep_, b_new = Left(b) == sweep_;
+    if (a_new != b_new) return b_new;
+    const int slope = CompareSlope(a, b);
+    if (slope != 0) return a_new ? slope < 0 : slope > 0;
+    return a < b;
+  }
+
+  // Height of edge i on the line x = sweep_.x as num / den (den > 0);
+  // a vertical edge is at sweep_.y clamped to its extent.
+  void Height(uint32_t i, Wide* num, Wide* den) const {
+    const LatticePoint l = Left(i), r = Right(i);
+    if (l.x == r.x) {
+      *num = std::clamp(sweep_.y, l.y, r.y);
+      *den = 1;
+      return;
+    }
+    *den = r.x - l.x;
+    *num = Wide{l.y} * (r.x - l.x) + Wide{r.y - l.y} * (sweep_.x - l.x);
+  }
+  int CompareHeight(uint32_t a, uint32_t b) const {
+    Wide na, da, nb, db;
+    Height(a, &na, &da);
+    Height(b, &nb, &db);
+    const Wide l = na * db, r = nb * da;
+    return l < r ? -1 : l > r ? 1 : 0;
+  }
+  // Slopes dy/dx of the edges from left to right, vertical = +infinity.
+  int CompareSlope(uint32_t a, uint32_t b) const {
+    const LatticePoint la = Left(a), ra = Right(a), lb = Left(b), rb = Right(b);
+    const int64_t dxa = ra.x - la.x, dya = ra.y - la.y, dxb = rb.x - lb.x, dyb = rb.y - lb.y;
+    if (dxa == 0 || dxb == 0) return (dxa == 0) - (dxb == 0);
+    const Wide l = Wide{dya} * dxb, r = Wide{dyb} * dxa;
+    return l < r ? -1 : l > r ? 1 : 0;
+  }
+
+  std::vector<LatticePoint> v_;
+  size_t m_;
+  LatticePoint sweep_{0, 0};
+};
+
+// OK when ring `pts` is simple on the clipper's lattice (repeated
+// consecutive points, the closing one included, are one vertex); else
+// INVALID_ARGUMENT naming the ring and two edges that meet.
+absl::Status CheckSimple(const std::vector<Point>& pts, const std::string& name) {
+  std::vector<LatticePoint> ring;
+  std::vector<size_t> index;  // position in `pts` of each ring vertex
+  ring.reserve(pts.size());
+  for (size_t k = 0; k < pts.size(); ++k) {
+    const cl::IntPoint q = ToInt(pts[k]);
+    const LatticePoint p{q.X, q.Y};
+    if (!ring.empty() && ring.back() == p) continue;
+    ring.push_back(p);
+    index.push_back(k);
+  }
+  while (ring.size() > 1 && ring.back() == ring.front()) {
+    ring.pop_back();
+    index.pop_back();
+  }
+  if (ring.size() < 3) return absl::OkStatus();  // zero area: reported elsewhere
+  RingSweep sweep(ring);
+  size_t a = 0, b = 0;
+  if (!sweep.FindCrossing(&a, &b)) return absl::OkStatus();
+  auto edge = [&](size_t e) {
+    const size_t from = index[e], to = index[(e + 1) % index.size()];
+    return absl::StrCat("edge ", from, " ", FormatPoint(pts[from]), "-", FormatPoint(pts[to]));
+  };
+  return absl::InvalidArgumentError(absl::StrCat(name, ": not a simple polygon: ", edge(a),
+                                                 " meets ", edge(b),
+                                                 " (rings must not cross or touch themselves)"));
+}
+
 }  // namespace
 
 absl::Status CheckNavmeshLimits(double agent_radius, size_t polygons, size_t bytes,
@@ -171,7 +365,13 @@ absl::Status CheckNavmeshLimits(double agent_radius, size_t polygons, size_t byt
   return absl::OkStatus();
 }
 
-absl::Status ValidatePolygonMap(const PolygonMap& map, const PolygonLimits& limits) {
+namespace {
+
+// ValidatePolygonMap; `simple` = also require simple rings (requests). The
+// build itself reads any rings with the NonZero rule, and is given
+// non-simple ones by PolygonsFromGrid (Clipper's union touches itself
+// where cells meet at a corner).
+absl::Status ValidatePolygons(const PolygonMap& map, const PolygonLimits& limits, bool simple) {
   const size_t polygons = map.walkable.size() + map.obstacles.size();
   if (polygons > limits.max_polygons) {
     return absl::InvalidArgumentError(absl::StrCat("polygons: ", polygons, " polygons, at most ",
@@ -182,6 +382,7 @@ absl::Status ValidatePolygonMap(const PolygonMap& map, const PolygonLimits& limi
     return absl::InvalidArgumentError("walkable: at least one walkable polygon is required");
   }
   size_t vertices = 0;
+  std::vector<bool> zero_area[2];
   for (int kind = 0; kind < 2; ++kind) {
     const auto& list = kind == 0 ? map.walkable : map.obstacles;
     const char* name = kind == 0 ? "walkable" : "obstacles";
@@ -206,10 +407,7 @@ absl::Status ValidatePolygonMap(const PolygonMap& map, const PolygonLimits& limi
               " must be finite and within +-", limits.max_coordinate));
         }
       }
-      if (!(std::abs(area2) > 0)) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(name, "[", i, "]: has zero area (its points are collinear)"));
-      }
+      zero_area[kind].push_back(!(std::abs(area2) > 0));
     }
   }
   if (vertices > limits.max_vertices) {
@@ -217,7 +415,38 @@ absl::Status ValidatePolygonMap(const PolygonMap& map, const PolygonLimits& limi
         "polygons: ", vertices, " vertices, at most ", limits.max_vertices,
         " allowed (the server's --max_polygon_vertices)"));
   }
+  // After the counts: the sweep is O(n log n) in the vertices.
+  for (int kind = 0; kind < 2; ++kind) {
+    const auto& list = kind == 0 ? map.walkable : map.obstacles;
+    const char* name = kind == 0 ? "walkable" : "obstacles";
+    for (size_t i = 0; i < list.size(); ++i) {
+      const auto& pts = list[i].points;
+      const std::string ring = absl::StrCat(name, "[", i, "]");
+      // All on the line through the first point and the next one apart
+      // from it.
+      size_t apart = 1;
+      while (apart < pts.size() && pts[apart] == pts[0]) ++apart;
+      bool collinear = true;
+      for (size_t k = apart + 1; k < pts.size() && collinear; ++k) {
+        collinear = Cross(pts[0], pts[apart], pts[k]) == 0;
+      }
+      if (zero_area[kind][i] && (collinear || !simple)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(ring, ": has zero area (its points are collinear)"));
+      }
+      if (simple) WF_RETURN_IF_ERROR(CheckSimple(pts, ring));
+      if (zero_area[kind][i]) {
+        return absl::InvalidArgumentError(absl::StrCat(ring, ": has zero area"));
+      }
+    }
+  }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ValidatePolygonMap(const PolygonMap& map, const PolygonLimits& limits) {
+  return ValidatePolygons(map, limits, /*simple=*/true);
 }
 
 PolygonMap PolygonsFromRects(const RectField& field) {
@@ -248,7 +477,7 @@ absl::StatusOr<Navmesh> Navmesh::BuildPolygons(const PolygonMap& input,
                                                const PolygonLimits& limits,
                                                const BuildBudget& budget,
                                                const NavmeshLimits& build_limits) {
-  if (absl::Status s = ValidatePolygonMap(input, limits); !s.ok()) return s;
+  if (absl::Status s = ValidatePolygons(input, limits, /*simple=*/false); !s.ok()) return s;
   if (!std::isfinite(options.agent_radius) || options.agent_radius < 0 ||
       options.agent_radius > kMaxAgentRadius) {
     return absl::InvalidArgumentError(

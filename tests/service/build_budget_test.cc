@@ -45,6 +45,7 @@ StatusCode GetCode(ServerHarness& h, const std::string& name) {
 TEST(BuildBudgetServiceTest, DeadlinePassingDuringTheBuildStoresNothing) {
   server::ServerConfig config;
   config.workers = 1;  // the next PutMap runs after this one has finished
+  config.max_queue_wait = absl::Seconds(60);  // ... however long it waits for it
   ServerHarness h(config);
   // QUADTREE of a 1024^2 grid of 30% noise: ~550k leaves, seconds to build
   // without the budget, far more than the 200 ms deadline.

@@ -4,12 +4,14 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "core/any_angle.h"
+#include "core/build_budget.h"
 #include "core/corridor_search.h"
 #include "core/geometry.h"
 #include "core/grid_map.h"
@@ -40,16 +42,49 @@ struct PolygonLimits {
   double max_coordinate = 1e7;
 };
 
-// Validates counts, finiteness, magnitude and non-zero area; errors name
-// the field ("walkable[2].points[5]", "obstacles[0]: needs at least 3
-// points"). Self-intersecting polygons are accepted and read with the
-// NonZero fill rule (a figure-eight covers both its loops).
+// What one navmesh build may make: a request's cost, not its input. Beyond
+// any of them the build is RESOURCE_EXHAUSTED, refused before the
+// triangulation where the count can be predicted.
+struct NavmeshLimits {
+  // Polygons of this mesh (one agent radius).
+  size_t max_polygons = std::numeric_limits<size_t>::max();
+  // Polygons of all meshes of one map together: this mesh may have at most
+  // max_total_polygons - polygons_before.
+  size_t max_total_polygons = std::numeric_limits<size_t>::max();
+  size_t polygons_before = 0;
+  // Estimated memory of the structures the build makes (clipper paths, the
+  // triangulation, the mesh), bytes.
+  size_t max_build_bytes = std::numeric_limits<size_t>::max();
+};
+
+// OK when a mesh of `polygons` polygons whose build takes `bytes` fits
+// `limits`; else RESOURCE_EXHAUSTED naming the mesh, the count and the
+// server flag. `predicted`: the counts are a prediction made before the
+// build ("would have"), not the built mesh's.
+absl::Status CheckNavmeshLimits(double agent_radius, size_t polygons, size_t bytes,
+                                bool predicted, const NavmeshLimits& limits);
+
+// Validates counts, finiteness, magnitude, non-zero area and simplicity;
+// errors name the field ("walkable[2].points[5]", "obstacles[0]: needs at
+// least 3 points", "walkable[0]: not a simple polygon: edge 0 (0, 0)-(10,
+// 10) meets edge 2 (10, 0)-(0, 20)"). A simple ring neither crosses nor
+// touches itself (a figure-eight touching at a vertex is refused); judged
+// on the 1/1024 lattice the build works on, in O(n log n); repeated
+// consecutive points are one vertex. Different polygons may overlap.
+// Navmesh::Build checks all of it but simplicity: it reads any rings with
+// the NonZero fill rule (PolygonsFromGrid's touch themselves).
 absl::Status ValidatePolygonMap(const PolygonMap& map, const PolygonLimits& limits);
 
 // The geometry of a grid map as polygons: the map's rectangle is walkable
 // and the blocked cells are obstacles, merged into as few polygons as the
 // clipper makes of them (runs of cells first, then a union).
 PolygonMap PolygonsFromGrid(const GridMap& grid);
+
+// A lower bound on the polygons of BuildFromGrid's mesh at agent radius 0
+// (of any partition of the free cells into convex pieces), from one pass
+// over the cells: what the server refuses an over-limit grid on before
+// building it.
+uint64_t MinGridNavmeshPolygons(const GridMap& grid);
 
 // The geometry of a rectangle field: its rectangle walkable, blockers as
 // obstacles.
@@ -87,8 +122,11 @@ struct NavmeshBuildStats {
 // From polygons (Build): union of walkable polygons (Clipper, NonZero),
 // obstacles optionally replaced by convex hulls, walkable area shrunk and
 // obstacles inflated by the agent radius (square joins: the chamfer is
-// tangent to the radius circle, so clearance is never less than the
-// radius), difference, removal of near-duplicate and collinear points,
+// tangent to the radius circle, and the radius enlarged by what the
+// clean-ups and the fixed-point rounding may move a boundary, about 0.004
+// world units: clearance is never less than the radius), difference,
+// removal of near-duplicate and collinear points (each ring moves by at
+// most 1.4/1024 world units),
 // optional edge subdivision and Steiner points, constrained Delaunay
 // triangulation of the rings (CGAL, exact predicates), optional merging of
 // triangles into convex polygons.
@@ -113,8 +151,15 @@ class Navmesh {
  public:
   static constexpr uint32_t kNone = 0xFFFFFFFFu;
 
+  // Stops with the budget's status (CANCELLED, DEADLINE_EXCEEDED) when it
+  // runs out, and with RESOURCE_EXHAUSTED beyond `build_limits`.
   static absl::StatusOr<Navmesh> Build(const PolygonMap& map, const NavmeshBuildOptions& options,
-                                       const PolygonLimits& limits = {});
+                                       const PolygonLimits& limits = {},
+                                       const BuildBudget& budget = {},
+                                       const NavmeshLimits& build_limits = {});
+  // Bytes a polygon build is estimated to take per vertex of the rings it
+  // triangulates (clipper paths, the triangulation, the finished mesh).
+  static constexpr size_t kBuildBytesPerVertex = 1024;
   static absl::StatusOr<Navmesh> BuildFromGrid(const GridMap& grid,
                                                const NavmeshBuildOptions& options);
 
@@ -193,7 +238,9 @@ class Navmesh {
  private:
   static absl::StatusOr<Navmesh> BuildPolygons(const PolygonMap& map,
                                                const NavmeshBuildOptions& options,
-                                               const PolygonLimits& limits);
+                                               const PolygonLimits& limits,
+                                               const BuildBudget& budget,
+                                               const NavmeshLimits& build_limits);
   // Fills poly_start_/poly_verts_ from `polys`, then adjacency, components,
   // boundary flags, vertex incidence and the index.
   void Finish(std::vector<std::vector<uint32_t>> polys);

@@ -26,6 +26,25 @@ std::string FormatPoint(const Point& p) { return absl::StrCat("(", p.x, ", ", p.
 
 bool Finite(double v) { return std::isfinite(v); }
 
+// Budget and limits are checked every this many leaves made.
+constexpr size_t kCheckEvery = 4096;
+
+absl::Status TooManyLeaves(size_t leaves, size_t limit, bool predicted) {
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "QUADTREE: the map ", predicted ? "needs " : "needs more than ", leaves,
+      " leaves, more than the server allows (", limit,
+      ", --max_quadtree_leaves); raise build.quadtree.min_cell_size, or leave QUADTREE out "
+      "of build.graphs"));
+}
+
+absl::Status TooMuchMemory(size_t bytes, size_t limit) {
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "QUADTREE: building it would take about ", bytes >> 20,
+      " MiB, more than the server allows one upload (", limit >> 20,
+      " MiB, --max_build_mb); raise build.quadtree.min_cell_size, or leave QUADTREE out of "
+      "build.graphs"));
+}
+
 // Free area of `cell` (clipped to the field) not covered by `blockers`:
 // coordinate compression over the few blockers touching a minimum-size
 // node; only used to report what dropping a MIXED node cost.
@@ -95,7 +114,8 @@ absl::Status ValidateRectField(const RectField& field, const RectFieldLimits& li
 // Builds the tree, its walkable leaves, then merges, links and components.
 class QuadtreeGraph::Builder {
  public:
-  explicit Builder(QuadtreeGraph& g) : g_(g) {}
+  Builder(QuadtreeGraph& g, const BuildBudget& budget, const QuadtreeLimits& limits)
+      : g_(g), budget_(budget), limits_(limits) {}
 
   // --- bitmap source (seed 003) ---
   absl::Status FromGrid(const GridMap& map, const QuadtreeOptions& options) {
@@ -113,10 +133,17 @@ class QuadtreeGraph::Builder {
     const double min_size = options.min_cell_size > 0 ? options.min_cell_size : 1;
     min_level_ = 0;
     while (min_level_ < levels && double(uint32_t{1} << min_level_) < min_size) ++min_level_;
-    BuildPyramid(levels);
+    if (absl::Status s = BuildPyramid(levels); !s.ok()) return s;
+    // The leaves are known before any is made: refuse an over-limit map
+    // for the price of the pyramid.
+    const size_t leaves = CountGridLeaves(levels);
+    if (leaves > limits_.max_leaves) return TooManyLeaves(leaves, limits_.max_leaves, true);
+    const size_t bytes = PyramidBytes() + leaves * kBuildBytesPerLeaf;
+    if (bytes > limits_.max_build_bytes) return TooMuchMemory(bytes, limits_.max_build_bytes);
+    g_.leaves_.reserve(leaves);
     g_.tree_.push_back({});
     GridNode(0, levels, 0, 0);
-    return absl::OkStatus();
+    return status_;
   }
 
   // --- rectangle field source (seed 000) ---
@@ -141,6 +168,10 @@ class QuadtreeGraph::Builder {
 
   // Merges (optionally), then maps tree leaves to the final leaves.
   absl::Status Finish(const QuadtreeOptions& options) {
+    if (g_.leaves_.size() * kBuildBytesPerLeaf > limits_.max_build_bytes) {
+      return TooMuchMemory(g_.leaves_.size() * kBuildBytesPerLeaf, limits_.max_build_bytes);
+    }
+    if (absl::Status s = budget_.Check(); !s.ok()) return s;
     g_.leaves_before_merge_ = g_.leaves_.size();
     if (options.merge) {
       const double aspect = options.max_aspect > 0 ? options.max_aspect : kDefaultAspect;
@@ -150,11 +181,13 @@ class QuadtreeGraph::Builder {
             options.max_aspect));
       }
       Merge(aspect);
+      if (absl::Status s = budget_.Check(); !s.ok()) return s;
     }
     g_.BuildLinks();
+    if (absl::Status s = budget_.Check(); !s.ok()) return s;
     g_.BuildComponents();
     FindAppendages(g_, g_.appendage_parent_, g_.in_appendage_);
-    return absl::OkStatus();
+    return budget_.Check();
   }
 
  private:
@@ -173,7 +206,7 @@ class QuadtreeGraph::Builder {
   // Level 0 is the cells; each level above halves both sides (rounding
   // up): a cell is uniform when its four children are uniform and equal.
   // Linear in the map's cells, and never the size of the padded square.
-  void BuildPyramid(int levels) {
+  absl::Status BuildPyramid(int levels) {
     pyramid_.resize(levels + 1);
     Level& base = pyramid_[0];
     base.w = map_->width();
@@ -198,16 +231,46 @@ class QuadtreeGraph::Builder {
           l.cls[size_t{j} * l.w + i] = (a == b && a == c && a == d) ? a : kMixedClass;
         }
       }
+      if (absl::Status s = budget_.Check(); !s.ok()) return s;
     }
+    return absl::OkStatus();
+  }
+
+  size_t PyramidBytes() const {
+    size_t bytes = 0;
+    for (const Level& l : pyramid_) bytes += l.cls.size() * sizeof(uint16_t);
+    return bytes;
+  }
+
+  // The walkable leaves GridNode will make: uniform free cells at levels
+  // >= min_level_ whose parent is MIXED (and split, being above
+  // min_level_), or the root. One pass over the pyramid.
+  size_t CountGridLeaves(int levels) const {
+    size_t leaves = 0;
+    for (int k = min_level_; k <= levels; ++k) {
+      const Level& l = pyramid_[k];
+      for (uint32_t j = 0; j < l.h; ++j) {
+        for (uint32_t i = 0; i < l.w; ++i) {
+          const uint16_t cls = l.cls[size_t{j} * l.w + i];
+          if (cls == kBlockedClass || cls == kMixedClass) continue;
+          if (k == levels || (ClassAt(k + 1, i / 2, j / 2) == kMixedClass && k + 1 > min_level_)) {
+            ++leaves;
+          }
+        }
+      }
+    }
+    return leaves;
   }
 
   void GridNode(uint32_t node, int level, uint32_t i, uint32_t j) {
+    if (!status_.ok()) return;
     const uint16_t cls = ClassAt(level, i, j);
     const double s = double(uint32_t{1} << level);
     const Rect rect{i * s, j * s, (i + 1) * s, (j + 1) * s};
     if (cls == kBlockedClass) return;
     if (cls != kMixedClass) {
       g_.tree_[node].leaf = AddLeaf(rect, cls);
+      if (g_.leaves_.size() % kCheckEvery == 0) status_ = budget_.Check();
       return;
     }
     if (level <= min_level_) {
@@ -230,6 +293,9 @@ class QuadtreeGraph::Builder {
   absl::Status RectNode(uint32_t node, double x, double y, double s,
                         const std::vector<uint32_t>& candidates) {
     if (x >= g_.width_ || y >= g_.height_) return absl::OkStatus();  // outside
+    if (++nodes_ % kCheckEvery == 0) {
+      if (absl::Status st = budget_.Check(); !st.ok()) return st;
+    }
     const Rect rect{x, y, x + s, y + s};
     std::vector<uint32_t> touching;
     for (uint32_t b : candidates) {
@@ -246,10 +312,18 @@ class QuadtreeGraph::Builder {
     const bool inside_field = rect.x1 <= g_.width_ && rect.y1 <= g_.height_;
     if (touching.empty() && inside_field) {
       g_.tree_[node].leaf = AddLeaf(rect, 1);
-      if (g_.leaves_.size() > max_leaves_) {
+      const size_t leaves = g_.leaves_.size();
+      if (leaves > max_leaves_) {
         return absl::InvalidArgumentError(absl::StrCat(
             "build.quadtree.min_cell_size: the quadtree would need more than ", max_leaves_,
             " leaves; raise min_cell_size"));
+      }
+      if (leaves > limits_.max_leaves) return TooManyLeaves(leaves - 1, limits_.max_leaves, false);
+      if (leaves % kCheckEvery == 0) {
+        if (leaves * kBuildBytesPerLeaf > limits_.max_build_bytes) {
+          return TooMuchMemory(leaves * kBuildBytesPerLeaf, limits_.max_build_bytes);
+        }
+        return budget_.Check();
       }
       return absl::OkStatus();
     }
@@ -343,6 +417,11 @@ class QuadtreeGraph::Builder {
   }
 
   QuadtreeGraph& g_;
+  const BuildBudget& budget_;
+  const QuadtreeLimits& limits_;
+  // The first budget failure inside GridNode's recursion.
+  absl::Status status_;
+  size_t nodes_ = 0;  // RectNode calls
   const GridMap* map_ = nullptr;
   std::vector<Level> pyramid_;
   int min_level_ = 0;
@@ -352,14 +431,16 @@ class QuadtreeGraph::Builder {
 };
 
 absl::StatusOr<QuadtreeGraph> QuadtreeGraph::Build(const GridMap& map,
-                                                   const QuadtreeOptions& options) {
+                                                   const QuadtreeOptions& options,
+                                                   const BuildBudget& budget,
+                                                   const QuadtreeLimits& build_limits) {
   if (!Finite(options.min_cell_size) || options.min_cell_size < 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "build.quadtree.min_cell_size: must be a finite number >= 0, got ",
         options.min_cell_size));
   }
   QuadtreeGraph g;
-  Builder b(g);
+  Builder b(g, budget, build_limits);
   if (absl::Status s = b.FromGrid(map, options); !s.ok()) return s;
   if (absl::Status s = b.Finish(options); !s.ok()) return s;
   return g;
@@ -367,7 +448,9 @@ absl::StatusOr<QuadtreeGraph> QuadtreeGraph::Build(const GridMap& map,
 
 absl::StatusOr<QuadtreeGraph> QuadtreeGraph::Build(const RectField& field,
                                                    const QuadtreeOptions& options,
-                                                   const RectFieldLimits& limits) {
+                                                   const RectFieldLimits& limits,
+                                                   const BuildBudget& budget,
+                                                   const QuadtreeLimits& build_limits) {
   if (absl::Status s = ValidateRectField(field, limits); !s.ok()) return s;
   if (!Finite(options.min_cell_size) || options.min_cell_size < 0) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -375,7 +458,7 @@ absl::StatusOr<QuadtreeGraph> QuadtreeGraph::Build(const RectField& field,
         options.min_cell_size));
   }
   QuadtreeGraph g;
-  Builder b(g);
+  Builder b(g, budget, build_limits);
   if (absl::Status s = b.FromRects(field, options, limits); !s.ok()) return s;
   if (absl::Status s = b.Finish(options); !s.ok()) return s;
   return g;

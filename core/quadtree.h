@@ -3,10 +3,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/build_budget.h"
 #include "core/corridor_search.h"
 #include "core/geometry.h"
 #include "core/grid_map.h"
@@ -42,6 +44,18 @@ struct RectFieldLimits {
 // Validates a field: finite positive size, finite blockers with
 // non-negative extent. Errors name the field ("width", "blockers[3].x").
 absl::Status ValidateRectField(const RectField& field, const RectFieldLimits& limits);
+
+// What one quadtree build may make: a request's cost, not its input. A
+// build beyond either is RESOURCE_EXHAUSTED, refused before the tree is
+// made where the count can be predicted (grid sources: exactly, from the
+// class pyramid) and otherwise as the leaves are made.
+struct QuadtreeLimits {
+  // Most walkable leaves before merging.
+  size_t max_leaves = std::numeric_limits<size_t>::max();
+  // Estimated memory of the structures the build makes (the finished graph
+  // and its temporaries), bytes.
+  size_t max_build_bytes = std::numeric_limits<size_t>::max();
+};
 
 struct QuadtreeOptions {
   // Smallest leaf side, world units; 0 = default (1 cell on grid sources,
@@ -90,10 +104,19 @@ class QuadtreeGraph {
     uint32_t num_links = 0;
   };
 
-  static absl::StatusOr<QuadtreeGraph> Build(const GridMap& map, const QuadtreeOptions& options);
+  // Both stop with the budget's status (CANCELLED, DEADLINE_EXCEEDED) when
+  // it runs out, and with RESOURCE_EXHAUSTED beyond `build_limits`.
+  static absl::StatusOr<QuadtreeGraph> Build(const GridMap& map, const QuadtreeOptions& options,
+                                             const BuildBudget& budget = {},
+                                             const QuadtreeLimits& build_limits = {});
   static absl::StatusOr<QuadtreeGraph> Build(const RectField& field,
                                              const QuadtreeOptions& options,
-                                             const RectFieldLimits& limits = {});
+                                             const RectFieldLimits& limits = {},
+                                             const BuildBudget& budget = {},
+                                             const QuadtreeLimits& build_limits = {});
+  // Bytes a build is estimated to take per walkable leaf (graph and
+  // temporaries: tree nodes, links, the sweeps' sides and pairs).
+  static constexpr size_t kBuildBytesPerLeaf = 640;
 
   const std::vector<Leaf>& leaves() const { return leaves_; }
   const std::vector<QuadtreeLink>& links() const { return links_; }

@@ -9,7 +9,8 @@
 #      µs/query in process, expansions, length / optimal, validity.
 #   2. NAVMESH beside Recast/Detour (wayfinder-navbench), and on seeded
 #      polygon worlds against exact shortest paths.
-#   3. Flow fields (wayfinder-flowbench).
+#   3. Flow fields (wayfinder-flowbench); build cost and limits
+#      (wayfinder-buildbench).
 #   4. Micro-benchmarks with google-benchmark (wayfinder-micro): graph build
 #      time and memory, FindPath per graph.
 #   5. Over gRPC on loopback (wayfinder-server + wayfinder-load): QPS and
@@ -62,6 +63,15 @@ if [ "$mode" = full ]; then
   run "$bench/wayfinder-flowbench" --data_dir="$data"
 else
   run "$bench/wayfinder-flowbench" --data_dir="$data" --quick
+fi
+
+# 3b. Build cost: the circular obstacle at growing N, the data maps beside
+# the build limits, the 2048^2 noise map refused, paths with clearance.
+say ""
+if [ "$mode" = full ]; then
+  run "$bench/wayfinder-buildbench" --data_dir="$data"
+else
+  run "$bench/wayfinder-buildbench" --data_dir="$data" --quick
 fi
 
 # 4. Micro-benchmarks.

@@ -8,6 +8,7 @@
 #include "absl/time/time.h"
 #include "core/grid_map.h"
 #include "core/navmesh.h"
+#include "server/map_builder.h"
 
 namespace wayfinder::server {
 
@@ -66,6 +67,16 @@ struct ServerConfig {
   uint64_t max_upload_bytes = uint64_t{1} << 30;
   // Size limits of polygon sources (and rects, meshed as polygons).
   PolygonLimits polygon_limits;
+  // What one upload may make (leaves, polygons, build memory): the
+  // defaults admit every Moving AI benchmark map and example, and refuse
+  // a 2048x2048 grid of 30% random blocked cells' QUADTREE and NAVMESH
+  // before building them. Maps restored from storage are not limited.
+  MapBuildLimits build_limits = {
+      .max_quadtree_leaves = uint64_t{1} << 20,
+      .max_navmesh_polygons = uint64_t{1} << 18,
+      .max_navmesh_polygons_total = uint64_t{1} << 20,
+      .max_build_bytes = uint64_t{1} << 30,
+  };
 
   // Security, all off by default (plaintext, no tokens: fine on loopback).
   // A file of "ROLE TOKEN" lines, ROLE = read or admin; empty = no auth.

@@ -64,6 +64,15 @@ ABSL_FLAG(uint64_t, max_upload_mb, kDefaults.max_upload_bytes >> 20,
           "largest UploadMap stream, MiB");
 ABSL_FLAG(uint64_t, max_polygons, kDefaults.polygon_limits.max_polygons,
           "most polygons (walkable + obstacles) in a polygon map");
+ABSL_FLAG(uint64_t, max_quadtree_leaves, kDefaults.build_limits.max_quadtree_leaves,
+          "most QUADTREE leaves one upload may make (RESOURCE_EXHAUSTED beyond)");
+ABSL_FLAG(uint64_t, max_navmesh_polygons, kDefaults.build_limits.max_navmesh_polygons,
+          "most NAVMESH polygons one upload may make per agent radius");
+ABSL_FLAG(uint64_t, max_navmesh_polygons_total, kDefaults.build_limits.max_navmesh_polygons_total,
+          "most NAVMESH polygons one upload may make for all agent radii together");
+ABSL_FLAG(uint64_t, max_build_mb, kDefaults.build_limits.max_build_bytes >> 20,
+          "most memory one upload's graphs may take to build, MiB (an estimate checked as "
+          "the build goes)");
 ABSL_FLAG(uint64_t, max_polygon_vertices, kDefaults.polygon_limits.max_vertices,
           "most vertices in a polygon map");
 ABSL_FLAG(std::string, auth_tokens, "",
@@ -128,6 +137,11 @@ int main(int argc, char** argv) {
   config.max_upload_bytes = absl::GetFlag(FLAGS_max_upload_mb) << 20;
   config.polygon_limits.max_polygons = absl::GetFlag(FLAGS_max_polygons);
   config.polygon_limits.max_vertices = absl::GetFlag(FLAGS_max_polygon_vertices);
+  config.build_limits.max_quadtree_leaves = absl::GetFlag(FLAGS_max_quadtree_leaves);
+  config.build_limits.max_navmesh_polygons = absl::GetFlag(FLAGS_max_navmesh_polygons);
+  config.build_limits.max_navmesh_polygons_total =
+      absl::GetFlag(FLAGS_max_navmesh_polygons_total);
+  config.build_limits.max_build_bytes = absl::GetFlag(FLAGS_max_build_mb) << 20;
   config.auth_tokens_file = absl::GetFlag(FLAGS_auth_tokens);
   config.tls_cert_file = absl::GetFlag(FLAGS_tls_cert);
   config.tls_key_file = absl::GetFlag(FLAGS_tls_key);

@@ -26,6 +26,16 @@ absl::Status InField(const absl::Status& status, absl::string_view prefix) {
   return absl::Status(status.code(), absl::StrCat(prefix, status.message()));
 }
 
+// Engine errors about the build options name fields under "map."; the
+// build's own budget and limits errors name no field.
+absl::Status MapField(const absl::Status& status) {
+  if (absl::IsCancelled(status) || absl::IsDeadlineExceeded(status) ||
+      absl::IsResourceExhausted(status)) {
+    return status;
+  }
+  return InField(status, "map.");
+}
+
 // The graphs each source can have in this server version.
 std::vector<v1::GraphKind> SupportedGraphs(v1::Map::SourceCase source) {
   switch (source) {
@@ -205,7 +215,9 @@ absl::Status ValidateMapName(absl::string_view name, absl::string_view field) {
 
 absl::StatusOr<std::unique_ptr<MapSnapshot>> BuildMap(const v1::Map& map,
                                                       const GridLimits& limits,
-                                                      const PolygonLimits& polygon_limits) {
+                                                      const PolygonLimits& polygon_limits,
+                                                      const MapBuildLimits& build_limits,
+                                                      const BuildBudget& budget) {
   WF_RETURN_IF_ERROR(ValidateMapName(map.name(), "map.name"));
 
   auto snapshot = std::make_unique<MapSnapshot>();
@@ -276,12 +288,24 @@ absl::StatusOr<std::unique_ptr<MapSnapshot>> BuildMap(const v1::Map& map,
     memory += g.MemoryBytes();
   }
 
+  // Memory left for the graphs still to build.
+  auto bytes_left = [&] {
+    return build_limits.max_build_bytes > memory ? build_limits.max_build_bytes - memory : 0;
+  };
+  auto too_much_memory = [&](v1::GraphKind kind, uint64_t bytes) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        v1::GraphKind_Name(kind), ": the map's graphs would take ", (memory + bytes) >> 20,
+        " MiB, more than the server allows one upload (", build_limits.max_build_bytes >> 20,
+        " MiB, --max_build_mb); leave some graphs out of build.graphs"));
+  };
   for (v1::GraphKind kind : graphs) {
+    WF_RETURN_IF_ERROR(budget.Check());
     const absl::Time start = absl::Now();
     v1::GraphInfo* gi = info.add_graphs();
     gi->set_kind(kind);
     if (kind == v1::GRID) {
       auto graph = std::make_unique<const GridGraph>(snapshot->grid);
+      if (graph->MemoryBytes() > bytes_left()) return too_much_memory(kind, graph->MemoryBytes());
       gi->set_nodes(snapshot->grid->free_cells());
       gi->set_edges(graph->num_edges());
       gi->set_components(graph->num_components());
@@ -289,6 +313,7 @@ absl::StatusOr<std::unique_ptr<MapSnapshot>> BuildMap(const v1::Map& map,
       snapshot->grid_graph = std::move(graph);
     } else if (kind == v1::HEX) {
       auto graph = std::make_unique<const HexGraph>(snapshot->grid);
+      if (graph->MemoryBytes() > bytes_left()) return too_much_memory(kind, graph->MemoryBytes());
       gi->set_nodes(snapshot->grid->free_cells());
       gi->set_edges(graph->num_edges());
       gi->set_components(graph->num_components());
@@ -296,10 +321,14 @@ absl::StatusOr<std::unique_ptr<MapSnapshot>> BuildMap(const v1::Map& map,
       snapshot->hex_graph = std::move(graph);
     } else if (kind == v1::QUADTREE) {
       const QuadtreeOptions options = QuadtreeOptionsFrom(map.build());
+      QuadtreeLimits quadtree_limits;
+      quadtree_limits.max_leaves = build_limits.max_quadtree_leaves;
+      quadtree_limits.max_build_bytes = bytes_left();
       absl::StatusOr<QuadtreeGraph> tree =
-          snapshot->grid ? QuadtreeGraph::Build(*snapshot->grid, options)
-                         : QuadtreeGraph::Build(field, options);
-      if (!tree.ok()) return InField(tree.status(), "map.");
+          snapshot->grid
+              ? QuadtreeGraph::Build(*snapshot->grid, options, budget, quadtree_limits)
+              : QuadtreeGraph::Build(field, options, {}, budget, quadtree_limits);
+      if (!tree.ok()) return MapField(tree.status());
       auto graph = std::make_unique<const QuadtreeGraph>(*std::move(tree));
       gi->set_nodes(graph->leaves().size());
       gi->set_edges(graph->links().size());
@@ -312,17 +341,32 @@ absl::StatusOr<std::unique_ptr<MapSnapshot>> BuildMap(const v1::Map& map,
       WF_ASSIGN_OR_RETURN(const std::vector<double> radii, AgentRadii(map.build().navmesh()));
       if (map.has_rects()) polygons = PolygonsFromRects(field);
       uint64_t polygons_total = 0, links = 0, bytes = 0;
+      NavmeshLimits navmesh_limits;
+      navmesh_limits.max_polygons = build_limits.max_navmesh_polygons;
+      navmesh_limits.max_total_polygons = build_limits.max_navmesh_polygons_total;
+      if (snapshot->grid && radii.front() == 0) {
+        // Refused for the price of one pass over the cells when even a
+        // lower bound on the radius-0 mesh is over the limits.
+        WF_RETURN_IF_ERROR(CheckNavmeshLimits(0, MinGridNavmeshPolygons(*snapshot->grid), 0,
+                                              /*predicted=*/true, navmesh_limits));
+      }
       for (double radius : radii) {
+        navmesh_limits.polygons_before = polygons_total;
+        navmesh_limits.max_build_bytes = bytes_left() > bytes ? bytes_left() - bytes : 0;
         NavmeshBuildOptions options;
         options.agent_radius = radius;
         options.max_edge_length = map.build().navmesh().max_edge_length();
         options.steiner_spacing = map.build().navmesh().steiner_spacing();
         options.obstacle_hulls = map.build().navmesh().obstacle_hulls();
         options.merge_triangles = map.build().navmesh().merge_triangles();
-        absl::StatusOr<Navmesh> mesh = snapshot->grid
-                                           ? Navmesh::BuildFromGrid(*snapshot->grid, options)
-                                           : Navmesh::Build(polygons, options, polygon_limits);
-        if (!mesh.ok()) return InField(mesh.status(), "map.");
+        absl::StatusOr<Navmesh> mesh =
+            snapshot->grid ? Navmesh::BuildFromGrid(*snapshot->grid, options)
+                           : Navmesh::Build(polygons, options, polygon_limits, budget,
+                                            navmesh_limits);
+        if (!mesh.ok()) return MapField(mesh.status());
+        // Grid meshes are counted once built.
+        WF_RETURN_IF_ERROR(CheckNavmeshLimits(radius, mesh->num_polygons(), mesh->MemoryBytes(),
+                                              /*predicted=*/false, navmesh_limits));
         v1::NavmeshInfo* ni = gi->add_navmeshes();
         ni->set_agent_radius(radius);
         ni->set_triangles(mesh->num_triangles());
@@ -345,7 +389,9 @@ absl::StatusOr<std::unique_ptr<MapSnapshot>> BuildMap(const v1::Map& map,
     }
     gi->set_build_ms(absl::ToDoubleMilliseconds(absl::Now() - start));
     memory += gi->memory_bytes();
+    if (memory > build_limits.max_build_bytes) return too_much_memory(kind, 0);
   }
+  WF_RETURN_IF_ERROR(budget.Check());
   info.set_memory_bytes(memory);
   return snapshot;
 }

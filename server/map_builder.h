@@ -7,6 +7,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/status/statusor.h"
+#include "core/build_budget.h"
 #include "core/grid_map.h"
 #include "core/navmesh.h"
 #include "server/map_snapshot.h"
@@ -19,16 +20,36 @@ namespace wayfinder::server {
 // `field` names the request field in the error ("map.name", "name", "map").
 absl::Status ValidateMapName(absl::string_view name, absl::string_view field);
 
+// What one upload may make; beyond any of them BuildMap is
+// RESOURCE_EXHAUSTED naming the graph, the count and the server flag.
+// Unlimited by default (maps restored from storage are built so);
+// ServerConfig holds the server's defaults.
+struct MapBuildLimits {
+  // --max_quadtree_leaves: QUADTREE leaves before merging.
+  uint64_t max_quadtree_leaves = UINT64_MAX;
+  // --max_navmesh_polygons: polygons of one NAVMESH agent radius.
+  uint64_t max_navmesh_polygons = UINT64_MAX;
+  // --max_navmesh_polygons_total: polygons of all agent radii together.
+  uint64_t max_navmesh_polygons_total = UINT64_MAX;
+  // --max_build_mb: estimated memory of everything one upload builds,
+  // bytes.
+  uint64_t max_build_bytes = UINT64_MAX;
+};
+
 // Validates a map from a request, converts its source to engine types and
 // builds every requested graph. CPU-heavy: run it on the worker pool. The
 // result has no version yet (MapRegistry stamps it).
 //
 // Errors name the request field: INVALID_ARGUMENT for malformed input
 // ("map.grid.cells: ...", "map.movingai: line 7: ..."), UNIMPLEMENTED for
-// sources and graphs this server version cannot build yet.
+// sources and graphs this server version cannot build yet,
+// RESOURCE_EXHAUSTED beyond `build_limits`, and the budget's CANCELLED or
+// DEADLINE_EXCEEDED when the caller gave up: the build stops there.
 absl::StatusOr<std::unique_ptr<MapSnapshot>> BuildMap(const v1::Map& map,
                                                       const GridLimits& limits,
-                                                      const PolygonLimits& polygon_limits = {});
+                                                      const PolygonLimits& polygon_limits = {},
+                                                      const MapBuildLimits& build_limits = {},
+                                                      const BuildBudget& budget = {});
 
 }  // namespace wayfinder::server
 

@@ -264,8 +264,9 @@ grpc::ServerUnaryReactor* PathfinderService::PutMap(grpc::CallbackServerContext*
   if (!request->has_map()) {
     return Finish(ctx, "PutMap", absl::InvalidArgumentError("map: is required"));
   }
-  return Offload(ctx, "PutMap", [this, request, response]() -> absl::Status {
-    return StoreMap(request->map(), response);
+  return Offload(ctx, "PutMap", [this, ctx, request, response]() -> absl::Status {
+    return StoreMap(request->map(), response, DeadlineOf(ctx),
+                    [ctx] { return ctx->IsCancelled(); });
   });
 }
 
@@ -367,7 +368,8 @@ class PathfinderService::UploadReactor final
         Reply(absl::DeadlineExceededError(
             "the call's deadline passed while it waited for a worker"));
       } else {
-        Reply(service_->StoreMap(header_, response_));
+        Reply(service_->StoreMap(header_, response_, deadline_,
+                                 [ctx = ctx_] { return ctx->IsCancelled(); }));
       }
     });
     if (!queued) {
@@ -406,9 +408,13 @@ grpc::ServerReadReactor<v1::UploadMapRequest>* PathfinderService::UploadMap(
   return new UploadReactor(this, ctx, response);
 }
 
-absl::Status PathfinderService::StoreMap(const v1::Map& map, v1::MapInfo* response) {
-  absl::StatusOr<std::unique_ptr<MapSnapshot>> built =
-      BuildMap(map, config_.grid_limits, config_.polygon_limits);
+absl::Status PathfinderService::StoreMap(const v1::Map& map, v1::MapInfo* response,
+                                         absl::Time deadline, std::function<bool()> cancelled) {
+  // The caller's deadline and cancellation stop the build; a build that
+  // stopped stores nothing.
+  const BuildBudget budget(deadline, std::move(cancelled));
+  absl::StatusOr<std::unique_ptr<MapSnapshot>> built = BuildMap(
+      map, config_.grid_limits, config_.polygon_limits, config_.build_limits, budget);
   if (!built.ok()) return built.status();
   absl::StatusOr<std::shared_ptr<const MapSnapshot>> published =
       registry_->Commit(*std::move(built), map);

@@ -85,7 +85,10 @@ class PathfinderService final : public v1::Pathfinder::CallbackService {
                                           const absl::Status& status);
 
   // Builds `map` and commits it to the registry (PutMap and UploadMap).
-  absl::Status StoreMap(const v1::Map& map, v1::MapInfo* response);
+  // The build stops, and nothing is stored, when `deadline` passes or
+  // `cancelled` says the caller gave up.
+  absl::Status StoreMap(const v1::Map& map, v1::MapInfo* response, absl::Time deadline,
+                        std::function<bool()> cancelled);
   // OK without auth or with a token of `role` (see TokenAuth::Check).
   absl::Status Authorize(grpc::CallbackServerContext* ctx, Role role) const;
   // Runs `work` on the worker pool and finishes the call with its status.

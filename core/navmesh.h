@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "core/any_angle.h"
+#include "core/build_budget.h"
 #include "core/corridor_search.h"
 #include "core/geometry.h"
 #include "core/grid_map.h"
@@ -115,8 +116,11 @@ class Navmesh {
 
   static absl::StatusOr<Navmesh> Build(const PolygonMap& map, const NavmeshBuildOptions& options,
                                        const PolygonLimits& limits = {});
+  // Checks `budget` between steps and every few thousand rows or polygons,
+  // and returns its status (CANCELLED, DEADLINE_EXCEEDED) when it runs out.
   static absl::StatusOr<Navmesh> BuildFromGrid(const GridMap& grid,
-                                               const NavmeshBuildOptions& options);
+                                               const NavmeshBuildOptions& options,
+                                               const BuildBudget& budget = {});
 
   const std::vector<Point>& vertices() const { return vertices_; }
   size_t num_polygons() const { return poly_start_.empty() ? 0 : poly_start_.size() - 1; }
@@ -197,6 +201,9 @@ class Navmesh {
   // Fills poly_start_/poly_verts_ from `polys`, then adjacency, components,
   // boundary flags, vertex incidence and the index.
   void Finish(std::vector<std::vector<uint32_t>> polys);
+  // The rest of Finish once poly_start_, poly_verts_ and poly_neighbours_
+  // are filled (grid meshes know their neighbours from the grid).
+  void FinishLinked();
   void BuildIndex();
   void BuildComponents();
   // Whether polygons `from` and `to`, both round vertex x, are joined by a

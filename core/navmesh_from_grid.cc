@@ -180,8 +180,8 @@ absl::Status FlipToDelaunay(const std::vector<Point>& pts, std::vector<Tri>& tri
 struct MergedMesh {
   std::vector<uint32_t> start, verts, neighbours;
 };
-absl::StatusOr<MergedMesh> MergeTriangles(const std::vector<Point>& pts,
-                                          const std::vector<Tri>& tris, size_t max_corners,
+absl::StatusOr<MergedMesh> MergeTriangles(const std::vector<Point>& pts, std::vector<Tri> tris,
+                                          size_t max_corners,
                                           const BuildBudget& budget) {
   using navmesh_internal::Cross;
   constexpr size_t kMax = kGridMeshMaxCorners;
@@ -203,6 +203,7 @@ absl::StatusOr<MergedMesh> MergeTriangles(const std::vector<Point>& pts,
       p.across[k] = tris[t].n[k];
     }
   }
+  std::vector<Tri>().swap(tris);  // the polygons hold it all now: less at the peak
   auto find = [&](uint32_t x) {
     uint32_t r = x;
     while (parent[r] != r) r = parent[r];
@@ -580,8 +581,7 @@ absl::StatusOr<Navmesh> Navmesh::BuildFromGrid(const GridMap& grid,
   // alone is fast to build but ranks corridors worse and leaves the vertex
   // search only axis-aligned hops.
   WF_ASSIGN_OR_RETURN(MergedMesh merged,
-                      MergeTriangles(mesh.vertices_, tris, kGridMeshMaxCorners, budget));
-  std::vector<Tri>().swap(tris);
+                      MergeTriangles(mesh.vertices_, std::move(tris), kGridMeshMaxCorners, budget));
   mesh.poly_start_ = std::move(merged.start);
   mesh.poly_verts_ = std::move(merged.verts);
   mesh.poly_neighbours_ = std::move(merged.neighbours);

@@ -102,17 +102,39 @@ void TriangulateConvex(const std::vector<Point>& pts, const uint32_t* ids, size_
   link(t, 2, ref[c]);
 }
 
-// Whether d lies inside the circumcircle of (a, b, c) (positive turn), by
-// more than the rounding of the determinant: on the lattice most quads are
-// co-circular (determinant exactly 0) and are left alone, which also keeps
-// Lawson's flipping from cycling.
-bool InCircle(const Point& a, const Point& b, const Point& c, const Point& d) {
-  const double adx = a.x - d.x, ady = a.y - d.y, bdx = b.x - d.x, bdy = b.y - d.y,
-               cdx = c.x - d.x, cdy = c.y - d.y;
+// Whether p lies inside the circumcircle of (p0, p1, p2) (a positive
+// turn). On the lattice most quads are co-circular (determinant exactly 0;
+// a determinant within its rounding counts as 0); those ties are broken by
+// the symbolic perturbation CGAL's Delaunay triangulations use (Devillers:
+// points ranked by x then y, the leading nonzero minor decides), so the
+// triangulation is the unique one CGAL built from the same outline, not an
+// accident of the order of the flips. The tie-break matters for paths:
+// the first version (ties left unflipped) made corridor paths longer on
+// every map with rooms (wayfinder-navbench, 32room_000 0.9421 vs 0.9409 of
+// octile).
+bool InCircle(const Point& p0, const Point& p1, const Point& p2, const Point& p) {
+  using navmesh_internal::Cross;
+  const double adx = p0.x - p.x, ady = p0.y - p.y, bdx = p1.x - p.x, bdy = p1.y - p.y,
+               cdx = p2.x - p.x, cdy = p2.y - p.y;
   const double al = adx * adx + ady * ady, bl = bdx * bdx + bdy * bdy, cl = cdx * cdx + cdy * cdy;
   const double t1 = al * (bdx * cdy - cdx * bdy), t2 = bl * (cdx * ady - adx * cdy),
                t3 = cl * (adx * bdy - bdx * ady);
-  return t1 + t2 + t3 > 1e-10 * (std::abs(t1) + std::abs(t2) + std::abs(t3));
+  const double det = t1 + t2 + t3;
+  const double tol = 1e-10 * (std::abs(t1) + std::abs(t2) + std::abs(t3));
+  if (det > tol) return true;
+  if (det < -tol) return false;
+  const Point* ranked[4] = {&p0, &p1, &p2, &p};
+  std::sort(ranked, ranked + 4, [](const Point* x, const Point* y) {
+    return x->x < y->x || (x->x == y->x && x->y < y->y);
+  });
+  for (int i = 3; i > 1; --i) {
+    if (ranked[i] == &p) return false;
+    double o = 0;
+    if (ranked[i] == &p2 && (o = Cross(p0, p1, p)) != 0) return o > 0;
+    if (ranked[i] == &p1 && (o = Cross(p0, p, p2)) != 0) return o > 0;
+    if (ranked[i] == &p0 && (o = Cross(p, p1, p2)) != 0) return o > 0;
+  }
+  return false;
 }
 
 // Lawson's flips: every edge not on the outline whose opposite corner lies
@@ -162,7 +184,10 @@ class DelaunayFlipper {
       while (j < 3 && !(tris_[u].v[j] == b && tris_[u].v[(j + 1) % 3] == a)) ++j;
       if (j == 3) continue;
       const uint32_t d = tris_[u].v[(j + 2) % 3];
-      if (!InCircle(pts_[a], pts_[b], pts_[c], pts_[d])) continue;
+      // As CGAL asks it: c against the circle of the triangle across.
+      if (!InCircle(pts_[tris_[u].v[0]], pts_[tris_[u].v[1]], pts_[tris_[u].v[2]], pts_[c])) {
+        continue;
+      }
       if (!(Cross(pts_[c], pts_[a], pts_[d]) > 0 && Cross(pts_[d], pts_[b], pts_[c]) > 0)) continue;
       const uint32_t n_ca = tris_[t].n[(i + 2) % 3], n_bc = tris_[t].n[(i + 1) % 3];
       const uint32_t n_ad = tris_[u].n[(j + 1) % 3], n_db = tris_[u].n[(j + 2) % 3];

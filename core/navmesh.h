@@ -77,7 +77,8 @@ struct NavmeshBuildOptions {
 
 // Per-stage build times, milliseconds.
 struct NavmeshBuildStats {
-  double clip_ms = 0;         // union, hulls, offsets, difference, clean-up; grids: outline
+  double clip_ms = 0;         // union, hulls, offsets, difference, clean-up; grids: free
+                              // cells, rectangles
   double triangulate_ms = 0;  // constrained Delaunay triangulation
   double link_ms = 0;         // merging, adjacency, components, spatial index
 };
@@ -96,15 +97,19 @@ struct NavmeshBuildStats {
 //
 // From grids (BuildFromGrid): blocked cells and the map's outside are
 // inflated by the radius as squares (so every point of the mesh is at least
-// the radius from them, in any norm), the free space is cut on the grid of
-// all resulting edge coordinates, and its outline (maximal straight runs
-// between free and blocked) is triangulated (CGAL constrained Delaunay) and
-// the triangles merged into convex polygons of at most 5 corners. Exact for
-// radius 0: the mesh
-// is the union of the free cells, and two cells that touch only at a corner
-// are not joined (the outline meets itself there; no triangle crosses it).
-// No clipping: linear in the map's cells plus the triangulation of the
-// outline's vertices.
+// the radius from them, in any norm), and the free space is cut on the grid
+// of all resulting edge coordinates. No clipping and no general
+// triangulator: a greedy cover of the free cells by rectangles (one sweep
+// down the rows), each cut into triangles, linked across rectangle sides
+// from the cell owners, flipped to the constrained Delaunay triangulation
+// of the outline (Lawson; co-circular ties broken by symbolic
+// perturbation), the vertices the outline does not have (rectangle corners
+// inside the free space, straight-through wall points) removed, and the
+// triangles merged into convex polygons of at most 5 corners. Exact for
+// radius 0: the mesh is the union of the free cells, and two cells that
+// touch only at a corner are not joined (no triangle side crosses the
+// outline, and polygons are linked only through shared sides). Linear in
+// the map's cells plus the flips.
 //
 // Both: adjacency through shared edges, connected components, and a bucket
 // grid for locating a point's polygon.

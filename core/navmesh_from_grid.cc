@@ -5,18 +5,14 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <limits>
-#include <memory>
 #include <string>
 #include <utility>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "core/navmesh_internal.h"
 #include "core/status_macros.h"
-#include "core/triangulate.h"
 
 namespace wayfinder {
 namespace {
@@ -25,7 +21,6 @@ namespace cl = ClipperLib;
 using navmesh_internal::kMaxAgentRadius;
 using navmesh_internal::ToInt;
 using navmesh_internal::ToWorld;
-using navmesh_internal::MergeConvex;
 
 // Corners of a grid mesh's merged polygons (see BuildFromGrid).
 constexpr size_t kGridMeshMaxCorners = 5;

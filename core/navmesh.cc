@@ -36,16 +36,12 @@ Point ClosestOnSegment(const Point& p, const Point& a, const Point& b) {
 void Navmesh::Finish(std::vector<std::vector<uint32_t>> polys) {
   poly_start_.assign(1, 0);
   poly_verts_.clear();
-  area_ = 0;
   for (const std::vector<uint32_t>& p : polys) {
     poly_verts_.insert(poly_verts_.end(), p.begin(), p.end());
     poly_start_.push_back(static_cast<uint32_t>(poly_verts_.size()));
-    for (size_t k = 0; k < p.size(); ++k) {
-      const Point& a = vertices_[p[k]];
-      const Point& b = vertices_[p[(k + 1) % p.size()]];
-      area_ += (a.x * b.y - b.x * a.y) / 2;
-    }
   }
+  polys.clear();
+  polys.shrink_to_fit();
   // Adjacency: the polygon across (a, b) is the one with the edge (b, a).
   poly_neighbours_.assign(poly_verts_.size(), kNone);
   absl::flat_hash_map<uint64_t, uint32_t> edge_owner;
@@ -58,15 +54,28 @@ void Navmesh::Finish(std::vector<std::vector<uint32_t>> polys) {
       edge_owner.emplace(key(poly_verts_[k], poly_verts_[next]), p);
     }
   }
+  for (uint32_t p = 0; p < n; ++p) {
+    for (uint32_t k = poly_start_[p]; k < poly_start_[p + 1]; ++k) {
+      const uint32_t next = k + 1 == poly_start_[p + 1] ? poly_start_[p] : k + 1;
+      auto it = edge_owner.find(key(poly_verts_[next], poly_verts_[k]));
+      if (it != edge_owner.end()) poly_neighbours_[k] = it->second;
+    }
+  }
+  FinishLinked();
+}
+
+void Navmesh::FinishLinked() {
+  area_ = 0;
+  const uint32_t n = static_cast<uint32_t>(num_polygons());
   boundary_vertex_.assign(vertices_.size(), false);
   std::vector<uint32_t> counts(vertices_.size() + 1, 0);
   for (uint32_t p = 0; p < n; ++p) {
     for (uint32_t k = poly_start_[p]; k < poly_start_[p + 1]; ++k) {
       const uint32_t next = k + 1 == poly_start_[p + 1] ? poly_start_[p] : k + 1;
-      auto it = edge_owner.find(key(poly_verts_[next], poly_verts_[k]));
-      if (it != edge_owner.end()) {
-        poly_neighbours_[k] = it->second;
-      } else {
+      const Point& a = vertices_[poly_verts_[k]];
+      const Point& b = vertices_[poly_verts_[next]];
+      area_ += (a.x * b.y - b.x * a.y) / 2;
+      if (poly_neighbours_[k] == kNone) {
         boundary_vertex_[poly_verts_[k]] = true;
         boundary_vertex_[poly_verts_[next]] = true;
       }
@@ -78,12 +87,14 @@ void Navmesh::Finish(std::vector<std::vector<uint32_t>> polys) {
     vertex_poly_start_[v + 1] = vertex_poly_start_[v] + counts[v + 1];
   }
   vertex_polys_.assign(poly_verts_.size(), 0);
-  std::vector<uint32_t> fill(vertex_poly_start_.begin(), vertex_poly_start_.end() - 1);
+  std::vector<uint32_t>& fill = counts;  // reused: the next free slot of each vertex
+  std::copy(vertex_poly_start_.begin(), vertex_poly_start_.end(), fill.begin());
   for (uint32_t p = 0; p < n; ++p) {
     for (uint32_t k = poly_start_[p]; k < poly_start_[p + 1]; ++k) {
       vertex_polys_[fill[poly_verts_[k]]++] = p;
     }
   }
+  std::vector<uint32_t>().swap(counts);
   BuildComponents();
   FindAppendages(*this, appendage_parent_, in_appendage_);
   BuildIndex();

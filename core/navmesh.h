@@ -111,7 +111,8 @@ struct NavmeshBuildOptions {
 
 // Per-stage build times, milliseconds.
 struct NavmeshBuildStats {
-  double clip_ms = 0;         // union, hulls, offsets, difference, clean-up; grids: outline
+  double clip_ms = 0;         // union, hulls, offsets, difference, clean-up; grids: free
+                              // cells, rectangles
   double triangulate_ms = 0;  // constrained Delaunay triangulation
   double link_ms = 0;         // merging, adjacency, components, spatial index
 };
@@ -133,15 +134,19 @@ struct NavmeshBuildStats {
 //
 // From grids (BuildFromGrid): blocked cells and the map's outside are
 // inflated by the radius as squares (so every point of the mesh is at least
-// the radius from them, in any norm), the free space is cut on the grid of
-// all resulting edge coordinates, and its outline (maximal straight runs
-// between free and blocked) is triangulated (CGAL constrained Delaunay) and
-// the triangles merged into convex polygons of at most 5 corners. Exact for
-// radius 0: the mesh
-// is the union of the free cells, and two cells that touch only at a corner
-// are not joined (the outline meets itself there; no triangle crosses it).
-// No clipping: linear in the map's cells plus the triangulation of the
-// outline's vertices.
+// the radius from them, in any norm), and the free space is cut on the grid
+// of all resulting edge coordinates. No clipping and no general
+// triangulator: a greedy cover of the free cells by rectangles (one sweep
+// down the rows), each cut into triangles, linked across rectangle sides
+// from the cell owners, flipped to the constrained Delaunay triangulation
+// of the outline (Lawson; co-circular ties broken by symbolic
+// perturbation), the vertices the outline does not have (rectangle corners
+// inside the free space, straight-through wall points) removed, and the
+// triangles merged into convex polygons of at most 5 corners. Exact for
+// radius 0: the mesh is the union of the free cells, and two cells that
+// touch only at a corner are not joined (no triangle side crosses the
+// outline, and polygons are linked only through shared sides). Linear in
+// the map's cells plus the flips.
 //
 // Both: adjacency through shared edges, connected components, and a bucket
 // grid for locating a point's polygon.
@@ -160,8 +165,11 @@ class Navmesh {
   // Bytes a polygon build is estimated to take per vertex of the rings it
   // triangulates (clipper paths, the triangulation, the finished mesh).
   static constexpr size_t kBuildBytesPerVertex = 1024;
+  // Checks `budget` between steps and every few thousand rows or polygons,
+  // and returns its status (CANCELLED, DEADLINE_EXCEEDED) when it runs out.
   static absl::StatusOr<Navmesh> BuildFromGrid(const GridMap& grid,
-                                               const NavmeshBuildOptions& options);
+                                               const NavmeshBuildOptions& options,
+                                               const BuildBudget& budget = {});
 
   const std::vector<Point>& vertices() const { return vertices_; }
   size_t num_polygons() const { return poly_start_.empty() ? 0 : poly_start_.size() - 1; }
@@ -244,6 +252,9 @@ class Navmesh {
   // Fills poly_start_/poly_verts_ from `polys`, then adjacency, components,
   // boundary flags, vertex incidence and the index.
   void Finish(std::vector<std::vector<uint32_t>> polys);
+  // The rest of Finish once poly_start_, poly_verts_ and poly_neighbours_
+  // are filled (grid meshes know their neighbours from the grid).
+  void FinishLinked();
   void BuildIndex();
   void BuildComponents();
   // Whether polygons `from` and `to`, both round vertex x, are joined by a

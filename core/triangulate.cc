@@ -7,7 +7,6 @@
 #include <deque>
 #include <exception>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 
 namespace wayfinder {
@@ -66,38 +65,6 @@ std::vector<std::array<Point, 3>> OddFaces(Cdt& cdt) {
 }
 
 }  // namespace
-
-absl::StatusOr<std::vector<std::array<Point, 3>>> TriangulateSegments(
-    const std::vector<std::array<Point, 2>>& segments) {
-  try {
-    Cdt cdt;
-    // Vertices first, each inserted next to the last (segments come in
-    // scan order, so that is usually near), then the constraints between
-    // the handles.
-    absl::flat_hash_map<std::pair<double, double>, Cdt::Vertex_handle> handles;
-    handles.reserve(segments.size() * 2);
-    Cdt::Vertex_handle hint;
-    auto vertex = [&](const Point& p) {
-      auto [it, inserted] = handles.try_emplace({p.x, p.y});
-      if (inserted) {
-        it->second = hint == Cdt::Vertex_handle() ? cdt.insert(K::Point_2(p.x, p.y))
-                                                 : cdt.insert(K::Point_2(p.x, p.y), hint->face());
-        hint = it->second;
-      }
-      return it->second;
-    };
-    std::vector<std::pair<Cdt::Vertex_handle, Cdt::Vertex_handle>> edges;
-    edges.reserve(segments.size());
-    for (const auto& s : segments) {
-      if (s[0] == s[1]) continue;
-      edges.emplace_back(vertex(s[0]), vertex(s[1]));
-    }
-    for (const auto& [a, b] : edges) cdt.insert_constraint(a, b);
-    return OddFaces(cdt);
-  } catch (const std::exception& e) {
-    return absl::InternalError(absl::StrCat("navmesh: triangulation failed: ", e.what()));
-  }
-}
 
 absl::StatusOr<std::vector<std::array<Point, 3>>> TriangulateRings(
     const std::vector<std::vector<Point>>& rings) {

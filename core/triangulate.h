@@ -19,13 +19,6 @@ namespace wayfinder {
 absl::StatusOr<std::vector<std::array<Point, 3>>> TriangulateRings(
     const std::vector<std::vector<Point>>& rings);
 
-// The same for a region given by its boundary as loose segments (in any
-// order and direction, meeting only at their ends): a point is in the
-// region when a ray from it crosses an odd number of them. Used for grid
-// outlines, where tracing rings would add nothing.
-absl::StatusOr<std::vector<std::array<Point, 3>>> TriangulateSegments(
-    const std::vector<std::array<Point, 2>>& segments);
-
 }  // namespace wayfinder
 
 #endif  // WAYFINDER_CORE_TRIANGULATE_H_

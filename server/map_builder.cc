@@ -360,7 +360,7 @@ absl::StatusOr<std::unique_ptr<MapSnapshot>> BuildMap(const v1::Map& map,
         options.obstacle_hulls = map.build().navmesh().obstacle_hulls();
         options.merge_triangles = map.build().navmesh().merge_triangles();
         absl::StatusOr<Navmesh> mesh =
-            snapshot->grid ? Navmesh::BuildFromGrid(*snapshot->grid, options)
+            snapshot->grid ? Navmesh::BuildFromGrid(*snapshot->grid, options, budget)
                            : Navmesh::Build(polygons, options, polygon_limits, budget,
                                             navmesh_limits);
         if (!mesh.ok()) return MapField(mesh.status());

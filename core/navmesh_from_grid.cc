@@ -94,6 +94,7 @@ absl::StatusOr<Navmesh> Navmesh::BuildFromGrid(const GridMap& grid,
   }
   Navmesh mesh;
   mesh.agent_radius_ = r;
+  mesh.map_area_ = {0, 0, static_cast<double>(grid.width()), static_cast<double>(grid.height())};
   absl::Time t0 = absl::Now();
   const uint32_t w = grid.width(), h = grid.height();
 

@@ -171,6 +171,7 @@ absl::StatusOr<Navmesh> Navmesh::BuildPolygons(const PolygonMap& input,
   }
   Navmesh mesh;
   mesh.agent_radius_ = options.agent_radius;
+  mesh.map_area_ = PolygonMapArea(input);
   absl::Time t0 = absl::Now();
 
   // 1. Union of the walkable polygons (NonZero: overlaps merge, no holes

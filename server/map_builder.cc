@@ -9,10 +9,15 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/strip.h"
+#include "absl/types/optional.h"
 #include "absl/time/clock.h"
 #include "core/movingai.h"
 #include "core/navmesh.h"
 #include "core/status_macros.h"
+#include "server/graph_kinds.h"
 
 namespace wayfinder::server {
 namespace {
@@ -26,39 +31,49 @@ absl::Status InField(const absl::Status& status, absl::string_view prefix) {
   return absl::Status(status.code(), absl::StrCat(prefix, status.message()));
 }
 
-// The graphs each source can have in this server version.
-std::vector<v1::GraphKind> SupportedGraphs(v1::Map::SourceCase source) {
-  switch (source) {
-    case v1::Map::kGrid:
-    case v1::Map::kMovingai:
-      return {v1::GRID, v1::QUADTREE, v1::NAVMESH};
-    case v1::Map::kRects:
-      return {v1::QUADTREE, v1::NAVMESH};
-    case v1::Map::kPolygons:
-      return {v1::NAVMESH};
-    case v1::Map::kHex:
-      return {v1::HEX};
-    default:
-      return {};
+// Engine errors about the polygons a rects source is meshed from
+// (PolygonsFromRects), in the terms of the request the caller sent:
+// walkable[0] is the field itself (map.rects), obstacles[j] the j-th blocker
+// with an area (map.rects.blockers[k]), "polygons" the whole source.
+absl::Status InRectsSource(const absl::Status& status, const RectField& field) {
+  if (status.ok()) return status;
+  absl::string_view rest = status.message();
+  std::string path;
+  auto skip_index = [&rest]() -> absl::optional<size_t> {
+    size_t index = 0;
+    const size_t close = rest.find(']');
+    if (!absl::ConsumePrefix(&rest, "[") || close == absl::string_view::npos ||
+        !absl::SimpleAtoi(rest.substr(0, close - 1), &index)) {
+      return absl::nullopt;
+    }
+    rest.remove_prefix(close);
+    return index;
+  };
+  if (absl::ConsumePrefix(&rest, "walkable")) {
+    skip_index();
+    path = "map.rects";
+  } else if (absl::ConsumePrefix(&rest, "obstacles")) {
+    const absl::optional<size_t> obstacle = skip_index();
+    path = "map.rects.blockers";
+    // PolygonsFromRects leaves out the blockers without area.
+    size_t seen = 0;
+    for (size_t k = 0; obstacle.has_value() && k < field.blockers.size(); ++k) {
+      const Rect& r = field.blockers[k];
+      if (r.x1 <= r.x0 || r.y1 <= r.y0) continue;
+      if (seen++ == *obstacle) {
+        path = absl::StrCat("map.rects.blockers[", k, "]");
+        break;
+      }
+    }
+  } else if (absl::ConsumePrefix(&rest, "polygons")) {
+    path = "map.rects";
+  } else {
+    return InField(status, "map.");
   }
-}
-
-// The graphs built when the request names none: all this server version
-// can build (a grid's rectangle navmesh takes milliseconds even at 1024^2).
-std::vector<v1::GraphKind> DefaultGraphs(v1::Map::SourceCase source) {
-  switch (source) {
-    case v1::Map::kGrid:
-    case v1::Map::kMovingai:
-      return {v1::GRID, v1::QUADTREE, v1::NAVMESH};
-    case v1::Map::kRects:
-      return {v1::QUADTREE, v1::NAVMESH};
-    case v1::Map::kPolygons:
-      return {v1::NAVMESH};
-    case v1::Map::kHex:
-      return {v1::HEX};
-    default:
-      return {};
-  }
+  // A point of the ring is not a field the caller sent; its value stays in
+  // the message.
+  if (absl::ConsumePrefix(&rest, ".points")) skip_index();
+  return absl::Status(status.code(), absl::StrCat(path, rest));
 }
 
 RectField FieldFromSource(const v1::RectSource& source) {
@@ -119,9 +134,14 @@ QuadtreeOptions QuadtreeOptionsFrom(const v1::BuildOptions& build) {
   return options;
 }
 
-absl::StatusOr<std::vector<v1::GraphKind>> RequestedGraphs(const v1::Map& map) {
-  const std::vector<v1::GraphKind> supported = SupportedGraphs(map.source_case());
-  if (map.build().graphs().empty()) return DefaultGraphs(map.source_case());
+// The graphs to build: BuildOptions.graphs, or when empty every graph the
+// source can have (a grid's rectangle navmesh takes milliseconds even at
+// 1024^2). A graph the source cannot have is a malformed request
+// (server/graph_kinds.h).
+absl::StatusOr<std::vector<v1::GraphKind>> RequestedGraphs(const v1::Map& map,
+                                                           v1::SourceKind source) {
+  const std::vector<v1::GraphKind> supported = SupportedGraphs(source);
+  if (map.build().graphs().empty()) return supported;
   std::vector<v1::GraphKind> graphs;
   for (int i = 0; i < map.build().graphs_size(); ++i) {
     const int raw = map.build().graphs(i);
@@ -132,11 +152,11 @@ absl::StatusOr<std::vector<v1::GraphKind>> RequestedGraphs(const v1::Map& map) {
     }
     const auto kind = static_cast<v1::GraphKind>(raw);
     if (std::find(supported.begin(), supported.end(), kind) == supported.end()) {
-      return absl::UnimplementedError(absl::StrCat(
-          field, ": ", v1::GraphKind_Name(kind),
-          " graphs are not available for this source in this server version "
-          "(available: GRID, QUADTREE, NAVMESH for grid and movingai maps; "
-          "QUADTREE, NAVMESH for rects; NAVMESH for polygons; HEX for hex)"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          field, ": ", v1::GraphKind_Name(kind), " graphs cannot be built for ",
+          SourceName(source), " maps (they can have ", GraphNames(supported),
+          "; GRID, QUADTREE, NAVMESH for grid and movingai maps, QUADTREE, NAVMESH for "
+          "rects, NAVMESH for polygons, HEX for hex)"));
     }
     if (std::find(graphs.begin(), graphs.end(), kind) == graphs.end()) {
       graphs.push_back(kind);
@@ -233,7 +253,11 @@ absl::StatusOr<std::unique_ptr<MapSnapshot>> BuildMap(const v1::Map& map,
       return absl::InvalidArgumentError(
           "map: no source set (set one of grid, movingai, rects, polygons, hex)");
   }
-  WF_ASSIGN_OR_RETURN(const std::vector<v1::GraphKind> graphs, RequestedGraphs(map));
+  WF_ASSIGN_OR_RETURN(const std::vector<v1::GraphKind> graphs, RequestedGraphs(map, info.source()));
+  // Options are checked whatever is built: a malformed field is malformed.
+  if (absl::Status st = ValidateQuadtreeOptions(QuadtreeOptionsFrom(map.build())); !st.ok()) {
+    return InField(st, "map.");
+  }
 
   uint64_t memory = 0;
   RectField field;
@@ -254,6 +278,8 @@ absl::StatusOr<std::unique_ptr<MapSnapshot>> BuildMap(const v1::Map& map,
     }
     info.set_width(x1 - x0);
     info.set_height(y1 - y0);
+    info.mutable_origin()->set_x(x0);
+    info.mutable_origin()->set_y(y0);
     snapshot->geometry = std::make_shared<const PolygonMap>(polygons);
   } else if (map.has_rects()) {
     field = FieldFromSource(map.rects());
@@ -310,7 +336,17 @@ absl::StatusOr<std::unique_ptr<MapSnapshot>> BuildMap(const v1::Map& map,
       snapshot->quadtree = std::move(graph);
     } else if (kind == v1::NAVMESH) {
       WF_ASSIGN_OR_RETURN(const std::vector<double> radii, AgentRadii(map.build().navmesh()));
-      if (map.has_rects()) polygons = PolygonsFromRects(field);
+      if (map.has_rects()) {
+        // Coordinates the quadtree takes can be beyond what the mesher
+        // represents: say so in the caller's terms.
+        if (!(field.width * field.height > 0)) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "map.rects: a field of ", field.width, " x ", field.height,
+              " is too small for a NAVMESH (its area underflows to 0); use larger units, or "
+              "build.graphs = [QUADTREE]"));
+        }
+        polygons = PolygonsFromRects(field);
+      }
       uint64_t polygons_total = 0, links = 0, bytes = 0;
       for (double radius : radii) {
         NavmeshBuildOptions options;
@@ -322,7 +358,10 @@ absl::StatusOr<std::unique_ptr<MapSnapshot>> BuildMap(const v1::Map& map,
         absl::StatusOr<Navmesh> mesh = snapshot->grid
                                            ? Navmesh::BuildFromGrid(*snapshot->grid, options)
                                            : Navmesh::Build(polygons, options, polygon_limits);
-        if (!mesh.ok()) return InField(mesh.status(), "map.");
+        if (!mesh.ok()) {
+          return map.has_rects() ? InRectsSource(mesh.status(), field)
+                                 : InField(mesh.status(), "map.");
+        }
         v1::NavmeshInfo* ni = gi->add_navmeshes();
         ni->set_agent_radius(radius);
         ni->set_triangles(mesh->num_triangles());

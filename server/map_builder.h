@@ -24,8 +24,8 @@ absl::Status ValidateMapName(absl::string_view name, absl::string_view field);
 // result has no version yet (MapRegistry stamps it).
 //
 // Errors name the request field: INVALID_ARGUMENT for malformed input
-// ("map.grid.cells: ...", "map.movingai: line 7: ..."), UNIMPLEMENTED for
-// sources and graphs this server version cannot build yet.
+// ("map.grid.cells: ...", "map.movingai: line 7: ...", a graph the source
+// cannot have: "map.build.graphs[1]: ...").
 absl::StatusOr<std::unique_ptr<MapSnapshot>> BuildMap(const v1::Map& map,
                                                       const GridLimits& limits,
                                                       const PolygonLimits& polygon_limits = {});

@@ -26,7 +26,6 @@ inline double Octile(uint32_t ax, uint32_t ay, uint32_t bx, uint32_t by) {
   return (hi - lo) + kSqrt2 * lo;
 }
 
-std::string FormatPoint(const Point& p) { return absl::StrCat("(", p.x, ", ", p.y, ")"); }
 
 }  // namespace
 
@@ -41,8 +40,8 @@ absl::StatusOr<uint32_t> LocateFreeCell(const GridMap& map, const Point& p,
   }
   const uint32_t cell = map.Index(x, y);
   if (!map.IsFree(cell)) {
-    return absl::FailedPreconditionError(absl::StrCat(field, ": ", FormatPoint(p), " is in cell (",
-                                                      x, ", ", y, "), which is blocked"));
+    return absl::FailedPreconditionError(
+        absl::StrCat(field, ": cell (", x, ", ", y, ") is blocked"));
   }
   return cell;
 }

@@ -84,7 +84,6 @@ namespace {
 
 constexpr uint32_t kNoParent = 0xFFFFFFFFu;
 
-std::string FormatPoint(const Point& p) { return absl::StrCat("(", p.x, ", ", p.y, ")"); }
 
 }  // namespace
 
@@ -100,8 +99,8 @@ absl::StatusOr<uint32_t> LocateOpenHex(const HexGraph& graph, const Point& p,
   }
   const uint32_t cell = row * graph.width() + col;
   if (!graph.map().IsFree(cell)) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        field, ": ", FormatPoint(p), " is in hex cell (", col, ", ", row, "), which is a wall"));
+    return absl::FailedPreconditionError(
+        absl::StrCat(field, ": hex cell (", col, ", ", row, ") is a wall"));
   }
   return cell;
 }

@@ -254,10 +254,6 @@ absl::StatusOr<std::unique_ptr<MapSnapshot>> BuildMap(const v1::Map& map,
           "map: no source set (set one of grid, movingai, rects, polygons, hex)");
   }
   WF_ASSIGN_OR_RETURN(const std::vector<v1::GraphKind> graphs, RequestedGraphs(map, info.source()));
-  // Options are checked whatever is built: a malformed field is malformed.
-  if (absl::Status st = ValidateQuadtreeOptions(QuadtreeOptionsFrom(map.build())); !st.ok()) {
-    return InField(st, "map.");
-  }
 
   uint64_t memory = 0;
   RectField field;
@@ -300,6 +296,12 @@ absl::StatusOr<std::unique_ptr<MapSnapshot>> BuildMap(const v1::Map& map,
     info.set_height(g.height() + (map.has_hex() && g.width() > 1 ? 0.5 : 0.0));
     info.set_free_cells(g.free_cells());
     memory += g.MemoryBytes();
+  }
+
+  // After the source: options are checked whatever is built (a malformed
+  // field is malformed even where it is not used).
+  if (absl::Status st = ValidateQuadtreeOptions(QuadtreeOptionsFrom(map.build())); !st.ok()) {
+    return InField(st, "map.");
   }
 
   for (v1::GraphKind kind : graphs) {

@@ -92,7 +92,7 @@ grep -q "returned 16 x 8 cells at (0, 0)" <<<"$out" || fail "flow-field window: 
 set +e
 err=$(cli flow-field rooms --goal 0.5,0.5 2>&1); rc=$?
 set -e
-[ "$rc" -eq 1 ] && grep -q "INVALID_ARGUMENT: goals\[0\]" <<<"$err" || fail "blocked goal: $rc $err"
+[ "$rc" -eq 1 ] && grep -q "FAILED_PRECONDITION: goals\[0\]" <<<"$err" || fail "blocked goal: $rc $err"
 set +e
 cli flow-field rooms >/dev/null 2>&1; rc=$?
 set -e

@@ -223,6 +223,16 @@ absl::Status ValidateMapName(absl::string_view name, absl::string_view field) {
   return absl::OkStatus();
 }
 
+void UpgradeStoredMap(v1::Map& map) {
+  if (!map.has_build() || !map.build().has_quadtree()) return;
+  v1::QuadtreeOptions& quadtree = *map.mutable_build()->mutable_quadtree();
+  QuadtreeOptions aspect_only;
+  aspect_only.max_aspect = quadtree.max_aspect();
+  // Stored maps were accepted, so with merge set the value was NaN or <= 0
+  // (read as the default); without merge it was never used.
+  if (!ValidateQuadtreeOptions(aspect_only).ok()) quadtree.set_max_aspect(0);
+}
+
 absl::StatusOr<std::unique_ptr<MapSnapshot>> BuildMap(const v1::Map& map,
                                                       const GridLimits& limits,
                                                       const PolygonLimits& polygon_limits) {

@@ -26,6 +26,14 @@ absl::Status ValidateMapName(absl::string_view name, absl::string_view field);
 // Errors name the request field: INVALID_ARGUMENT for malformed input
 // ("map.grid.cells: ...", "map.movingai: line 7: ...", a graph the source
 // cannot have: "map.build.graphs[1]: ...").
+// A map stored by an earlier version, rewritten where this version is
+// stricter but the stored map built the same: a QuadtreeOptions.max_aspect
+// that is NaN, infinite or below 1 was then ignored (no merge) or read as
+// the default (NaN, negative) and is now refused, so it becomes 0 (the
+// default). Call before BuildMap on every map loaded from storage, so that
+// no stored map is lost to a tightened check.
+void UpgradeStoredMap(v1::Map& map);
+
 absl::StatusOr<std::unique_ptr<MapSnapshot>> BuildMap(const v1::Map& map,
                                                       const GridLimits& limits,
                                                       const PolygonLimits& polygon_limits = {});

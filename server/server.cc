@@ -153,6 +153,7 @@ void WayfinderServer::LoadStoredMaps() {
   }
   int loaded = 0;
   for (storage::v1::StoredMap& stored : contents.maps) {
+    UpgradeStoredMap(*stored.mutable_map());
     absl::StatusOr<std::unique_ptr<MapSnapshot>> built =
         BuildMap(stored.map(), config_.grid_limits, config_.polygon_limits);
     if (!built.ok()) {

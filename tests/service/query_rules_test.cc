@@ -15,6 +15,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "server/map_store.h"
 #include "service_test_util.h"
 
 namespace wayfinder::testing {
@@ -480,6 +481,39 @@ TEST(BuildRulesTest, RectFieldErrorsNameTheRectsSource) {
     quadtree_only.mutable_build()->add_graphs(v1::QUADTREE);
     EXPECT_TRUE(Put(h, quadtree_only).ok()) << c.what;
   }
+}
+
+// Maps stored before max_aspect was checked without merge (or NaN read as
+// the default) must not be lost at the next start: they load, built as
+// before.
+TEST(BuildRulesTest, StoredMapsWithAnOldMaxAspectStillLoad) {
+  TempDir dir;
+  {
+    auto store = server::MapStore::Open(dir.path());
+    ASSERT_TRUE(store.ok()) << store.status();
+    struct Old {
+      std::string name;
+      bool merge;
+      double aspect;
+    };
+    for (const Old& old : {Old{"nan-merged", true, kNaN}, Old{"negative-merged", true, -1},
+                           Old{"inf-unmerged", false, kInf}, Old{"half-unmerged", false, 0.5}}) {
+      storage::v1::StoredMap stored;
+      *stored.mutable_map() = GridMapFromRows(old.name, kRows);
+      stored.mutable_map()->mutable_build()->mutable_quadtree()->set_merge(old.merge);
+      stored.mutable_map()->mutable_build()->mutable_quadtree()->set_max_aspect(old.aspect);
+      stored.set_version(3);
+      ASSERT_TRUE((*store)->Save(stored).ok());
+    }
+  }
+  server::ServerConfig config;
+  config.data_dir = dir.path();
+  ServerHarness h(config);
+  v1::ListMapsResponse list;
+  auto ctx = Ctx();
+  ASSERT_TRUE(h.stub().ListMaps(ctx.get(), {}, &list).ok());
+  EXPECT_EQ(list.maps_size(), 4);
+  for (const v1::MapInfo& info : list.maps()) EXPECT_EQ(info.version(), 3u) << info.name();
 }
 
 }  // namespace

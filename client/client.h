@@ -25,7 +25,11 @@ struct ClientOptions {
   // every address a dns:/// target resolves to; empty = gRPC's default
   // (pick_first).
   std::string load_balancing_policy;
-  // Largest response accepted, bytes (flow fields can be large).
+  // Largest response accepted, bytes: the server's default
+  // --max_message_bytes, so that every response a default server may send
+  // arrives (gRPC's own default of 4 MiB is smaller than a legal
+  // SampleFlowField of 262,144 positions, a whole flow field or the
+  // geometry of a large map). Raise it with the server's flag.
   int max_receive_message_bytes = 64 << 20;
   // Largest request sent, bytes.
   int max_send_message_bytes = 64 << 20;

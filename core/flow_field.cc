@@ -38,7 +38,9 @@ absl::Status PrepareGoals(const GridMap& map, absl::Span<const uint32_t> goals, 
           absl::StrCat("goals[", i, "]: cell ", g, " is outside the ", graph, " map"));
     }
     if (!map.IsFree(g)) {
-      return absl::InvalidArgumentError(
+      // A blocked goal is the map's state, not the request's form
+      // (map_area.h): FAILED_PRECONDITION, as FindPath says of a blocked goal.
+      return absl::FailedPreconditionError(
           absl::StrCat("goals[", i, "]: cell (", g % map.width(), ", ", g / map.width(), ") is ",
                        field.graph == FlowGraph::kHex ? "a wall" : "blocked"));
     }

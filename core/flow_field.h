@@ -160,8 +160,10 @@ struct FlowFieldScratch {
   std::vector<uint32_t> queue;  // HEX: cells in breadth-first order
 };
 
-// The field towards `goals` (cell indices; each must be a free cell, else
-// INVALID_ARGUMENT naming goals[i]; duplicates are fine). Checks the
+// The field towards `goals` (cell indices; each must be a free cell:
+// INVALID_ARGUMENT naming goals[i] for an index past the map,
+// FAILED_PRECONDITION for a blocked cell or wall, as map_area.h's rule says
+// of points; duplicates are fine). Checks the
 // budget's deadline and cancellation every few thousand cells. A large
 // field (2^17 cells a thread) uses up to `threads` threads: the GRID search
 // and both arrows passes; the field is the same for any number.

@@ -6,6 +6,8 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
+#include "core/map_area.h"
+#include "core/status_macros.h"
 
 namespace wayfinder {
 namespace {
@@ -24,29 +26,25 @@ inline double Octile(uint32_t ax, uint32_t ay, uint32_t bx, uint32_t by) {
   return (hi - lo) + kSqrt2 * lo;
 }
 
-std::string FormatPoint(const Point& p) { return absl::StrCat("(", p.x, ", ", p.y, ")"); }
 
-absl::Status LocateCell(const GridMap& map, const Point& p, const char* field, uint32_t* cell) {
-  if (!IsFinite(p)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ": coordinates must be finite, got ", FormatPoint(p)));
-  }
+}  // namespace
+
+absl::StatusOr<uint32_t> LocateFreeCell(const GridMap& map, const Point& p,
+                                        absl::string_view field) {
+  const MapArea area{0, 0, static_cast<double>(map.width()), static_cast<double>(map.height())};
+  if (absl::Status s = CheckOnMap(p, area, field); !s.ok()) return s;
   uint32_t x = 0;
   uint32_t y = 0;
-  if (!map.CellAt(p, &x, &y)) {
-    return absl::InvalidArgumentError(absl::StrCat(field, ": ", FormatPoint(p),
-                                                   " is outside the map (", map.width(),
-                                                   " x ", map.height(), " cells)"));
+  if (!map.CellAt(p, &x, &y)) {  // cannot happen inside the area; kept for safety
+    return OutsideMapError(p, field, absl::StrCat(map.width(), " x ", map.height(), " cells"));
   }
-  *cell = map.Index(x, y);
-  if (!map.IsFree(*cell)) {
+  const uint32_t cell = map.Index(x, y);
+  if (!map.IsFree(cell)) {
     return absl::FailedPreconditionError(
         absl::StrCat(field, ": cell (", x, ", ", y, ") is blocked"));
   }
-  return absl::OkStatus();
+  return cell;
 }
-
-}  // namespace
 
 size_t GridSearchScratch::MemoryBytes() const {
   return nodes_.capacity() * sizeof(Node) + open_.capacity() * sizeof(OpenEntry);
@@ -499,10 +497,8 @@ absl::StatusOr<PathResult> FindGridPath(const GridGraph& graph, const PathReques
         request.smoothing == Smoothing::kFunnel ? "FUNNEL" : "CHECKPOINTS",
         " is not available on the GRID graph (use NONE or CENTERS)"));
   }
-  uint32_t start = 0;
-  uint32_t goal = 0;
-  if (absl::Status s = LocateCell(map, request.start, "start", &start); !s.ok()) return s;
-  if (absl::Status s = LocateCell(map, request.goal, "goal", &goal); !s.ok()) return s;
+  WF_ASSIGN_OR_RETURN(const uint32_t start, LocateFreeCell(map, request.start, "start"));
+  WF_ASSIGN_OR_RETURN(const uint32_t goal, LocateFreeCell(map, request.goal, "goal"));
 
   if (graph.component(start) != graph.component(goal)) {
     PathResult r;

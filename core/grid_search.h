@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "core/grid_graph.h"
 #include "core/path.h"
 #include "core/search_budget.h"
@@ -68,8 +69,8 @@ struct GridSearchOptions {
 // cell centres.
 //
 // Errors: INVALID_ARGUMENT when start/goal is not finite or outside the map
-// (the message names "start" or "goal"); FAILED_PRECONDITION when its cell is
-// blocked; RESOURCE_EXHAUSTED when the expansion budget runs out and
+// [0, width) x [0, height) (the message names "start" or "goal");
+// FAILED_PRECONDITION when its cell is blocked (LocateFreeCell); RESOURCE_EXHAUSTED when the expansion budget runs out and
 // allow_partial is false; DEADLINE_EXCEEDED / CANCELLED from the budget;
 // INVALID_ARGUMENT for smoothing modes GRID does not offer.
 //
@@ -79,6 +80,13 @@ struct GridSearchOptions {
 // multipliers), expansions count jump points, and the waypoints are the same
 // cell centres as A* would give for its path (the runs between jump points
 // are filled in).
+// The free cell holding `p` (map_area.h's rule): INVALID_ARGUMENT naming
+// `field` when p is not finite or outside [0, width) x [0, height);
+// FAILED_PRECONDITION when its cell is blocked. FindGridPath and flow-field
+// goals use it.
+absl::StatusOr<uint32_t> LocateFreeCell(const GridMap& map, const Point& p,
+                                        absl::string_view field);
+
 absl::StatusOr<PathResult> FindGridPath(const GridGraph& graph,
                                         const PathRequest& request,
                                         const SearchBudget& budget,

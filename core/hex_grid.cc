@@ -8,6 +8,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/components.h"
+#include "core/map_area.h"
+#include "core/status_macros.h"
 
 namespace wayfinder {
 namespace hex {
@@ -82,29 +84,26 @@ namespace {
 
 constexpr uint32_t kNoParent = 0xFFFFFFFFu;
 
-std::string FormatPoint(const Point& p) { return absl::StrCat("(", p.x, ", ", p.y, ")"); }
 
-absl::Status LocateHex(const HexGraph& graph, const Point& p, const char* field,
-                       uint32_t* cell) {
-  if (!IsFinite(p)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ": coordinates must be finite, got ", FormatPoint(p)));
-  }
+}  // namespace
+
+absl::StatusOr<uint32_t> LocateOpenHex(const HexGraph& graph, const Point& p,
+                                       absl::string_view field) {
+  WF_RETURN_IF_ERROR(CheckFinitePoint(p, field));
   uint32_t col = 0, row = 0;
   if (!graph.CellAt(p, &col, &row)) {
-    return absl::InvalidArgumentError(absl::StrCat(field, ": ", FormatPoint(p),
-                                                   " is outside the hex map (", graph.width(),
-                                                   " x ", graph.height(), " cells)"));
+    return OutsideMapError(
+        p, field,
+        absl::StrCat(graph.width(), " x ", graph.height(),
+                     " hex cells; a point belongs to the cell whose centre is nearest"));
   }
-  *cell = row * graph.width() + col;
-  if (!graph.map().IsFree(*cell)) {
+  const uint32_t cell = row * graph.width() + col;
+  if (!graph.map().IsFree(cell)) {
     return absl::FailedPreconditionError(
         absl::StrCat(field, ": hex cell (", col, ", ", row, ") is a wall"));
   }
-  return absl::OkStatus();
+  return cell;
 }
-
-}  // namespace
 
 absl::StatusOr<PathResult> FindHexPath(const HexGraph& graph, const PathRequest& request,
                                        const SearchBudget& budget, HexSearchScratch& s) {
@@ -114,9 +113,8 @@ absl::StatusOr<PathResult> FindHexPath(const HexGraph& graph, const PathRequest&
         request.smoothing == Smoothing::kFunnel ? "FUNNEL" : "CHECKPOINTS",
         " is not available on the HEX graph (use NONE or CENTERS)"));
   }
-  uint32_t start = 0, goal = 0;
-  if (absl::Status st = LocateHex(graph, request.start, "start", &start); !st.ok()) return st;
-  if (absl::Status st = LocateHex(graph, request.goal, "goal", &goal); !st.ok()) return st;
+  WF_ASSIGN_OR_RETURN(const uint32_t start, LocateOpenHex(graph, request.start, "start"));
+  WF_ASSIGN_OR_RETURN(const uint32_t goal, LocateOpenHex(graph, request.goal, "goal"));
   PathResult result;
   if (graph.component(start) != graph.component(goal)) {
     result.status = PathStatus::kUnreachable;

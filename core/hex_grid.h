@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "core/geometry.h"
 #include "core/grid_map.h"
 #include "core/path.h"
@@ -133,7 +134,15 @@ struct HexSearchScratch {
 // cell for NONE, the cells where the direction changes for CENTERS and the
 // default; length is the number of steps. Errors as FindGridPath:
 // INVALID_ARGUMENT for a start/goal off the map ("start", "goal") or for
-// FUNNEL/CHECKPOINTS, FAILED_PRECONDITION for a wall, the budget's errors.
+// FUNNEL/CHECKPOINTS, FAILED_PRECONDITION for a wall (LocateOpenHex), the
+// budget's errors.
+// The open cell holding `p` (map_area.h's rule; on a hex map a point is on
+// the map when its nearest centre is a map cell): INVALID_ARGUMENT naming
+// `field` when p is not finite or off the map; FAILED_PRECONDITION when
+// its cell is a wall. FindHexPath and flow-field goals use it.
+absl::StatusOr<uint32_t> LocateOpenHex(const HexGraph& graph, const Point& p,
+                                       absl::string_view field);
+
 absl::StatusOr<PathResult> FindHexPath(const HexGraph& graph, const PathRequest& request,
                                        const SearchBudget& budget, HexSearchScratch& scratch);
 

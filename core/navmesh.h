@@ -1,7 +1,9 @@
 #ifndef WAYFINDER_CORE_NAVMESH_H_
 #define WAYFINDER_CORE_NAVMESH_H_
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -15,6 +17,7 @@
 #include "core/corridor_search.h"
 #include "core/geometry.h"
 #include "core/grid_map.h"
+#include "core/map_area.h"
 #include "core/path.h"
 #include "core/quadtree.h"
 #include "core/search_budget.h"
@@ -74,6 +77,21 @@ absl::Status CheckNavmeshLimits(double agent_radius, size_t polygons, size_t byt
 // Navmesh::Build checks all of it but simplicity: it reads any rings with
 // the NonZero fill rule (PolygonsFromGrid's touch themselves).
 absl::Status ValidatePolygonMap(const PolygonMap& map, const PolygonLimits& limits);
+
+// The area of a polygon map (map_area.h): the bounding box of its walkable
+// polygons. Obstacles do not widen it.
+inline MapArea PolygonMapArea(const PolygonMap& map) {
+  MapArea a{INFINITY, INFINITY, -INFINITY, -INFINITY};
+  for (const Polygon& poly : map.walkable) {
+    for (const Point& p : poly.points) {
+      a.x0 = std::min(a.x0, p.x);
+      a.y0 = std::min(a.y0, p.y);
+      a.x1 = std::max(a.x1, p.x);
+      a.y1 = std::max(a.y1, p.y);
+    }
+  }
+  return a;
+}
 
 // The geometry of a grid map as polygons: the map's rectangle is walkable
 // and the blocked cells are obstacles, merged into as few polygons as the
@@ -191,6 +209,10 @@ class Navmesh {
   // Polygon sides shared with a neighbour, counted from both sides.
   size_t num_links() const;
   double agent_radius() const { return agent_radius_; }
+  // The area of the map the mesh was built from (map_area.h): [0, width) x
+  // [0, height) for grids, the walkable polygons' bounding box for polygon
+  // maps. Query points outside it are INVALID_ARGUMENT, not off-mesh.
+  const MapArea& map_area() const { return map_area_; }
   const NavmeshBuildStats& stats() const { return stats_; }
   uint32_t component(uint32_t polygon) const { return components_[polygon]; }
   // Polygons in tree-like appendages (dead-end corridors and rooms; every
@@ -262,6 +284,7 @@ class Navmesh {
   bool AroundVertex(uint32_t x, uint32_t from, uint32_t to) const;
 
   double agent_radius_ = 0;
+  MapArea map_area_;
   std::vector<Point> vertices_;
   std::vector<uint32_t> poly_start_;
   std::vector<uint32_t> poly_verts_;
@@ -312,15 +335,18 @@ enum class NavmeshMethod {
 };
 
 struct NavmeshPathOptions {
-  // A start or goal off the mesh is moved to the nearest point of the mesh
-  // when it is within this distance (world units); 0 = never (then it is
-  // FAILED_PRECONDITION).
+  // A start or goal on the map but off the mesh is moved to the nearest
+  // point of the mesh when it is within this distance (world units); 0 =
+  // never (then it is FAILED_PRECONDITION). A point outside the map's area
+  // is INVALID_ARGUMENT whatever this says.
   double snap_distance = 0;
   NavmeshMethod method = NavmeshMethod::kCorridor;
 };
 
-// Seed 004's frame: locate the start and goal polygons; same polygon ->
-// straight line; off the mesh -> FAILED_PRECONDITION (or snap); different
+// Seed 004's frame: a start or goal not finite or outside map_area() ->
+// INVALID_ARGUMENT (map_area.h); locate the start and goal polygons; same
+// polygon -> straight line; on the map but off the mesh ->
+// FAILED_PRECONDITION (or snap); different
 // components -> UNREACHABLE at once. Then, by options.method:
 //
 // kCorridor: A* over polygons, each step to the point where the line toward

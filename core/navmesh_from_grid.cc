@@ -547,6 +547,7 @@ absl::StatusOr<Navmesh> Navmesh::BuildFromGrid(const GridMap& grid,
   WF_RETURN_IF_ERROR(budget.Check());
   Navmesh mesh;
   mesh.agent_radius_ = r;
+  mesh.map_area_ = {0, 0, static_cast<double>(grid.width()), static_cast<double>(grid.height())};
   absl::Time t0 = absl::Now();
   const uint32_t w = grid.width(), h = grid.height();
 

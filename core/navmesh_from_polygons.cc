@@ -501,6 +501,7 @@ absl::StatusOr<Navmesh> Navmesh::BuildPolygons(const PolygonMap& input,
   WF_RETURN_IF_ERROR(budget.Check());
   Navmesh mesh;
   mesh.agent_radius_ = options.agent_radius;
+  mesh.map_area_ = PolygonMapArea(input);
   absl::Time t0 = absl::Now();
 
   // 1. Union of the walkable polygons (NonZero: overlaps merge, no holes

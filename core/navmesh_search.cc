@@ -164,10 +164,9 @@ absl::StatusOr<PathResult> FindNavmeshPath(const Navmesh& mesh, const PathReques
   uint32_t polys[2];
   const char* names[2] = {"start", "goal"};
   for (int i = 0; i < 2; ++i) {
-    if (!IsFinite(ends[i])) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(names[i], ": coordinates must be finite, got ", FormatPoint(ends[i])));
-    }
+    // map_area.h's rule: off the map is a malformed request on every graph;
+    // only a point on the map can be off the mesh.
+    WF_RETURN_IF_ERROR(CheckOnMap(ends[i], mesh.map_area(), names[i]));
     polys[i] = mesh.Locate(ends[i]);
     if (polys[i] == Navmesh::kNone && options.snap_distance > 0) {
       Point snapped;

@@ -12,6 +12,8 @@
 #include "absl/strings/str_cat.h"
 #include "core/components.h"
 #include "core/funnel.h"
+#include "core/map_area.h"
+#include "core/status_macros.h"
 
 namespace wayfinder {
 namespace {
@@ -111,6 +113,23 @@ absl::Status ValidateRectField(const RectField& field, const RectFieldLimits& li
   return absl::OkStatus();
 }
 
+absl::Status ValidateQuadtreeOptions(const QuadtreeOptions& options) {
+  if (!Finite(options.min_cell_size) || options.min_cell_size < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "build.quadtree.min_cell_size: must be a finite number >= 0, got ",
+        options.min_cell_size));
+  }
+  // Checked with or without `merge`: a NaN or infinite value is a malformed
+  // request either way (NaN used to fall through to the default).
+  if (options.max_aspect != 0 && !(options.max_aspect >= 1 && Finite(options.max_aspect))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "build.quadtree.max_aspect: must be a finite number >= 1 (or 0 for the default 2), "
+        "got ",
+        options.max_aspect));
+  }
+  return absl::OkStatus();
+}
+
 // Builds the tree, its walkable leaves, then merges, links and components.
 class QuadtreeGraph::Builder {
  public:
@@ -174,13 +193,7 @@ class QuadtreeGraph::Builder {
     if (absl::Status s = budget_.Check(); !s.ok()) return s;
     g_.leaves_before_merge_ = g_.leaves_.size();
     if (options.merge) {
-      const double aspect = options.max_aspect > 0 ? options.max_aspect : kDefaultAspect;
-      if (!(aspect >= 1) || !Finite(aspect)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "build.quadtree.max_aspect: must be >= 1 (or 0 for the default 2), got ",
-            options.max_aspect));
-      }
-      Merge(aspect);
+      Merge(options.max_aspect == 0 ? kDefaultAspect : options.max_aspect);
       if (absl::Status s = budget_.Check(); !s.ok()) return s;
     }
     g_.BuildLinks();
@@ -434,11 +447,7 @@ absl::StatusOr<QuadtreeGraph> QuadtreeGraph::Build(const GridMap& map,
                                                    const QuadtreeOptions& options,
                                                    const BuildBudget& budget,
                                                    const QuadtreeLimits& build_limits) {
-  if (!Finite(options.min_cell_size) || options.min_cell_size < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "build.quadtree.min_cell_size: must be a finite number >= 0, got ",
-        options.min_cell_size));
-  }
+  WF_RETURN_IF_ERROR(ValidateQuadtreeOptions(options));
   QuadtreeGraph g;
   Builder b(g, budget, build_limits);
   if (absl::Status s = b.FromGrid(map, options); !s.ok()) return s;
@@ -452,11 +461,7 @@ absl::StatusOr<QuadtreeGraph> QuadtreeGraph::Build(const RectField& field,
                                                    const BuildBudget& budget,
                                                    const QuadtreeLimits& build_limits) {
   if (absl::Status s = ValidateRectField(field, limits); !s.ok()) return s;
-  if (!Finite(options.min_cell_size) || options.min_cell_size < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "build.quadtree.min_cell_size: must be a finite number >= 0, got ",
-        options.min_cell_size));
-  }
+  WF_RETURN_IF_ERROR(ValidateQuadtreeOptions(options));
   QuadtreeGraph g;
   Builder b(g, budget, build_limits);
   if (absl::Status s = b.FromRects(field, options, limits); !s.ok()) return s;
@@ -588,15 +593,7 @@ absl::StatusOr<PathResult> FindQuadtreePath(const QuadtreeGraph& graph, const Pa
   const char* names[2] = {"start", "goal"};
   for (int i = 0; i < 2; ++i) {
     const Point& p = *points[i];
-    if (!IsFinite(p)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(names[i], ": coordinates must be finite, got ", FormatPoint(p)));
-    }
-    if (p.x < 0 || p.y < 0 || p.x >= graph.width() || p.y >= graph.height()) {
-      return absl::InvalidArgumentError(absl::StrCat(names[i], ": ", FormatPoint(p),
-                                                     " is outside the map (", graph.width(),
-                                                     " x ", graph.height(), ")"));
-    }
+    WF_RETURN_IF_ERROR(CheckOnMap(p, {0, 0, graph.width(), graph.height()}, names[i]));
     ends[i] = graph.LeafAt(p);
     if (ends[i] == QuadtreeGraph::kNone) {
       return absl::FailedPreconditionError(absl::StrCat(

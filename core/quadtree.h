@@ -72,6 +72,11 @@ struct QuadtreeOptions {
   double max_aspect = 0;
 };
 
+// Validates build options: min_cell_size finite and >= 0, max_aspect 0 or
+// finite and >= 1 (whether or not `merge` is set). Errors name
+// "build.quadtree.<field>". Both Build functions call it first.
+absl::Status ValidateQuadtreeOptions(const QuadtreeOptions& options);
+
 // A neighbour link: the leaf on the other side and the shared edge segment
 // (the portal) between the two leaves.
 struct QuadtreeLink {
@@ -212,8 +217,10 @@ using QuadtreeSearchScratch = CorridorSearchScratch;
 // real distances rather than centre-to-centre hops.
 //
 // result.length is the Euclidean length of the returned polyline.
-// Errors: as FindGridPath (INVALID_ARGUMENT outside / not finite,
-// FAILED_PRECONDITION on a blocked point, budget errors).
+// Errors (map_area.h's rule): INVALID_ARGUMENT when start/goal is not
+// finite or outside [0, width) x [0, height); FAILED_PRECONDITION when it
+// is in no walkable leaf (blocked, or in a region dropped below the
+// minimum leaf size); the budget's errors.
 absl::StatusOr<PathResult> FindQuadtreePath(const QuadtreeGraph& graph, const PathRequest& request,
                                             const SearchBudget& budget,
                                             QuadtreeSearchScratch& scratch);

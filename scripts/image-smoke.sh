@@ -50,7 +50,7 @@ else
   engine=buildah
   missing=()
   for p in buildah debootstrap; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+    [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] ||
       missing+=("$p")
   done
   if [ ${#missing[@]} -gt 0 ]; then
@@ -258,8 +258,8 @@ ts=$SECONDS
 start_server
 "$cli" --server="$addr" put-map examples/maps/rooms.map --name=rooms >/dev/null
 out=$("$cli" --server="$addr" find-path rooms 2.5 2.5 60.5 44.5)
-echo "$out" | head -3
-echo "$out" | grep -qi 'length' || die "find-path gave no path"
+sed -n 1,3p <<<"$out"
+grep -qi 'length' <<<"$out" || die "find-path gave no path"
 python3 - "$mport" <<'EOT' || die "no metrics at /metrics"
 import sys, urllib.request
 body = urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/metrics", timeout=5).read().decode()
@@ -286,6 +286,6 @@ if [ "$engine" = docker ]; then
   size=$(docker image inspect -f '{{.Size}}' "$tag")
   size="$((size / 1000000)) MB"
 else
-  size=$("${B[@]}" images --format '{{.Size}}' "$tag" | head -1)
+  size=$("${B[@]}" images --format '{{.Size}}' "$tag" | sed -n 1p)
 fi
 say "OK: $tag, $size, make image took $((SECONDS - t0)) s"

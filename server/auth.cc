@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <utility>
 
@@ -100,18 +101,34 @@ absl::Status TokenAuth::CheckToken(absl::string_view presented, Role needed) con
 }
 
 absl::Status TokenAuth::Check(const grpc::CallbackServerContext& ctx, Role needed) const {
-  const auto& metadata = ctx.client_metadata();
-  auto it = metadata.find("authorization");
-  if (it == metadata.end()) {
+  return CheckMetadata(ctx.client_metadata(), needed);
+}
+
+absl::Status TokenAuth::CheckMetadata(
+    const std::multimap<grpc::string_ref, grpc::string_ref>& metadata, Role needed) const {
+  const auto [first, last] = metadata.equal_range("authorization");
+  if (first == last) {
     return absl::UnauthenticatedError(
         "this server needs a bearer token: send metadata \"authorization: Bearer TOKEN\"");
   }
-  absl::string_view value(it->second.data(), it->second.size());
-  if (!absl::ConsumePrefix(&value, "Bearer ") && !absl::ConsumePrefix(&value, "bearer ")) {
+  // Two credentials: which one a proxy or the server would pick is not
+  // something to guess, so neither is used.
+  if (std::next(first) != last) {
+    return absl::UnauthenticatedError(
+        "the call carries more than one authorization metadata entry; send exactly one "
+        "\"authorization: Bearer TOKEN\"");
+  }
+  absl::string_view value(first->second.data(), first->second.size());
+  value = absl::StripAsciiWhitespace(value);
+  // RFC 7235: credentials = auth-scheme 1*SP token68, the scheme
+  // case-insensitive.
+  const size_t space = value.find(' ');
+  const absl::string_view scheme = value.substr(0, space);
+  if (space == absl::string_view::npos || !absl::EqualsIgnoreCase(scheme, "Bearer")) {
     return absl::UnauthenticatedError(
         "the authorization metadata must be \"Bearer TOKEN\"");
   }
-  return CheckToken(absl::StripAsciiWhitespace(value), needed);
+  return CheckToken(absl::StripLeadingAsciiWhitespace(value.substr(space)), needed);
 }
 
 }  // namespace wayfinder::server

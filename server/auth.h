@@ -1,6 +1,7 @@
 #ifndef WAYFINDER_SERVER_AUTH_H_
 #define WAYFINDER_SERVER_AUTH_H_
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,7 +19,9 @@ enum class Role { kRead, kAdmin };
 
 // Bearer tokens with roles, from a file of "ROLE TOKEN" lines (ROLE is
 // `read` or `admin`; blank lines and lines starting with '#' are skipped).
-// A call carries "authorization: Bearer TOKEN" in its metadata.
+// A call carries exactly one "authorization: Bearer TOKEN" in its metadata;
+// the scheme is case-insensitive (RFC 7235: "bearer", "BEARER"), a second
+// authorization entry is refused rather than guessed between.
 //
 // Tokens are compared in constant time (every known token is compared in
 // full, whatever matches) and never appear in errors or logs.
@@ -36,6 +39,10 @@ class TokenAuth {
   // OK when the call's token has `needed`; UNAUTHENTICATED when it has no
   // token or an unknown one; PERMISSION_DENIED when its role is too weak.
   absl::Status Check(const grpc::CallbackServerContext& ctx, Role needed) const;
+  // The same on the call's metadata: UNAUTHENTICATED also when
+  // `authorization` is missing, repeated, or not "Bearer TOKEN".
+  absl::Status CheckMetadata(
+      const std::multimap<grpc::string_ref, grpc::string_ref>& metadata, Role needed) const;
   absl::Status CheckToken(absl::string_view presented, Role needed) const;
 
   size_t size() const { return tokens_.size(); }

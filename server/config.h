@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "absl/time/time.h"
@@ -21,6 +22,12 @@ struct ServerConfig {
   // host:port of the Prometheus /metrics endpoint (plain HTTP); port 0 picks
   // a free port (see WayfinderServer::metrics_port()); empty = no metrics.
   std::string metrics_listen;
+  // Whether /metrics labels per-map series with the map's name
+  // (wayfinder_map_memory_bytes{map}). /metrics has no authentication, so
+  // unset = names only when auth_tokens_file is empty: a server that makes
+  // callers prove who they are does not hand its map names to anyone who
+  // reaches the metrics port.
+  std::optional<bool> metrics_map_names;
   // Where maps are persisted; empty = keep maps in memory only.
   std::string data_dir;
   // Worker threads for searches and builds; 0 = one per core.

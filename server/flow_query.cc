@@ -10,8 +10,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/flow_field.h"
+#include "core/grid_search.h"
+#include "core/hex_grid.h"
 #include "core/search_budget.h"
 #include "core/status_macros.h"
+#include "server/graph_kinds.h"
 
 namespace wayfinder::server {
 namespace {
@@ -26,29 +29,26 @@ struct ResolvedField {
   bool cache_hit = false;
 };
 
+// The rule of server/graph_kinds.h, for the two graphs a field can be on.
 absl::StatusOr<v1::GraphKind> FlowGraphOf(const MapSnapshot& map, int raw) {
-  if (!v1::GraphKind_IsValid(raw)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("graph: ", raw, " is not a graph kind (GRID, QUADTREE, NAVMESH, HEX)"));
-  }
-  auto graph = static_cast<v1::GraphKind>(raw);
+  WF_ASSIGN_OR_RETURN(v1::GraphKind graph, GraphKindFrom(raw, "graph"));
   if (graph == v1::GRAPH_KIND_UNSPECIFIED) {
-    if (map.HasGraph(v1::GRID)) return v1::GRID;
-    if (map.HasGraph(v1::HEX)) return v1::HEX;
-    return absl::FailedPreconditionError(absl::StrCat(
-        "graph: map \"", map.name, "\" has no GRID or HEX graph (built: ",
-        map.BuiltGraphNames(), "); flow fields need a grid, movingai or hex map"));
+    // GRID when the source has it (built or not: then the error says so),
+    // else HEX.
+    graph = SourceCanHave(map.info.source(), v1::GRID) ? v1::GRID : v1::HEX;
+    if (!SourceCanHave(map.info.source(), graph)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "graph: flow fields are computed on GRID or HEX graphs, which ",
+          SourceName(map.info.source()), " maps such as \"", map.name,
+          "\" cannot have; use a grid, movingai or hex map"));
+    }
   }
   if (graph != v1::GRID && graph != v1::HEX) {
     return absl::InvalidArgumentError(absl::StrCat("graph: flow fields are computed on GRID or "
                                                    "HEX graphs, not ",
                                                    v1::GraphKind_Name(graph)));
   }
-  if (!map.HasGraph(graph)) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "graph: ", v1::GraphKind_Name(graph), " was not built for map \"", map.name,
-        "\" (built: ", map.BuiltGraphNames(), ")"));
-  }
+  WF_RETURN_IF_ERROR(CheckGraphOf(map, graph));
   return graph;
 }
 
@@ -87,17 +87,13 @@ absl::StatusOr<ResolvedField> Resolve(const MapSnapshot& map, int raw_graph,
   std::vector<uint32_t> cells;
   cells.reserve(goals.size());
   for (int i = 0; i < goals.size(); ++i) {
-    const v1::Point& g = goals[i];
-    if (!std::isfinite(g.x()) || !std::isfinite(g.y())) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "goals[", i, "]: coordinates must be finite, got (", g.x(), ", ", g.y(), ")"));
-    }
-    uint32_t cell = 0;
-    if (!CellOf(map, out.graph, g, &cell)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "goals[", i, "]: (", g.x(), ", ", g.y(), ") is outside the map (",
-          map.grid->width(), " x ", map.grid->height(), " cells)"));
-    }
+    // The rule of every query (core/map_area.h): off the map or not finite
+    // is INVALID_ARGUMENT, a blocked cell or wall FAILED_PRECONDITION.
+    const Point g{goals[i].x(), goals[i].y()};
+    const std::string field = absl::StrCat("goals[", i, "]");
+    WF_ASSIGN_OR_RETURN(const uint32_t cell, out.graph == v1::HEX
+                                                 ? LocateOpenHex(*map.hex_graph, g, field)
+                                                 : LocateFreeCell(*map.grid, g, field));
     cells.push_back(cell);
   }
   key.goals = cells;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "server/graph_kinds.h"
 
 namespace wayfinder::server {
 namespace {
@@ -29,18 +30,9 @@ constexpr uint64_t kRectBytes = 2 + 4 * 9;
 absl::StatusOr<v1::GraphGeometry> RunGetGraph(const MapSnapshot& map,
                                               const v1::GetGraphRequest& request,
                                               size_t max_message_bytes) {
-  const int raw = request.graph();
-  if (!v1::GraphKind_IsValid(raw)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("graph: ", raw, " is not a graph kind (GRID, QUADTREE, NAVMESH, HEX)"));
-  }
-  v1::GraphKind graph = static_cast<v1::GraphKind>(raw);
-  if (graph == v1::GRAPH_KIND_UNSPECIFIED) graph = map.DefaultGraph();
-  if (!map.HasGraph(graph)) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("graph: ", v1::GraphKind_Name(graph), " was not built for map \"",
-                     map.name, "\" (built: ", map.BuiltGraphNames(), ")"));
-  }
+  absl::StatusOr<v1::GraphKind> resolved = ResolveQueryGraph(map, request.graph());
+  if (!resolved.ok()) return resolved.status();
+  const v1::GraphKind graph = *resolved;
   const double radius = request.agent_radius();
   if (!std::isfinite(radius) || radius < 0) {
     return absl::InvalidArgumentError(

@@ -7,6 +7,7 @@
 #include <signal.h>
 
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "absl/flags/flag.h"
@@ -75,6 +76,9 @@ ABSL_FLAG(uint64_t, max_build_mb, kDefaults.build_limits.max_build_bytes >> 20,
           "the build goes)");
 ABSL_FLAG(uint64_t, max_polygon_vertices, kDefaults.polygon_limits.max_vertices,
           "most vertices in a polygon map");
+ABSL_FLAG(std::optional<bool>, metrics_map_names, std::nullopt,
+          "label per-map metrics with the map's name; default: true without --auth_tokens, "
+          "false with it (/metrics has no authentication)");
 ABSL_FLAG(std::string, auth_tokens, "",
           "file of 'ROLE TOKEN' lines (ROLE: read or admin); callers must send "
           "'authorization: Bearer TOKEN'; empty = no authentication");
@@ -120,6 +124,7 @@ int main(int argc, char** argv) {
   wayfinder::server::ServerConfig config;
   config.listen = absl::GetFlag(FLAGS_listen);
   config.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  config.metrics_map_names = absl::GetFlag(FLAGS_metrics_map_names);
   config.data_dir = absl::GetFlag(FLAGS_data_dir);
   config.workers = absl::GetFlag(FLAGS_workers);
   config.max_queue = absl::GetFlag(FLAGS_max_queue);

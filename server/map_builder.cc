@@ -9,10 +9,15 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/strip.h"
+#include "absl/types/optional.h"
 #include "absl/time/clock.h"
 #include "core/movingai.h"
 #include "core/navmesh.h"
 #include "core/status_macros.h"
+#include "server/graph_kinds.h"
 
 namespace wayfinder::server {
 namespace {
@@ -36,39 +41,49 @@ absl::Status MapField(const absl::Status& status) {
   return InField(status, "map.");
 }
 
-// The graphs each source can have in this server version.
-std::vector<v1::GraphKind> SupportedGraphs(v1::Map::SourceCase source) {
-  switch (source) {
-    case v1::Map::kGrid:
-    case v1::Map::kMovingai:
-      return {v1::GRID, v1::QUADTREE, v1::NAVMESH};
-    case v1::Map::kRects:
-      return {v1::QUADTREE, v1::NAVMESH};
-    case v1::Map::kPolygons:
-      return {v1::NAVMESH};
-    case v1::Map::kHex:
-      return {v1::HEX};
-    default:
-      return {};
+// Engine errors about the polygons a rects source is meshed from
+// (PolygonsFromRects), in the terms of the request the caller sent:
+// walkable[0] is the field itself (map.rects), obstacles[j] the j-th blocker
+// with an area (map.rects.blockers[k]), "polygons" the whole source.
+absl::Status InRectsSource(const absl::Status& status, const RectField& field) {
+  if (status.ok()) return status;
+  absl::string_view rest = status.message();
+  std::string path;
+  auto skip_index = [&rest]() -> absl::optional<size_t> {
+    size_t index = 0;
+    const size_t close = rest.find(']');
+    if (!absl::ConsumePrefix(&rest, "[") || close == absl::string_view::npos ||
+        !absl::SimpleAtoi(rest.substr(0, close - 1), &index)) {
+      return absl::nullopt;
+    }
+    rest.remove_prefix(close);
+    return index;
+  };
+  if (absl::ConsumePrefix(&rest, "walkable")) {
+    skip_index();
+    path = "map.rects";
+  } else if (absl::ConsumePrefix(&rest, "obstacles")) {
+    const absl::optional<size_t> obstacle = skip_index();
+    path = "map.rects.blockers";
+    // PolygonsFromRects leaves out the blockers without area.
+    size_t seen = 0;
+    for (size_t k = 0; obstacle.has_value() && k < field.blockers.size(); ++k) {
+      const Rect& r = field.blockers[k];
+      if (r.x1 <= r.x0 || r.y1 <= r.y0) continue;
+      if (seen++ == *obstacle) {
+        path = absl::StrCat("map.rects.blockers[", k, "]");
+        break;
+      }
+    }
+  } else if (absl::ConsumePrefix(&rest, "polygons")) {
+    path = "map.rects";
+  } else {
+    return InField(status, "map.");
   }
-}
-
-// The graphs built when the request names none: all this server version
-// can build (a grid's rectangle navmesh takes milliseconds even at 1024^2).
-std::vector<v1::GraphKind> DefaultGraphs(v1::Map::SourceCase source) {
-  switch (source) {
-    case v1::Map::kGrid:
-    case v1::Map::kMovingai:
-      return {v1::GRID, v1::QUADTREE, v1::NAVMESH};
-    case v1::Map::kRects:
-      return {v1::QUADTREE, v1::NAVMESH};
-    case v1::Map::kPolygons:
-      return {v1::NAVMESH};
-    case v1::Map::kHex:
-      return {v1::HEX};
-    default:
-      return {};
-  }
+  // A point of the ring is not a field the caller sent; its value stays in
+  // the message.
+  if (absl::ConsumePrefix(&rest, ".points")) skip_index();
+  return absl::Status(status.code(), absl::StrCat(path, rest));
 }
 
 RectField FieldFromSource(const v1::RectSource& source) {
@@ -129,9 +144,14 @@ QuadtreeOptions QuadtreeOptionsFrom(const v1::BuildOptions& build) {
   return options;
 }
 
-absl::StatusOr<std::vector<v1::GraphKind>> RequestedGraphs(const v1::Map& map) {
-  const std::vector<v1::GraphKind> supported = SupportedGraphs(map.source_case());
-  if (map.build().graphs().empty()) return DefaultGraphs(map.source_case());
+// The graphs to build: BuildOptions.graphs, or when empty every graph the
+// source can have (a grid's rectangle navmesh takes milliseconds even at
+// 1024^2). A graph the source cannot have is a malformed request
+// (server/graph_kinds.h).
+absl::StatusOr<std::vector<v1::GraphKind>> RequestedGraphs(const v1::Map& map,
+                                                           v1::SourceKind source) {
+  const std::vector<v1::GraphKind> supported = SupportedGraphs(source);
+  if (map.build().graphs().empty()) return supported;
   std::vector<v1::GraphKind> graphs;
   for (int i = 0; i < map.build().graphs_size(); ++i) {
     const int raw = map.build().graphs(i);
@@ -142,11 +162,11 @@ absl::StatusOr<std::vector<v1::GraphKind>> RequestedGraphs(const v1::Map& map) {
     }
     const auto kind = static_cast<v1::GraphKind>(raw);
     if (std::find(supported.begin(), supported.end(), kind) == supported.end()) {
-      return absl::UnimplementedError(absl::StrCat(
-          field, ": ", v1::GraphKind_Name(kind),
-          " graphs are not available for this source in this server version "
-          "(available: GRID, QUADTREE, NAVMESH for grid and movingai maps; "
-          "QUADTREE, NAVMESH for rects; NAVMESH for polygons; HEX for hex)"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          field, ": ", v1::GraphKind_Name(kind), " graphs cannot be built for ",
+          SourceName(source), " maps (they can have ", GraphNames(supported),
+          "; GRID, QUADTREE, NAVMESH for grid and movingai maps, QUADTREE, NAVMESH for "
+          "rects, NAVMESH for polygons, HEX for hex)"));
     }
     if (std::find(graphs.begin(), graphs.end(), kind) == graphs.end()) {
       graphs.push_back(kind);
@@ -213,6 +233,16 @@ absl::Status ValidateMapName(absl::string_view name, absl::string_view field) {
   return absl::OkStatus();
 }
 
+void UpgradeStoredMap(v1::Map& map) {
+  if (!map.has_build() || !map.build().has_quadtree()) return;
+  v1::QuadtreeOptions& quadtree = *map.mutable_build()->mutable_quadtree();
+  QuadtreeOptions aspect_only;
+  aspect_only.max_aspect = quadtree.max_aspect();
+  // Stored maps were accepted, so with merge set the value was NaN or <= 0
+  // (read as the default); without merge it was never used.
+  if (!ValidateQuadtreeOptions(aspect_only).ok()) quadtree.set_max_aspect(0);
+}
+
 absl::StatusOr<std::unique_ptr<MapSnapshot>> BuildMap(const v1::Map& map,
                                                       const GridLimits& limits,
                                                       const PolygonLimits& polygon_limits,
@@ -245,7 +275,7 @@ absl::StatusOr<std::unique_ptr<MapSnapshot>> BuildMap(const v1::Map& map,
       return absl::InvalidArgumentError(
           "map: no source set (set one of grid, movingai, rects, polygons, hex)");
   }
-  WF_ASSIGN_OR_RETURN(const std::vector<v1::GraphKind> graphs, RequestedGraphs(map));
+  WF_ASSIGN_OR_RETURN(const std::vector<v1::GraphKind> graphs, RequestedGraphs(map, info.source()));
 
   uint64_t memory = 0;
   RectField field;
@@ -266,6 +296,8 @@ absl::StatusOr<std::unique_ptr<MapSnapshot>> BuildMap(const v1::Map& map,
     }
     info.set_width(x1 - x0);
     info.set_height(y1 - y0);
+    info.mutable_origin()->set_x(x0);
+    info.mutable_origin()->set_y(y0);
     snapshot->geometry = std::make_shared<const PolygonMap>(polygons);
   } else if (map.has_rects()) {
     field = FieldFromSource(map.rects());
@@ -298,6 +330,13 @@ absl::StatusOr<std::unique_ptr<MapSnapshot>> BuildMap(const v1::Map& map,
         " MiB, more than the server allows one upload (", build_limits.max_build_bytes >> 20,
         " MiB, --max_build_mb); leave some graphs out of build.graphs"));
   };
+
+  // After the source: options are checked whatever is built (a malformed
+  // field is malformed even where it is not used).
+  if (absl::Status st = ValidateQuadtreeOptions(QuadtreeOptionsFrom(map.build())); !st.ok()) {
+    return InField(st, "map.");
+  }
+
   for (v1::GraphKind kind : graphs) {
     WF_RETURN_IF_ERROR(budget.Check());
     const absl::Time start = absl::Now();
@@ -339,7 +378,17 @@ absl::StatusOr<std::unique_ptr<MapSnapshot>> BuildMap(const v1::Map& map,
       snapshot->quadtree = std::move(graph);
     } else if (kind == v1::NAVMESH) {
       WF_ASSIGN_OR_RETURN(const std::vector<double> radii, AgentRadii(map.build().navmesh()));
-      if (map.has_rects()) polygons = PolygonsFromRects(field);
+      if (map.has_rects()) {
+        // Coordinates the quadtree takes can be beyond what the mesher
+        // represents: say so in the caller's terms.
+        if (!(field.width * field.height > 0)) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "map.rects: a field of ", field.width, " x ", field.height,
+              " is too small for a NAVMESH (its area underflows to 0); use larger units, or "
+              "build.graphs = [QUADTREE]"));
+        }
+        polygons = PolygonsFromRects(field);
+      }
       uint64_t polygons_total = 0, links = 0, bytes = 0;
       NavmeshLimits navmesh_limits;
       navmesh_limits.max_polygons = build_limits.max_navmesh_polygons;
@@ -363,7 +412,11 @@ absl::StatusOr<std::unique_ptr<MapSnapshot>> BuildMap(const v1::Map& map,
             snapshot->grid ? Navmesh::BuildFromGrid(*snapshot->grid, options, budget)
                            : Navmesh::Build(polygons, options, polygon_limits, budget,
                                             navmesh_limits);
-        if (!mesh.ok()) return MapField(mesh.status());
+        if (!mesh.ok()) {
+          return map.has_rects() && absl::IsInvalidArgument(mesh.status())
+                     ? InRectsSource(mesh.status(), field)
+                     : MapField(mesh.status());
+        }
         // Grid meshes are counted once built.
         WF_RETURN_IF_ERROR(CheckNavmeshLimits(radius, mesh->num_polygons(), mesh->MemoryBytes(),
                                               /*predicted=*/false, navmesh_limits));

@@ -36,15 +36,23 @@ struct MapBuildLimits {
   uint64_t max_build_bytes = UINT64_MAX;
 };
 
+// Rewrites a map stored by an earlier version where this version is
+// stricter but the stored map built the same: a QuadtreeOptions.max_aspect
+// that is NaN, infinite or below 1 was then ignored (no merge) or read as
+// the default and is now refused, so it becomes 0 (the default). Call
+// before BuildMap on every map loaded from storage, so that no stored map
+// is lost to a tightened check.
+void UpgradeStoredMap(v1::Map& map);
+
 // Validates a map from a request, converts its source to engine types and
 // builds every requested graph. CPU-heavy: run it on the worker pool. The
 // result has no version yet (MapRegistry stamps it).
 //
 // Errors name the request field: INVALID_ARGUMENT for malformed input
-// ("map.grid.cells: ...", "map.movingai: line 7: ..."), UNIMPLEMENTED for
-// sources and graphs this server version cannot build yet,
-// RESOURCE_EXHAUSTED beyond `build_limits`, and the budget's CANCELLED or
-// DEADLINE_EXCEEDED when the caller gave up: the build stops there.
+// ("map.grid.cells: ...", "map.movingai: line 7: ...", a graph the source
+// cannot have: "map.build.graphs[1]: ..."), RESOURCE_EXHAUSTED beyond
+// `build_limits`, and the budget's CANCELLED or DEADLINE_EXCEEDED when the
+// caller gave up: the build stops there.
 absl::StatusOr<std::unique_ptr<MapSnapshot>> BuildMap(const v1::Map& map,
                                                       const GridLimits& limits,
                                                       const PolygonLimits& polygon_limits = {},

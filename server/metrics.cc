@@ -305,7 +305,9 @@ class ServerCollector final : public prometheus::Collectable {
       }
       out.push_back(Gauge("wayfinder_maps_memory_bytes",
                           "Approximate memory of all maps together, bytes", total));
-      out.push_back(std::move(per_map));
+      // /metrics has no authentication: the per-map series, which name
+      // every map, only when the operator lets them out.
+      if (sources_.map_names) out.push_back(std::move(per_map));
     }
     if (const PathfinderService* service = sources_.service; service != nullptr) {
       const FlowFieldCache::Stats s = service->flow_cache_stats();

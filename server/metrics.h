@@ -45,7 +45,8 @@ class WorkerPool;
 //   (refused for --max_queue_wait: stage "admission", "dequeue", or
 //   "inline" for FindPaths refused while the callback threads ran late),
 //   wayfinder_maps,
-//   wayfinder_maps_memory_bytes, wayfinder_map_memory_bytes{map},
+//   wayfinder_maps_memory_bytes, wayfinder_map_memory_bytes{map} (only
+//   with Sources::map_names),
 //   wayfinder_flow_cache_{hits,misses,coalesced,evictions}_total,
 //   wayfinder_flow_cache_entries, wayfinder_flow_cache_bytes.
 //
@@ -58,6 +59,9 @@ class Metrics {
     const WorkerPool* pool = nullptr;
     const PathfinderService* service = nullptr;
     int workers = 0;
+    // Whether to export per-map series (wayfinder_map_memory_bytes{map}),
+    // which name every map to anyone who can reach /metrics.
+    bool map_names = true;
   };
 
   // Starts serving /metrics on `listen` (host:port; port 0 picks a free

@@ -11,9 +11,11 @@
 #include "absl/time/clock.h"
 #include "core/grid_search.h"
 #include "core/hex_grid.h"
+#include "core/map_area.h"
 #include "core/navmesh.h"
 #include "core/quadtree.h"
 #include "core/status_macros.h"
+#include "server/graph_kinds.h"
 
 namespace wayfinder::server {
 namespace {
@@ -38,13 +40,11 @@ absl::StatusOr<const Navmesh*> MeshFor(const MapSnapshot& map, double radius) {
       "); rebuild it with build.navmesh.agent_radii including ", radius));
 }
 
+// Whether the point was sent at all; the graph's search applies the rest of
+// the rule (core/map_area.h).
 absl::Status CheckPoint(bool has, const v1::Point& p, absl::string_view field) {
   if (!has) return absl::InvalidArgumentError(absl::StrCat(field, ": is required"));
-  if (!std::isfinite(p.x()) || !std::isfinite(p.y())) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ": coordinates must be finite, got (", p.x(), ", ", p.y(), ")"));
-  }
-  return absl::OkStatus();
+  return CheckFinitePoint({p.x(), p.y()}, field);
 }
 
 absl::StatusOr<Smoothing> ToSmoothing(int raw) {
@@ -86,18 +86,7 @@ absl::Status RunFindPath(const MapSnapshot& map, const v1::FindPathRequest& requ
   WF_RETURN_IF_ERROR(CheckPoint(request.has_start(), request.start(), "start"));
   WF_RETURN_IF_ERROR(CheckPoint(request.has_goal(), request.goal(), "goal"));
 
-  const int raw_graph = request.graph();
-  if (!v1::GraphKind_IsValid(raw_graph)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "graph: ", raw_graph, " is not a graph kind (GRID, QUADTREE, NAVMESH, HEX)"));
-  }
-  v1::GraphKind graph = static_cast<v1::GraphKind>(raw_graph);
-  if (graph == v1::GRAPH_KIND_UNSPECIFIED) graph = map.DefaultGraph();
-  if (!map.HasGraph(graph)) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "graph: ", v1::GraphKind_Name(graph), " was not built for map \"", map.name,
-        "\" (built: ", map.BuiltGraphNames(), ")"));
-  }
+  WF_ASSIGN_OR_RETURN(const v1::GraphKind graph, ResolveQueryGraph(map, request.graph()));
 
   const v1::PathOptions& options = request.options();
   WF_ASSIGN_OR_RETURN(const Smoothing smoothing, ToSmoothing(options.smoothing()));

@@ -94,7 +94,9 @@ absl::StatusOr<std::unique_ptr<WayfinderServer>> WayfinderServer::Start(
         Metrics::Start(config.metrics_listen, {.registry = s->registry_.get(),
                                                .pool = s->pool_.get(),
                                                .service = s->service_.get(),
-                                               .workers = s->config_.workers});
+                                               .workers = s->config_.workers,
+                                               .map_names = config.metrics_map_names.value_or(
+                                                   config.auth_tokens_file.empty())});
     if (!metrics.ok()) return metrics.status();
     s->metrics_ = *std::move(metrics);
     s->registry_->set_commit_listener(s->metrics_->MapCommitListener());
@@ -151,6 +153,7 @@ void WayfinderServer::LoadStoredMaps() {
   }
   int loaded = 0;
   for (storage::v1::StoredMap& stored : contents.maps) {
+    UpgradeStoredMap(*stored.mutable_map());
     absl::StatusOr<std::unique_ptr<MapSnapshot>> built =
         BuildMap(stored.map(), config_.grid_limits, config_.polygon_limits);
     if (!built.ok()) {

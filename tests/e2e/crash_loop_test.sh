@@ -106,7 +106,7 @@ kill_server() {
 observe() {
   local n=$1 out rc=0 size fp length fpver c
   out=$(cli get "$n" 2>&1) || rc=$?
-  if [ "$rc" -eq 1 ] && echo "$out" | grep -q "NOT_FOUND"; then
+  if [ "$rc" -eq 1 ] && grep -q "NOT_FOUND" <<<"$out"; then
     obs_ver=0 obs_con=-
     return 0
   fi

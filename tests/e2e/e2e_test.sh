@@ -47,24 +47,25 @@ stop_server() {
 }
 
 start_server
-timeout 5 "$probe_bin" --server="$addr" | grep -q SERVING || fail "probe does not say SERVING"
+out=$(timeout 5 "$probe_bin" --server="$addr") || fail "probe failed: $out"
+grep -q SERVING <<<"$out" || fail "probe does not say SERVING: $out"
 
 # Upload: rooms.map is a Moving AI file of our own (examples/maps).
 out=$(cli put-map "$example_map") || fail "put-map: $out"
-echo "$out" | grep -q "stored rooms version 1" || fail "put-map output: $out"
+grep -q "stored rooms version 1" <<<"$out" || fail "put-map output: $out"
 out=$(cli put-map "$example_map" --name=second) || fail "put-map --name: $out"
-echo "$out" | grep -q "stored second version 1" || fail "put-map --name output: $out"
+grep -q "stored second version 1" <<<"$out" || fail "put-map --name output: $out"
 
 out=$(cli list)
-echo "$out" | grep -Eq "^rooms +1 +64x48 " || fail "list output: $out"
-echo "$out" | grep -Eq "^second +1 " || fail "list output: $out"
+grep -Eq "^rooms +1 +64x48 " <<<"$out" || fail "list output: $out"
+grep -Eq "^second +1 " <<<"$out" || fail "list output: $out"
 out=$(cli get rooms)
-echo "$out" | grep -q "version:  1" || fail "get output: $out"
-echo "$out" | grep -q "GRID" || fail "get output: $out"
+grep -q "version:  1" <<<"$out" || fail "get output: $out"
+grep -q "GRID" <<<"$out" || fail "get output: $out"
 
 # A straight run along the top row of the first room: 13 steps.
 out=$(cli find-path rooms 1.5 1.5 14.5 1.5)
-echo "$out" | grep -q "^FOUND  length 13 " || fail "find-path output: $out"
+grep -q "^FOUND  length 13 " <<<"$out" || fail "find-path output: $out"
 json=$(cli --json find-path rooms 1.5 1.5 14.5 1.5)
 echo "$json" | python3 -c '
 import json, sys
@@ -78,20 +79,20 @@ assert r["waypoints"][-1] == {"x": 14.5, "y": 1.5}, r
 # Flow field: two goals, a summary, a text picture and the binary message.
 out=$(cli flow-field rooms --goal 1.5,1.5 --goal=14.5,1.5 --out="$work/field.txt") \
   || fail "flow-field: $out"
-echo "$out" | grep -Eq "^GRID field of map rooms version 1: [0-9]+ cells reach one of 2 goal cells" \
+grep -Eq "^GRID field of map rooms version 1: [0-9]+ cells reach one of 2 goal cells" <<<"$out" \
   || fail "flow-field output: $out"
-echo "$out" | grep -q "computed now" || fail "flow-field first call: $out"
+grep -q "computed now" <<<"$out" || fail "flow-field first call: $out"
 [ "$(wc -l < "$work/field.txt")" -eq 48 ] || fail "field.txt has $(wc -l < "$work/field.txt") rows"
 [ "$(head -c 1 "$work/field.txt")" = "#" ] || fail "field.txt (0,0) is not blocked"
 [ "$(sed -n 2p "$work/field.txt" | cut -c2)" = "*" ] || fail "field.txt goal (1,1) not '*'"
 out=$(cli flow-field rooms --goal=14.5,1.5 --goal 1.5,1.5 --window=0,0,16,8 --out="$work/field.pb")
-echo "$out" | grep -q "from the cache" || fail "flow-field second call: $out"
-echo "$out" | grep -q "returned 16 x 8 cells at (0, 0)" || fail "flow-field window: $out"
+grep -q "from the cache" <<<"$out" || fail "flow-field second call: $out"
+grep -q "returned 16 x 8 cells at (0, 0)" <<<"$out" || fail "flow-field window: $out"
 [ -s "$work/field.pb" ] || fail "field.pb is empty"
 set +e
 err=$(cli flow-field rooms --goal 0.5,0.5 2>&1); rc=$?
 set -e
-[ "$rc" -eq 1 ] && echo "$err" | grep -q "INVALID_ARGUMENT: goals\[0\]" || fail "blocked goal: $rc $err"
+[ "$rc" -eq 1 ] && grep -q "FAILED_PRECONDITION: goals\[0\]" <<<"$err" || fail "blocked goal: $rc $err"
 set +e
 cli flow-field rooms >/dev/null 2>&1; rc=$?
 set -e
@@ -102,24 +103,24 @@ set +e
 err=$(cli get nosuchmap 2>&1); rc=$?
 set -e
 [ "$rc" -eq 1 ] || fail "get of a missing map exited $rc"
-echo "$err" | grep -q "NOT_FOUND" || fail "get error: $err"
+grep -q "NOT_FOUND" <<<"$err" || fail "get error: $err"
 set +e
 err=$(cli find-path rooms 0.5 0.5 5.5 5.5 2>&1); rc=$?
 set -e
-[ "$rc" -eq 1 ] && echo "$err" | grep -q "FAILED_PRECONDITION: start" || fail "blocked start: $rc $err"
+[ "$rc" -eq 1 ] && grep -q "FAILED_PRECONDITION: start" <<<"$err" || fail "blocked start: $rc $err"
 set +e
 err=$(cli find-path rooms 1.5 1.5 99 1.5 2>&1); rc=$?
 set -e
-[ "$rc" -eq 1 ] && echo "$err" | grep -q "INVALID_ARGUMENT: goal" || fail "outside goal: $rc $err"
+[ "$rc" -eq 1 ] && grep -q "INVALID_ARGUMENT: goal" <<<"$err" || fail "outside goal: $rc $err"
 set +e
 cli find-path rooms 1 2 3 >/dev/null 2>&1; rc=$?
 set -e
 [ "$rc" -eq 2 ] || fail "usage error exited $rc"
 
 out=$(cli delete second)
-echo "$out" | grep -q "deleted second" || fail "delete: $out"
+grep -q "deleted second" <<<"$out" || fail "delete: $out"
 out=$(cli put-map "$example_map") || fail "re-put: $out"
-echo "$out" | grep -q "stored rooms version 2" || fail "re-put output: $out"
+grep -q "stored rooms version 2" <<<"$out" || fail "re-put output: $out"
 
 # Persistence: what was acknowledged is there after a restart, same version.
 stop_server
@@ -129,10 +130,10 @@ set -e
 [ "$rc" -ne 0 ] || fail "probe succeeded with the server stopped"
 start_server
 out=$(cli list)
-echo "$out" | grep -Eq "^rooms +2 " || fail "after restart: $out"
-echo "$out" | grep -q "^second" && fail "deleted map came back: $out"
+grep -Eq "^rooms +2 " <<<"$out" || fail "after restart: $out"
+grep -q "^second" <<<"$out" && fail "deleted map came back: $out"
 out=$(cli find-path rooms 1.5 1.5 14.5 1.5)
-echo "$out" | grep -q "^FOUND  length 13 .*map version 2" || fail "after restart find-path: $out"
+grep -q "^FOUND  length 13 .*map version 2" <<<"$out" || fail "after restart find-path: $out"
 stop_server
 
 # Tokens: the same server with --auth_tokens; the CLI and the probe with
@@ -150,16 +151,16 @@ done
 set +e
 err=$(cli list 2>&1); rc=$?
 set -e
-[ "$rc" -eq 1 ] && echo "$err" | grep -q "UNAUTHENTICATED" || fail "no token: $rc $err"
+[ "$rc" -eq 1 ] && grep -q "UNAUTHENTICATED" <<<"$err" || fail "no token: $rc $err"
 out=$(cli --token_file="$work/read.token" list) || fail "read token list: $out"
-echo "$out" | grep -Eq "^rooms +2 " || fail "read token list: $out"
+grep -Eq "^rooms +2 " <<<"$out" || fail "read token list: $out"
 set +e
 err=$(cli --token_file="$work/read.token" delete rooms 2>&1); rc=$?
 set -e
-[ "$rc" -eq 1 ] && echo "$err" | grep -q "PERMISSION_DENIED" || fail "read token delete: $rc $err"
+[ "$rc" -eq 1 ] && grep -q "PERMISSION_DENIED" <<<"$err" || fail "read token delete: $rc $err"
 out=$(WAYFINDER_TOKEN=admin-token-0123456789abcdef cli put-map "$example_map") \
   || fail "admin token put-map: $out"
-echo "$out" | grep -q "stored rooms version 3" || fail "admin token put-map: $out"
+grep -q "stored rooms version 3" <<<"$out" || fail "admin token put-map: $out"
 grep -q "token-0123456789abcdef" "$work/server.log" && fail "a token appears in the server log"
 stop_server
 echo "e2e: all checks passed"

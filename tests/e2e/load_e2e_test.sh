@@ -90,13 +90,13 @@ printf 'version 1\n0\trooms.map\t64\t48\t1\t1\t14\t1\t13\n0\trooms.map\t64\t48\t
   >"$work/rooms.scen"
 out=$(load --map=rooms --scen="$work/rooms.scen" --requests=200 --warmup=0 \
   --mix=findpath:grid=3,getmap) || fail "scen run exited $?"
-echo "$out" | grep -q "^maps      rooms (2 scenario pairs)" || fail "scen report: $out"
-echo "$out" | grep -Eq "^requests  200 in [0-9.]+ s = [0-9.]+/s; ok 200, errors 0$" \
+grep -q "^maps      rooms (2 scenario pairs)" <<<"$out" || fail "scen report: $out"
+grep -Eq "^requests  200 in [0-9.]+ s = [0-9.]+/s; ok 200, errors 0$" <<<"$out" \
   || fail "scen report: $out"
-echo "$out" | grep -Eq "^latency   p50 .* p90 .* p99 .* p99.9 .* max .* mean " \
+grep -Eq "^latency   p50 .* p90 .* p99 .* p99.9 .* max .* mean " <<<"$out" \
   || fail "scen report: $out"
-echo "$out" | grep -q "^paths     FOUND " || fail "scen report: $out"
-echo "$out" | grep -Eq "^  getmap +[0-9]+ req " || fail "scen report: $out"
+grep -q "^paths     FOUND " <<<"$out" || fail "scen report: $out"
+grep -Eq "^  getmap +[0-9]+ req " <<<"$out" || fail "scen report: $out"
 
 # Exit codes: usage 2, setup failure 1.
 for args in "--map=rooms --mix=walk" "--map=rooms --concurrency=0" "--map=rooms --rate=-1" \

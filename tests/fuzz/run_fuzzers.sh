@@ -83,7 +83,7 @@ for f in "$SRC"/examples/maps/*.map; do
   crop_map "$f" 16 "$SEEDS/maps/example-$(basename "$f" .map)-16.map"
 done
 cp "$SRC"/examples/maps/*.json "$SEEDS/maps/" 2>/dev/null || true
-first=$(find "$SEEDS/movingai_map" -name '*.map' | sort | head -n 1)
+first=$(find "$SEEDS/movingai_map" -name '*.map' | sort | sed -n 1p)
 [ -z "$first" ] || sed 's/$/\r/' "$first" > "$SEEDS/movingai_map/crlf.map"
 printf 'version 1\n0\tmaps/example.map\t8\t8\t1\t1\t6\t5\t6.41421356\n1\texample.map\t8\t8\t0\t0\t7\t7\t9.89949494\n' \
   > "$SEEDS/movingai_scen/builtin.scen"

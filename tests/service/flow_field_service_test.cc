@@ -347,22 +347,23 @@ TEST(FlowFieldTest, BadRequestsNameTheField) {
   cases.push_back({FieldRequest("room", {}), StatusCode::INVALID_ARGUMENT,
                    "goals: at least one goal is required"});
   cases.push_back({FieldRequest("room", {Pt(0.5, 0.5), Pt(1.5, 1.5)}),
-                   StatusCode::INVALID_ARGUMENT, "goals[1]: cell (1, 1) is blocked"});
+                   StatusCode::FAILED_PRECONDITION, "goals[1]: cell (1, 1) is blocked"});
   cases.push_back({FieldRequest("room", {Pt(5.5, 0.5)}), StatusCode::INVALID_ARGUMENT,
                    "goals[0]: (5.5, 0.5) is outside the map"});
   cases.push_back({FieldRequest("room", {Pt(0.5, INFINITY)}), StatusCode::INVALID_ARGUMENT,
                    "goals[0]: coordinates must be finite"});
   cases.push_back({FieldRequest("nope", {Pt(0.5, 0.5)}), StatusCode::NOT_FOUND, "map: map"});
   cases.push_back({FieldRequest("", {Pt(0.5, 0.5)}), StatusCode::INVALID_ARGUMENT, "map:"});
-  cases.push_back({FieldRequest("poly", {Pt(0.5, 0.5)}), StatusCode::FAILED_PRECONDITION,
-                   "has no GRID or HEX graph"});
+  cases.push_back({FieldRequest("poly", {Pt(0.5, 0.5)}), StatusCode::INVALID_ARGUMENT,
+                   "which polygons maps such as \"poly\" cannot have"});
   {
     auto r = FieldRequest("room", {Pt(0.5, 0.5)});
     r.set_graph(v1::NAVMESH);
     cases.push_back({r, StatusCode::INVALID_ARGUMENT,
                      "graph: flow fields are computed on GRID or HEX graphs, not NAVMESH"});
     r.set_graph(v1::HEX);
-    cases.push_back({r, StatusCode::FAILED_PRECONDITION, "graph: HEX was not built"});
+    cases.push_back({r, StatusCode::INVALID_ARGUMENT,
+                     "graph: HEX graphs cannot be built for grid maps"});
     r.set_graph(static_cast<v1::GraphKind>(42));
     cases.push_back({r, StatusCode::INVALID_ARGUMENT, "graph: 42 is not a graph kind"});
   }

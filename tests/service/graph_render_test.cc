@@ -121,8 +121,8 @@ TEST(GetGraphTest, EveryGraphKind) {
     std::string message;
   };
   for (const Bad& b :
-       {Bad{GraphRequest("room", v1::HEX), absl::StatusCode::kFailedPrecondition,
-            "graph: HEX was not built"},
+       {Bad{GraphRequest("room", v1::HEX), absl::StatusCode::kInvalidArgument,
+            "graph: HEX graphs cannot be built for grid maps"},
         Bad{GraphRequest("room", static_cast<v1::GraphKind>(9)),
             absl::StatusCode::kInvalidArgument, "graph: 9 is not a graph kind"},
         Bad{GraphRequest("room", v1::NAVMESH, 2), absl::StatusCode::kFailedPrecondition,

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -21,6 +22,7 @@
 #include <grpcpp/generic/generic_stub.h>
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "service_test_util.h"
 
@@ -355,6 +357,44 @@ TEST(MetricsTest, CallThatWaitedPastMaxQueueWaitIsRefusedAndCounted) {
   EXPECT_LE(m.Get(Labelled("wayfinder_queue_wait_seconds_bucket", "le", "0.025")).value_or(9), 2);
   EXPECT_GE(m.Get("wayfinder_queue_wait_seconds_sum").value_or(0), 0.05);
   EXPECT_SAMPLE(m, Requests("FindPath", "RESOURCE_EXHAUSTED"), 1);
+}
+
+// /metrics has no authentication: map names (wayfinder_map_memory_bytes{map})
+// are left out when the API needs tokens, unless the operator asks for them;
+// without tokens they are in unless the operator leaves them out.
+TEST(MetricsTest, MapNamesFollowAuthUnlessSetExplicitly) {
+  TempDir dir;
+  const std::string tokens = dir.path() + "/tokens";
+  std::ofstream(tokens) << "admin admin-token-0b8e61f2c7a94d15\n";
+  struct Case {
+    bool auth;
+    std::optional<bool> flag;
+    bool names;
+  };
+  for (const Case& c : {Case{false, std::nullopt, true}, Case{true, std::nullopt, false},
+                        Case{true, true, true}, Case{false, false, false}}) {
+    server::ServerConfig config = WithMetrics();
+    if (c.auth) config.auth_tokens_file = tokens;
+    config.metrics_map_names = c.flag;
+    ServerHarness h(config);
+    v1::PutMapRequest req;
+    *req.mutable_map() = GridMapFromRows("secret-level-7", kRoom);
+    v1::MapInfo info;
+    auto ctx = Ctx();
+    if (c.auth) ctx->AddMetadata("authorization", "Bearer admin-token-0b8e61f2c7a94d15");
+    ASSERT_TRUE(h.stub().PutMap(ctx.get(), req, &info).ok());
+    const Scrape s = ScrapeMetrics(h);
+    const std::string where = absl::StrCat("auth ", c.auth, ", flag ",
+                                           c.flag ? (*c.flag ? "true" : "false") : "unset");
+    EXPECT_SAMPLE(s, "wayfinder_maps", 1);
+    EXPECT_SAMPLE(s, "wayfinder_maps_memory_bytes", static_cast<double>(info.memory_bytes()));
+    EXPECT_EQ(s.text.find("secret-level-7") != std::string::npos, c.names) << where << "\n"
+                                                                           << s.text;
+    if (c.names) {
+      EXPECT_SAMPLE(s, Labelled("wayfinder_map_memory_bytes", "map", "secret-level-7"),
+                    static_cast<double>(info.memory_bytes()));
+    }
+  }
 }
 
 TEST(MetricsTest, OffByDefaultAndUnbindableAddressFailsStart) {

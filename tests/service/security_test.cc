@@ -176,6 +176,46 @@ TEST(AuthTest, TokenFilesAreValidated) {
   EXPECT_NE(started.status().message().find("--auth_tokens"), std::string::npos);
 }
 
+// The authorization metadata as sent on the wire, through the raw stub: the
+// scheme's case does not matter (RFC 7235), two entries are refused even
+// when both are valid, anything but "Bearer TOKEN" is refused.
+TEST(AuthTest, AuthorizationHeaderForms) {
+  TempDir dir;
+  const std::string tokens = dir.path() + "/tokens";
+  WriteFile(tokens, absl::StrCat("read ", kReadToken, "\nadmin ", kAdminToken, "\n"));
+  server::ServerConfig config;
+  config.auth_tokens_file = tokens;
+  ServerHarness h(config);
+  auto list = [&](const std::vector<std::string>& values) {
+    auto ctx = Ctx();
+    for (const std::string& v : values) ctx->AddMetadata("authorization", v);
+    v1::ListMapsResponse response;
+    return h.stub().ListMaps(ctx.get(), v1::ListMapsRequest(), &response);
+  };
+  for (const char* scheme : {"Bearer", "bearer", "BEARER", "bEaReR"}) {
+    const grpc::Status st = list({absl::StrCat(scheme, " ", kReadToken)});
+    EXPECT_TRUE(st.ok()) << scheme << ": " << st.error_message();
+  }
+  EXPECT_TRUE(list({absl::StrCat("Bearer   ", kReadToken, " ")}).ok());
+  for (const std::vector<std::string>& values :
+       {std::vector<std::string>{absl::StrCat("Bearer ", kReadToken),
+                                 absl::StrCat("Bearer ", kAdminToken)},
+        {absl::StrCat("Bearer ", kReadToken), absl::StrCat("Bearer ", kReadToken)},
+        {absl::StrCat("Bearer ", kReadToken), "Bearer not-a-known-token-123456"},
+        {"Bearer not-a-known-token-123456", absl::StrCat("Bearer ", kReadToken)}}) {
+    const grpc::Status st = list(values);
+    EXPECT_EQ(st.error_code(), StatusCode::UNAUTHENTICATED) << values[0] << " + " << values[1];
+    EXPECT_NE(st.error_message().find("more than one authorization"), std::string::npos)
+        << st.error_message();
+  }
+  for (const std::string& bad :
+       {std::string(kReadToken), absl::StrCat("Basic ", kReadToken),
+        absl::StrCat("Bearer", kReadToken), std::string("Bearer"), std::string("Bearer ")}) {
+    const grpc::Status st = list({bad});
+    EXPECT_EQ(st.error_code(), StatusCode::UNAUTHENTICATED) << bad;
+  }
+}
+
 // A CA, a server certificate for 127.0.0.1 and a client certificate, made
 // with the openssl command (EC keys: fast).
 class Certificates {

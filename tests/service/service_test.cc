@@ -583,7 +583,7 @@ std::vector<PutCase> PutCases() {
     m.mutable_build()->set_graphs(0, static_cast<v1::GraphKind>(99));
     cases.push_back({"unknown graph", m, StatusCode::INVALID_ARGUMENT, "map.build.graphs[0]"});
     m.mutable_build()->set_graphs(0, v1::HEX);
-    cases.push_back({"graph not yet available", m, StatusCode::UNIMPLEMENTED,
+    cases.push_back({"graph the source cannot have", m, StatusCode::INVALID_ARGUMENT,
                      "map.build.graphs[0]: HEX"});
     m.mutable_build()->set_graphs(0, v1::NAVMESH);
     m.mutable_build()->mutable_navmesh()->add_agent_radii(-1);
@@ -613,7 +613,7 @@ std::vector<PutCase> PutCases() {
                      "map.rects.blockers[0]"});
     r->set_y(0);
     m.mutable_build()->add_graphs(v1::GRID);
-    cases.push_back({"grid graph of rects", m, StatusCode::UNIMPLEMENTED,
+    cases.push_back({"grid graph of rects", m, StatusCode::INVALID_ARGUMENT,
                      "map.build.graphs[0]: GRID"});
     m.mutable_build()->clear_graphs();
     m.mutable_build()->mutable_quadtree()->set_min_cell_size(-2);
@@ -650,7 +650,8 @@ std::vector<PutCase> PutCases() {
     m.mutable_hex()->set_width(2);
     m.mutable_hex()->set_walls(std::string(4, '\0'));
     m.mutable_build()->add_graphs(v1::GRID);
-    cases.push_back({"hex has no GRID", m, StatusCode::UNIMPLEMENTED, "map.build.graphs[0]: GRID"});
+    cases.push_back({"hex has no GRID", m, StatusCode::INVALID_ARGUMENT,
+                     "map.build.graphs[0]: GRID"});
   }
   return cases;
 }
@@ -732,9 +733,9 @@ TEST(ErrorsTest, BadQueries) {
   {
     auto r = base();
     r.set_graph(v1::HEX);
-    cases.push_back({"graph not built", r, StatusCode::FAILED_PRECONDITION,
-                     "graph: HEX was not built for map \"corridor\" (built: GRID, "
-                     "QUADTREE, NAVMESH)"});
+    cases.push_back({"graph the source cannot have", r, StatusCode::INVALID_ARGUMENT,
+                     "graph: HEX graphs cannot be built for grid maps such as \"corridor\" "
+                     "(they can have GRID, QUADTREE, NAVMESH)"});
     r.set_graph(static_cast<v1::GraphKind>(42));
     cases.push_back({"unknown graph", r, StatusCode::INVALID_ARGUMENT, "graph: 42"});
   }

@@ -1,6 +1,7 @@
 // UploadMap (every source kind through the client library, and every way a
 // stream can be malformed), FindPaths (order, per-query errors, the batch
-// limit, the deadline), and the total map memory limit.
+// limit, the deadline), the total map memory limit, and responses larger
+// than gRPC's default 4 MiB receive limit reaching the client library.
 
 #include <algorithm>
 #include <chrono>
@@ -13,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "client/client.h"
+#include "server/flow_query.h"
 #include "service_test_util.h"
 #include "zlib.h"
 
@@ -263,6 +265,69 @@ TEST(BatchTest, TheBatchLimitIsAFlag) {
       << r.status();
   batch.mutable_queries()->RemoveLast();
   EXPECT_TRUE(client->FindPaths(batch).ok());
+}
+
+// A legal SampleFlowField of the most positions, a whole GetFlowField and a
+// GetGraph of a large map are each more than gRPC's default 4 MiB receive
+// limit: a client made by Client::Create with default options receives
+// them (its limit is the server's default --max_message_bytes), one with
+// gRPC's default does not.
+TEST(LimitsTest, ResponsesLargerThanFourMebibytesReachTheClient) {
+  constexpr int kGrpcDefaultReceive = 4 << 20;
+  EXPECT_GE(client::ClientOptions().max_receive_message_bytes,
+            server::ServerConfig().max_message_bytes);
+  ServerHarness h;
+  // 2100 x 2048 cells: the raster alone (GetGraph, a whole field's arrows)
+  // is over 4 MiB.
+  constexpr uint32_t kW = 2100, kH = 2048;
+  v1::Map map;
+  map.set_name("big");
+  map.mutable_grid()->set_width(kW);
+  map.mutable_grid()->set_height(kH);
+  std::string cells(size_t{kW} * kH, '\0');
+  for (uint32_t y = 8; y < kH; y += 16) {
+    for (uint32_t x = 0; x + 1 < kW; ++x) cells[size_t{y} * kW + x] = static_cast<char>(255);
+  }
+  map.mutable_grid()->set_cells(cells);
+  map.mutable_build()->add_graphs(v1::GRID);
+  client::ClientOptions options;
+  options.target = "127.0.0.1:" + std::to_string(h.server().port());
+  options.default_deadline = absl::Seconds(60);
+  auto c = client::Client::Create(options);
+  ASSERT_TRUE(c->PutMap(map).ok());
+
+  v1::SampleFlowFieldRequest sample;
+  sample.set_map("big");
+  *sample.add_goals() = Pt(0.5, 0.5);
+  for (int i = 0; i < server::kMaxSamplePositions; ++i) {
+    *sample.add_positions() = Pt(0.5 + i % kW, 0.5 + (i / kW) % kH);
+  }
+  v1::GetFlowFieldRequest field;
+  field.set_map("big");
+  *field.add_goals() = Pt(0.5, 0.5);
+  v1::GetGraphRequest graph;
+  graph.set_map("big");
+
+  absl::StatusOr<v1::SampleFlowFieldResponse> sampled = c->SampleFlowField(sample);
+  ASSERT_TRUE(sampled.ok()) << sampled.status();
+  EXPECT_EQ(sampled->next_size(), server::kMaxSamplePositions);
+  EXPECT_GT(sampled->ByteSizeLong(), size_t{kGrpcDefaultReceive});
+  absl::StatusOr<v1::FlowField> whole = c->GetFlowField(field);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  EXPECT_EQ(whole->directions().size(), size_t{kW} * kH);
+  EXPECT_GT(whole->ByteSizeLong(), size_t{kGrpcDefaultReceive});
+  absl::StatusOr<v1::GraphGeometry> geometry = c->GetGraph(graph);
+  ASSERT_TRUE(geometry.ok()) << geometry.status();
+  EXPECT_EQ(geometry->cells().size(), size_t{kW} * kH);
+  EXPECT_GT(geometry->ByteSizeLong(), size_t{kGrpcDefaultReceive});
+
+  // The same calls with gRPC's default limit fail: the sizes above are real.
+  options.max_receive_message_bytes = kGrpcDefaultReceive;
+  auto small = client::Client::Create(options);
+  EXPECT_EQ(small->SampleFlowField(sample).status().code(),
+            absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(small->GetFlowField(field).status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(small->GetGraph(graph).status().code(), absl::StatusCode::kResourceExhausted);
 }
 
 TEST(LimitsTest, TotalMapMemoryIsBounded) {

@@ -396,7 +396,7 @@ TEST(FlowFieldTest, GridGoalValidation) {
   GridGraph g = Graph({"...", ".#.", "..."});
   FlowFieldScratch scratch;
   auto blocked = ComputeGridFlowField(g, {0, 4}, SearchBudget(), scratch);
-  EXPECT_EQ(blocked.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(blocked.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(blocked.status().message().find("goals[1]"), absl::string_view::npos)
       << blocked.status();
   auto outside = ComputeGridFlowField(g, {2, 0, 9}, SearchBudget(), scratch);
@@ -605,7 +605,7 @@ TEST(FlowFieldTest, HexGoalValidation) {
   HexGraph g = Hex({"...", ".#.", "..."});
   FlowFieldScratch scratch;
   auto wall = ComputeHexFlowField(g, {0, 4}, SearchBudget(), scratch);
-  EXPECT_EQ(wall.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(wall.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(wall.status().message().find("goals[1]"), absl::string_view::npos) << wall.status();
   auto outside = ComputeHexFlowField(g, {9}, SearchBudget(), scratch);
   EXPECT_EQ(outside.status().code(), absl::StatusCode::kInvalidArgument);

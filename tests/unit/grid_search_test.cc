@@ -228,7 +228,7 @@ TEST(GridSearchTest, InvalidPoints) {
   const std::vector<Case> cases = {
       {Req(nan, 0.5, 2.5, 2.5), absl::StatusCode::kInvalidArgument, "start: coordinates must be finite"},
       {Req(0.5, 0.5, 2.5, -inf), absl::StatusCode::kInvalidArgument, "goal: coordinates must be finite"},
-      {Req(-0.01, 0.5, 2.5, 2.5), absl::StatusCode::kInvalidArgument, "start: (-0.01, 0.5) is outside the map (3 x 3 cells)"},
+      {Req(-0.01, 0.5, 2.5, 2.5), absl::StatusCode::kInvalidArgument, "start: (-0.01, 0.5) is outside the map (it covers [0, 3) x [0, 3))"},
       {Req(0.5, 0.5, 3.0, 2.5), absl::StatusCode::kInvalidArgument, "goal: (3, 2.5) is outside"},
       {Req(0.5, 0.5, 2.5, 3.0), absl::StatusCode::kInvalidArgument, "goal: (2.5, 3) is outside"},
       {Req(1e300, 0.5, 2.5, 2.5), absl::StatusCode::kInvalidArgument, "start"},

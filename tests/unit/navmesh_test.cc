@@ -137,7 +137,7 @@ TEST(NavmeshSearchTest, StartOrGoalOnATriangleEdge) {
   for (const auto& [s, g] : {std::pair<Point, Point>{{1, 1}, {9, 1}},
                              std::pair<Point, Point>{{9, 1}, {1, 1}},
                              std::pair<Point, Point>{{2, 2}, {9, 1}},
-                             std::pair<Point, Point>{{0, 0}, {10, 0}}}) {
+                             std::pair<Point, Point>{{0, 0}, {9.5, 0}}}) {
     for (NavmeshMethod method :
          {NavmeshMethod::kCorridor, NavmeshMethod::kVertices, NavmeshMethod::kAnyAngle}) {
       NavmeshPathOptions options;
@@ -277,16 +277,30 @@ TEST(NavmeshSearchTest, OffMeshSnappingSameTriangleAndBudgets) {
   ASSERT_TRUE(mesh.ok());
   EXPECT_EQ(mesh->num_components(), 2u);
   NavmeshSearchScratch scratch;
-  auto off = FindNavmeshPath(*mesh, Req({-1, 5}, {9, 5}), {}, SearchBudget(), scratch);
+  // (11, 5) is on the map (the walkable polygons' bounding box, [0, 30) x
+  // [0, 10)) but in the gap between the boxes: off the mesh.
+  auto off = FindNavmeshPath(*mesh, Req({11, 5}, {9, 5}), {}, SearchBudget(), scratch);
   EXPECT_EQ(off.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(off.status().message().find("snap_distance"), absl::string_view::npos);
   NavmeshPathOptions snap;
   snap.snap_distance = 2;
-  auto snapped = FindNavmeshPath(*mesh, Req({-1, 5}, {9, 5}), snap, SearchBudget(), scratch);
+  auto snapped = FindNavmeshPath(*mesh, Req({11, 5}, {9, 5}), snap, SearchBudget(), scratch);
   ASSERT_TRUE(snapped.ok()) << snapped.status();
-  EXPECT_EQ(snapped->waypoints.front(), (Point{0, 5}));
+  EXPECT_EQ(snapped->waypoints.front(), (Point{10, 5}));
   snap.snap_distance = 0.5;
-  EXPECT_FALSE(FindNavmeshPath(*mesh, Req({-1, 5}, {9, 5}), snap, SearchBudget(), scratch).ok());
+  EXPECT_EQ(FindNavmeshPath(*mesh, Req({11, 5}, {9, 5}), snap, SearchBudget(), scratch)
+                .status()
+                .code(),
+            absl::StatusCode::kFailedPrecondition);
+  // Off the map is a malformed request, however far snapping would reach.
+  snap.snap_distance = 2;
+  for (const Point& outside : {Point{-1, 5}, Point{30, 5}, Point{5, 10}}) {
+    auto r = FindNavmeshPath(*mesh, Req(outside, {9, 5}), snap, SearchBudget(), scratch);
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << r.status();
+    EXPECT_NE(r.status().message().find("start: "), absl::string_view::npos) << r.status();
+    EXPECT_NE(r.status().message().find("outside the map"), absl::string_view::npos)
+        << r.status();
+  }
   auto apart = FindNavmeshPath(*mesh, Req({1, 1}, {25, 5}), {}, SearchBudget(), scratch);
   ASSERT_TRUE(apart.ok());
   EXPECT_EQ(apart->status, PathStatus::kUnreachable);

@@ -324,7 +324,10 @@ TEST(MetricsTest, QueueDepthInFlightAndRejections) {
 TEST(MetricsTest, CallThatWaitedPastMaxQueueWaitIsRefusedAndCounted) {
   server::ServerConfig config = WithMetrics();
   config.workers = 1;
-  config.max_queue_wait = absl::Milliseconds(5);
+  // Long enough that the PutMap and the held task, which find the worker
+  // idle, never wait that long even on a loaded machine; the FindPath is
+  // held past it on purpose.
+  config.max_queue_wait = absl::Milliseconds(400);
   config.inline_max_expansions = 0;  // every search through the queue
   ServerHarness h(config);
   v1::PutMapRequest put;
@@ -338,12 +341,12 @@ TEST(MetricsTest, CallThatWaitedPastMaxQueueWaitIsRefusedAndCounted) {
   grpc::Status queued_status;
   std::thread queued([&] { queued_status = Find(h, "room"); });
   while (pool.queue_depth() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  // The call now waits at least this long, past the 5 ms bound.
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  // The call now waits at least this long, past the 400 ms bound.
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
   release.Notify();
   queued.join();
   EXPECT_EQ(queued_status.error_code(), StatusCode::RESOURCE_EXHAUSTED);
-  EXPECT_NE(queued_status.error_message().find("--max_queue_wait of 5ms"), std::string::npos)
+  EXPECT_NE(queued_status.error_message().find("--max_queue_wait of 400ms"), std::string::npos)
       << queued_status.error_message();
 
   const Scrape m = ScrapeMetrics(h);
@@ -351,11 +354,11 @@ TEST(MetricsTest, CallThatWaitedPastMaxQueueWaitIsRefusedAndCounted) {
   EXPECT_SAMPLE(m, Labelled("wayfinder_queue_wait_refused_total", "stage", "admission"), 0);
   EXPECT_SAMPLE(m, Labelled("wayfinder_queue_wait_refused_total", "stage", "inline"), 0);
   // Dequeued: the PutMap, the held task and the refused FindPath; only the
-  // FindPath waited 50 ms or more.
+  // FindPath waited 600 ms or more.
   EXPECT_SAMPLE(m, "wayfinder_queue_wait_seconds_count", 3);
   EXPECT_SAMPLE(m, Labelled("wayfinder_queue_wait_seconds_bucket", "le", "+Inf"), 3);
-  EXPECT_LE(m.Get(Labelled("wayfinder_queue_wait_seconds_bucket", "le", "0.025")).value_or(9), 2);
-  EXPECT_GE(m.Get("wayfinder_queue_wait_seconds_sum").value_or(0), 0.05);
+  EXPECT_LE(m.Get(Labelled("wayfinder_queue_wait_seconds_bucket", "le", "0.25")).value_or(9), 2);
+  EXPECT_GE(m.Get("wayfinder_queue_wait_seconds_sum").value_or(0), 0.6);
   EXPECT_SAMPLE(m, Requests("FindPath", "RESOURCE_EXHAUSTED"), 1);
 }
 

@@ -12,7 +12,7 @@
 # what two cores can answer - and meanwhile wayfinder-overload-probe's 20
 # cheap FindPaths on the 10x10 map from a connection of its own. Prints
 # the probe's median and worst latency (answer or refusal) against the
-# targets of issue 20 (median <= 100 ms, worst of 20 <= 300 ms), the
+# targets (median <= 100 ms, worst of 20 <= 300 ms), the
 # flood's throughput and codes, and the server's queue-wait metrics.
 # full runs three rounds, quick one shorter round. Exit status 0 even when
 # a target is missed (the table says so); 1 on a setup failure.

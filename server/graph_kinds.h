@@ -2,7 +2,7 @@
 #define WAYFINDER_SERVER_GRAPH_KINDS_H_
 
 // Which graphs a map can have, and the one rule for a query's `graph`
-// field (issue 20):
+// field:
 //   - not a GraphKind value, or a graph the map's source kind can never
 //     have (HEX on a grid map, GRID on a polygon map): the request is
 //     malformed, INVALID_ARGUMENT naming `graph`;

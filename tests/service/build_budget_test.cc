@@ -1,4 +1,4 @@
-// PutMap under the build's budget and limits (issue 20, point 3): a call
+// PutMap under the build's budget and limits: a call
 // whose deadline passes during the build stores nothing, and limits
 // exceeded answer RESOURCE_EXHAUSTED naming the flag.
 

@@ -1,4 +1,4 @@
-// One rule for points and graphs (issue 20): the same point sent to every
+// One rule for points and graphs: the same point sent to every
 // graph of every source kind, through every query that takes points, gets
 // the same answer: off the map or not finite is INVALID_ARGUMENT, on the
 // map where the graph cannot stand FAILED_PRECONDITION, and the message

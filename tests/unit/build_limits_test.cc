@@ -216,7 +216,7 @@ double SegmentSegment(const Point& a, const Point& b, const Point& c, const Poin
                    PointSegment(d, a, b)});
 }
 
-// Issue 20, point 7: "keeps r from every obstacle" holds for paths, arcs
+// Clearance: "keeps r from every obstacle" holds for paths, arcs
 // and rounding included (it came up to 0.0008 short at r = 2).
 TEST(ClearanceTest, PathsKeepTheRadiusFromEveryWall) {
   for (double radius : {0.5, 2.0}) {

@@ -1,4 +1,4 @@
-// Issue 20, point 5: walkable and obstacle polygons must be simple rings;
+// Walkable and obstacle polygons must be simple rings;
 // ValidatePolygonMap names the ring and two edges that meet. Checked
 // against a brute-force test of every pair of edges on seeded random rings.
 

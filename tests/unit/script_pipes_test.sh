@@ -2,7 +2,7 @@
 # Under `set -o pipefail`, `producer | grep -q pattern` fails at random: grep
 # exits at its first match, the producer still writing gets SIGPIPE, and the
 # pipeline's status is the producer's 141 even though the pattern was found
-# (issue 20, a flaky e2e_cli_server). `| head` does the same. No script may
+# (a flaky e2e_cli_server once). `| head` does the same. No script may
 # use these forms; match a string with `grep -q pattern <<<"$text"` or
 # `[[ $text == *pattern* ]]`, take the first line with `sed -n 1p`.
 set -euo pipefail

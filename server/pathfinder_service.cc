@@ -16,8 +16,8 @@
 #include "server/graph_query.h"
 #include "server/map_builder.h"
 #include "server/status_util.h"
+#include "server/upload_reactor.h"
 #include "spdlog/spdlog.h"
-#include "zlib.h"
 
 namespace wayfinder::server {
 namespace {
@@ -56,60 +56,6 @@ std::string GraphSummary(const v1::MapInfo& info) {
                                     g.nodes(), g.build_ms()));
   }
   return out;
-}
-
-// An upload refused before reading (e.g. no admin token): finishes at once.
-class RejectedUpload final : public grpc::ServerReadReactor<v1::UploadMapRequest> {
- public:
-  explicit RejectedUpload(const absl::Status& status) { Finish(ToGrpcStatus(status)); }
-  void OnDone() override { delete this; }
-};
-
-// The bulk field of `map`'s source (see UploadMapRequest), set from `bulk`;
-// INVALID_ARGUMENT when the header already carries bulk data or no source.
-absl::Status AttachBulk(v1::Map& map, std::string bulk) {
-  switch (map.source_case()) {
-    case v1::Map::kGrid:
-      if (!map.grid().cells().empty()) {
-        return absl::InvalidArgumentError("map.grid.cells: must be empty in the upload header");
-      }
-      map.mutable_grid()->set_cells(std::move(bulk));
-      return absl::OkStatus();
-    case v1::Map::kHex:
-      if (!map.hex().walls().empty()) {
-        return absl::InvalidArgumentError("map.hex.walls: must be empty in the upload header");
-      }
-      map.mutable_hex()->set_walls(std::move(bulk));
-      return absl::OkStatus();
-    case v1::Map::kMovingai:
-      if (!map.movingai().empty()) {
-        return absl::InvalidArgumentError("map.movingai: must be empty in the upload header");
-      }
-      map.set_movingai(std::move(bulk));
-      return absl::OkStatus();
-    case v1::Map::kRects:
-      if (map.rects().ByteSizeLong() != 0) {
-        return absl::InvalidArgumentError("map.rects: must be empty in the upload header");
-      }
-      if (!map.mutable_rects()->ParseFromString(bulk)) {
-        return absl::InvalidArgumentError("chunk: the chunks are not a serialized RectSource");
-      }
-      return absl::OkStatus();
-    case v1::Map::kPolygons:
-      if (map.polygons().ByteSizeLong() != 0) {
-        return absl::InvalidArgumentError("map.polygons: must be empty in the upload header");
-      }
-      if (!map.mutable_polygons()->ParseFromString(bulk)) {
-        return absl::InvalidArgumentError(
-            "chunk: the chunks are not a serialized PolygonSource");
-      }
-      return absl::OkStatus();
-    case v1::Map::SOURCE_NOT_SET:
-      break;
-  }
-  return absl::InvalidArgumentError(
-      "map: the upload header sets no source (set grid, movingai, rects, polygons or hex, "
-      "with its bulk field empty)");
 }
 
 // A unary reactor that reports how late gRPC's callback threads run: the
@@ -172,6 +118,18 @@ grpc::ServerUnaryReactor* PathfinderService::FinishSampled(grpc::CallbackServerC
   auto* timed = new TimedReactor(&callback_lateness_);
   timed->FinishTimed(ToGrpcStatus(status));
   return timed;
+}
+
+absl::StatusOr<PathfinderService::CallStart> PathfinderService::Begin(
+    grpc::CallbackServerContext* ctx, Role role, absl::string_view field,
+    absl::string_view name) const {
+  if (absl::Status s = Authorize(ctx, role); !s.ok()) return s;
+  CallStart call{DeadlineOf(ctx), nullptr};
+  if (field.empty()) return call;
+  if (absl::Status s = ValidateMapName(name, field); !s.ok()) return s;
+  call.map = registry_->Get(name);
+  if (call.map == nullptr) return NotFound(field, name);
+  return call;
 }
 
 absl::Status PathfinderService::Authorize(grpc::CallbackServerContext* ctx, Role role) const {
@@ -260,152 +218,30 @@ grpc::ServerUnaryReactor* PathfinderService::Offload(grpc::CallbackServerContext
 grpc::ServerUnaryReactor* PathfinderService::PutMap(grpc::CallbackServerContext* ctx,
                                                     const v1::PutMapRequest* request,
                                                     v1::MapInfo* response) {
-  if (absl::Status s = Authorize(ctx, Role::kAdmin); !s.ok()) return Finish(ctx, "PutMap", s);
+  absl::StatusOr<CallStart> call = Begin(ctx, Role::kAdmin);
+  if (!call.ok()) return Finish(ctx, "PutMap", call.status());
   if (!request->has_map()) {
     return Finish(ctx, "PutMap", absl::InvalidArgumentError("map: is required"));
   }
-  return Offload(ctx, "PutMap", [this, ctx, request, response]() -> absl::Status {
-    return StoreMap(request->map(), response, DeadlineOf(ctx),
-                    [ctx] { return ctx->IsCancelled(); });
-  });
+  return Offload(ctx, "PutMap",
+                 [this, ctx, request, response, deadline = call->deadline]() -> absl::Status {
+                   return StoreMap(request->map(), response, deadline,
+                                   [ctx] { return ctx->IsCancelled(); });
+                 });
 }
-
-// One UploadMap stream: the header, then chunks appended to `bulk_`; at
-// the end of the stream the sizes and checksum are checked and the map is
-// built and stored on the worker pool, exactly as PutMap would.
-class PathfinderService::UploadReactor final
-    : public grpc::ServerReadReactor<v1::UploadMapRequest> {
- public:
-  UploadReactor(PathfinderService* service, grpc::CallbackServerContext* ctx,
-                v1::MapInfo* response)
-      : service_(service), ctx_(ctx), response_(response), deadline_(DeadlineOf(ctx)) {
-    StartRead(&message_);
-  }
-
-  void OnReadDone(bool ok) override {
-    if (!ok) {  // the client closed its side (or the call died)
-      Complete();
-      return;
-    }
-    if (absl::Status s = Take(); !s.ok()) {
-      Reply(s);
-      return;
-    }
-    message_.Clear();
-    StartRead(&message_);
-  }
-
-  void OnDone() override { delete this; }
-
- private:
-  absl::Status Take() {
-    if (message_.has_map()) {
-      if (have_header_) {
-        return absl::InvalidArgumentError("map: a second header; send it only first");
-      }
-      have_header_ = true;
-      header_ = std::move(*message_.mutable_map());
-      total_ = message_.total_bytes();
-      crc_expected_ = message_.crc32();
-      if (total_ > service_->config_.max_upload_bytes) {
-        return absl::ResourceExhaustedError(absl::StrCat(
-            "total_bytes: ", total_, " is more than the server's --max_upload_mb of ",
-            service_->config_.max_upload_bytes >> 20, " MiB"));
-      }
-      bulk_.reserve(total_);
-      return absl::OkStatus();
-    }
-    if (message_.part_case() != v1::UploadMapRequest::kChunk) {
-      return absl::InvalidArgumentError("part: each message must hold the map or a chunk");
-    }
-    if (!have_header_) {
-      return absl::InvalidArgumentError("chunk: came before the header; send the map first");
-    }
-    const std::string& chunk = message_.chunk();
-    if (bulk_.size() + chunk.size() > total_) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "chunk: the chunks exceed total_bytes = ", total_, " (", bulk_.size() + chunk.size(),
-          " bytes so far)"));
-    }
-    crc_ = crc32(crc_, reinterpret_cast<const Bytef*>(chunk.data()),
-                 static_cast<uInt>(chunk.size()));
-    bulk_.append(chunk);
-    return absl::OkStatus();
-  }
-
-  void Complete() {
-    if (ctx_->IsCancelled()) {
-      Reply(absl::CancelledError("the upload was cancelled by the client"));
-      return;
-    }
-    if (!have_header_) {
-      Reply(absl::InvalidArgumentError("map: the stream ended without a header"));
-      return;
-    }
-    if (bulk_.size() != total_) {
-      Reply(absl::InvalidArgumentError(absl::StrCat("total_bytes: the header announced ",
-                                                    total_, " bytes, the chunks held ",
-                                                    bulk_.size())));
-      return;
-    }
-    if (crc_ != crc_expected_) {
-      Reply(absl::InvalidArgumentError(absl::StrCat(
-          "crc32: the chunks' CRC-32 is ", crc_, ", the header said ", crc_expected_)));
-      return;
-    }
-    if (absl::Status s = AttachBulk(header_, std::move(bulk_)); !s.ok()) {
-      Reply(s);
-      return;
-    }
-    if (absl::Now() >= deadline_) {
-      Reply(absl::DeadlineExceededError("the call's deadline passed during the upload"));
-      return;
-    }
-    const bool queued = service_->pool_->TrySubmit([this] {
-      if (ctx_->IsCancelled()) {
-        Reply(absl::CancelledError("the call was cancelled before it started"));
-      } else if (absl::Now() >= deadline_) {
-        Reply(absl::DeadlineExceededError(
-            "the call's deadline passed while it waited for a worker"));
-      } else {
-        Reply(service_->StoreMap(header_, response_, deadline_,
-                                 [ctx = ctx_] { return ctx->IsCancelled(); }));
-      }
-    });
-    if (!queued) {
-      Reply(absl::ResourceExhaustedError(
-          absl::StrCat("server busy: all ", service_->pool_->threads(),
-                       " workers are busy; retry with backoff")));
-    }
-  }
-
-  void Reply(const absl::Status& status) {
-    if (!status.ok()) {
-      spdlog::info("UploadMap from {}: {}", ctx_->peer(), status.ToString());
-    }
-    Finish(ToGrpcStatus(status));
-  }
-
-  PathfinderService* const service_;
-  grpc::CallbackServerContext* const ctx_;
-  v1::MapInfo* const response_;
-  const absl::Time deadline_;
-  v1::UploadMapRequest message_;
-  bool have_header_ = false;
-  v1::Map header_;
-  uint64_t total_ = 0;
-  uint32_t crc_expected_ = 0;
-  uLong crc_ = crc32(0L, Z_NULL, 0);
-  std::string bulk_;
-};
 
 grpc::ServerReadReactor<v1::UploadMapRequest>* PathfinderService::UploadMap(
     grpc::CallbackServerContext* ctx, v1::MapInfo* response) {
-  if (absl::Status s = Authorize(ctx, Role::kAdmin); !s.ok()) {
-    spdlog::info("UploadMap from {}: {}", ctx->peer(), s.ToString());
-    return new RejectedUpload(s);
+  absl::StatusOr<CallStart> call = Begin(ctx, Role::kAdmin);
+  if (!call.ok()) {
+    spdlog::info("UploadMap from {}: {}", ctx->peer(), call.status().ToString());
+    return new RejectedUpload(call.status());
   }
-  return new UploadReactor(this, ctx, response);
+  UploadEnv env{pool_, config_.max_upload_bytes,
+                [this, ctx, deadline = call->deadline](const v1::Map& map, v1::MapInfo* out) {
+                  return StoreMap(map, out, deadline, [ctx] { return ctx->IsCancelled(); });
+                }};
+  return new UploadReactor(ctx, response, call->deadline, std::move(env));
 }
 
 absl::Status PathfinderService::StoreMap(const v1::Map& map, v1::MapInfo* response,
@@ -429,20 +265,18 @@ absl::Status PathfinderService::StoreMap(const v1::Map& map, v1::MapInfo* respon
 grpc::ServerUnaryReactor* PathfinderService::GetMap(grpc::CallbackServerContext* ctx,
                                                     const v1::GetMapRequest* request,
                                                     v1::MapInfo* response) {
-  if (absl::Status s = Authorize(ctx, Role::kRead); !s.ok()) return Finish(ctx, "GetMap", s);
-  if (absl::Status s = ValidateMapName(request->name(), "name"); !s.ok()) {
-    return Finish(ctx, "GetMap", s);
-  }
-  std::shared_ptr<const MapSnapshot> map = registry_->Get(request->name());
-  if (map == nullptr) return Finish(ctx, "GetMap", NotFound("name", request->name()));
-  *response = map->info;
+  absl::StatusOr<CallStart> call = Begin(ctx, Role::kRead, "name", request->name());
+  if (!call.ok()) return Finish(ctx, "GetMap", call.status());
+  *response = call->map->info;
   return Finish(ctx, "GetMap", absl::OkStatus());
 }
 
 grpc::ServerUnaryReactor* PathfinderService::ListMaps(grpc::CallbackServerContext* ctx,
                                                       const v1::ListMapsRequest* /*request*/,
                                                       v1::ListMapsResponse* response) {
-  if (absl::Status s = Authorize(ctx, Role::kRead); !s.ok()) return Finish(ctx, "ListMaps", s);
+  if (absl::StatusOr<CallStart> call = Begin(ctx, Role::kRead); !call.ok()) {
+    return Finish(ctx, "ListMaps", call.status());
+  }
   for (const auto& map : registry_->List()) *response->add_maps() = map->info;
   return Finish(ctx, "ListMaps", absl::OkStatus());
 }
@@ -450,7 +284,10 @@ grpc::ServerUnaryReactor* PathfinderService::ListMaps(grpc::CallbackServerContex
 grpc::ServerUnaryReactor* PathfinderService::DeleteMap(grpc::CallbackServerContext* ctx,
                                                        const v1::DeleteMapRequest* request,
                                                        v1::DeleteMapResponse* /*response*/) {
-  if (absl::Status s = Authorize(ctx, Role::kAdmin); !s.ok()) return Finish(ctx, "DeleteMap", s);
+  if (absl::StatusOr<CallStart> call = Begin(ctx, Role::kAdmin); !call.ok()) {
+    return Finish(ctx, "DeleteMap", call.status());
+  }
+  // Checked, not resolved: the registry answers NOT_FOUND itself.
   if (absl::Status s = ValidateMapName(request->name(), "name"); !s.ok()) {
     return Finish(ctx, "DeleteMap", s);
   }
@@ -465,15 +302,10 @@ grpc::ServerUnaryReactor* PathfinderService::DeleteMap(grpc::CallbackServerConte
 grpc::ServerUnaryReactor* PathfinderService::FindPath(grpc::CallbackServerContext* ctx,
                                                       const v1::FindPathRequest* request,
                                                       v1::FindPathResponse* response) {
-  if (absl::Status s = Authorize(ctx, Role::kRead); !s.ok()) return Finish(ctx, "FindPath", s);
-  if (absl::Status s = ValidateMapName(request->map(), "map"); !s.ok()) {
-    return Finish(ctx, "FindPath", s);
-  }
-  // Resolve the snapshot now: the query runs on the version that was
-  // current when it arrived, whatever happens to the name meanwhile.
-  std::shared_ptr<const MapSnapshot> map = registry_->Get(request->map());
-  if (map == nullptr) return Finish(ctx, "FindPath", NotFound("map", request->map()));
-  const absl::Time deadline = DeadlineOf(ctx);
+  absl::StatusOr<CallStart> call = Begin(ctx, Role::kRead, "map", request->map());
+  if (!call.ok()) return Finish(ctx, "FindPath", call.status());
+  const absl::Time deadline = call->deadline;
+  std::shared_ptr<const MapSnapshot> map = std::move(call->map);
   // Short searches are answered here, on the callback thread: handing a
   // call to the worker pool costs two thread switches, more than a jump
   // point search across a game map (~3 us). A search that needs more than
@@ -533,7 +365,8 @@ grpc::ServerUnaryReactor* PathfinderService::FindPath(grpc::CallbackServerContex
 grpc::ServerUnaryReactor* PathfinderService::FindPaths(grpc::CallbackServerContext* ctx,
                                                        const v1::FindPathsRequest* request,
                                                        v1::FindPathsResponse* response) {
-  if (absl::Status s = Authorize(ctx, Role::kRead); !s.ok()) return Finish(ctx, "FindPaths", s);
+  absl::StatusOr<CallStart> call = Begin(ctx, Role::kRead);
+  if (!call.ok()) return Finish(ctx, "FindPaths", call.status());
   if (request->queries_size() > config_.max_batch_queries) {
     return Finish(ctx, "FindPaths",
                   absl::InvalidArgumentError(absl::StrCat(
@@ -549,7 +382,7 @@ grpc::ServerUnaryReactor* PathfinderService::FindPaths(grpc::CallbackServerConte
       maps[i] = registry_->Get(request->queries(i).map());
     }
   }
-  const absl::Time deadline = DeadlineOf(ctx);
+  const absl::Time deadline = call->deadline;
   return Offload(ctx, "FindPaths", [this, ctx, request, response, deadline,
                                     maps = std::move(maps)] {
     auto cancelled = [ctx] { return ctx->IsCancelled(); };
@@ -577,13 +410,10 @@ grpc::ServerUnaryReactor* PathfinderService::FindPaths(grpc::CallbackServerConte
 grpc::ServerUnaryReactor* PathfinderService::GetFlowField(
     grpc::CallbackServerContext* ctx, const v1::GetFlowFieldRequest* request,
     v1::FlowField* response) {
-  if (absl::Status s = Authorize(ctx, Role::kRead); !s.ok()) return Finish(ctx, "GetFlowField", s);
-  if (absl::Status s = ValidateMapName(request->map(), "map"); !s.ok()) {
-    return Finish(ctx, "GetFlowField", s);
-  }
-  std::shared_ptr<const MapSnapshot> map = registry_->Get(request->map());
-  if (map == nullptr) return Finish(ctx, "GetFlowField", NotFound("map", request->map()));
-  const absl::Time deadline = DeadlineOf(ctx);
+  absl::StatusOr<CallStart> call = Begin(ctx, Role::kRead, "map", request->map());
+  if (!call.ok()) return Finish(ctx, "GetFlowField", call.status());
+  const absl::Time deadline = call->deadline;
+  std::shared_ptr<const MapSnapshot> map = std::move(call->map);
   return Offload(ctx, "GetFlowField",
                  [this, ctx, request, response, deadline, map = std::move(map)] {
                    absl::StatusOr<v1::FlowField> result = RunGetFlowField(
@@ -600,13 +430,10 @@ grpc::ServerUnaryReactor* PathfinderService::GetFlowField(
 grpc::ServerUnaryReactor* PathfinderService::SampleFlowField(
     grpc::CallbackServerContext* ctx, const v1::SampleFlowFieldRequest* request,
     v1::SampleFlowFieldResponse* response) {
-  if (absl::Status s = Authorize(ctx, Role::kRead); !s.ok()) return Finish(ctx, "SampleFlowField", s);
-  if (absl::Status s = ValidateMapName(request->map(), "map"); !s.ok()) {
-    return Finish(ctx, "SampleFlowField", s);
-  }
-  std::shared_ptr<const MapSnapshot> map = registry_->Get(request->map());
-  if (map == nullptr) return Finish(ctx, "SampleFlowField", NotFound("map", request->map()));
-  const absl::Time deadline = DeadlineOf(ctx);
+  absl::StatusOr<CallStart> call = Begin(ctx, Role::kRead, "map", request->map());
+  if (!call.ok()) return Finish(ctx, "SampleFlowField", call.status());
+  const absl::Time deadline = call->deadline;
+  std::shared_ptr<const MapSnapshot> map = std::move(call->map);
   return Offload(ctx, "SampleFlowField",
                  [this, ctx, request, response, deadline, map = std::move(map)] {
                    absl::StatusOr<v1::SampleFlowFieldResponse> result = RunSampleFlowField(
@@ -621,12 +448,9 @@ grpc::ServerUnaryReactor* PathfinderService::SampleFlowField(
 grpc::ServerUnaryReactor* PathfinderService::GetGraph(grpc::CallbackServerContext* ctx,
                                                       const v1::GetGraphRequest* request,
                                                       v1::GraphGeometry* response) {
-  if (absl::Status s = Authorize(ctx, Role::kRead); !s.ok()) return Finish(ctx, "GetGraph", s);
-  if (absl::Status s = ValidateMapName(request->map(), "map"); !s.ok()) {
-    return Finish(ctx, "GetGraph", s);
-  }
-  std::shared_ptr<const MapSnapshot> map = registry_->Get(request->map());
-  if (map == nullptr) return Finish(ctx, "GetGraph", NotFound("map", request->map()));
+  absl::StatusOr<CallStart> call = Begin(ctx, Role::kRead, "map", request->map());
+  if (!call.ok()) return Finish(ctx, "GetGraph", call.status());
+  std::shared_ptr<const MapSnapshot> map = std::move(call->map);
   // Copying a large mesh out is work: off the callback thread.
   return Offload(ctx, "GetGraph", [this, request, response, map = std::move(map)] {
     absl::StatusOr<v1::GraphGeometry> result =

@@ -3,10 +3,14 @@
 
 #include <atomic>
 #include <functional>
+#include <memory>
 
 #include <grpcpp/grpcpp.h>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "server/arena_allocator.h"
 #include "server/auth.h"
 #include "server/config.h"
@@ -75,10 +79,25 @@ class PathfinderService final : public v1::Pathfinder::CallbackService {
   uint64_t late_refusals() const { return late_refusals_.load(std::memory_order_relaxed); }
 
  private:
+  // What a handler starts from once Begin admitted its call.
+  struct CallStart {
+    // The call's deadline (InfiniteFuture when the client set none).
+    absl::Time deadline;
+    // The map the request names, as current when the call arrived; null
+    // when Begin was given no name.
+    std::shared_ptr<const MapSnapshot> map;
+  };
+  // The preamble every handler shares: authorizes the caller for `role`
+  // and takes the call's deadline; given the map name the request sent in
+  // `field`, also validates it and resolves its current snapshot (NOT_FOUND
+  // when there is no such map). Queries then run on that snapshot whatever
+  // happens to the name meanwhile.
+  absl::StatusOr<CallStart> Begin(grpc::CallbackServerContext* ctx, Role role,
+                                  absl::string_view field = {},
+                                  absl::string_view name = {}) const;
   // Finishes `ctx`'s reactor with `status` (logged when not OK).
   grpc::ServerUnaryReactor* Finish(grpc::CallbackServerContext* ctx, const char* method,
                                    const absl::Status& status);
-  class UploadReactor;
   // Finish, and for a sample of calls measure how late the callback
   // threads run (see CallbackLateness).
   grpc::ServerUnaryReactor* FinishSampled(grpc::CallbackServerContext* ctx, const char* method,

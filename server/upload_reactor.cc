@@ -1,0 +1,168 @@
+#include "server/upload_reactor.h"
+
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "server/status_util.h"
+#include "spdlog/spdlog.h"
+
+namespace wayfinder::server {
+namespace {
+
+// The bulk field of `map`'s source (see UploadMapRequest), set from `bulk`;
+// INVALID_ARGUMENT when the header already carries bulk data or no source.
+absl::Status AttachBulk(v1::Map& map, std::string bulk) {
+  switch (map.source_case()) {
+    case v1::Map::kGrid:
+      if (!map.grid().cells().empty()) {
+        return absl::InvalidArgumentError("map.grid.cells: must be empty in the upload header");
+      }
+      map.mutable_grid()->set_cells(std::move(bulk));
+      return absl::OkStatus();
+    case v1::Map::kHex:
+      if (!map.hex().walls().empty()) {
+        return absl::InvalidArgumentError("map.hex.walls: must be empty in the upload header");
+      }
+      map.mutable_hex()->set_walls(std::move(bulk));
+      return absl::OkStatus();
+    case v1::Map::kMovingai:
+      if (!map.movingai().empty()) {
+        return absl::InvalidArgumentError("map.movingai: must be empty in the upload header");
+      }
+      map.set_movingai(std::move(bulk));
+      return absl::OkStatus();
+    case v1::Map::kRects:
+      if (map.rects().ByteSizeLong() != 0) {
+        return absl::InvalidArgumentError("map.rects: must be empty in the upload header");
+      }
+      if (!map.mutable_rects()->ParseFromString(bulk)) {
+        return absl::InvalidArgumentError("chunk: the chunks are not a serialized RectSource");
+      }
+      return absl::OkStatus();
+    case v1::Map::kPolygons:
+      if (map.polygons().ByteSizeLong() != 0) {
+        return absl::InvalidArgumentError("map.polygons: must be empty in the upload header");
+      }
+      if (!map.mutable_polygons()->ParseFromString(bulk)) {
+        return absl::InvalidArgumentError(
+            "chunk: the chunks are not a serialized PolygonSource");
+      }
+      return absl::OkStatus();
+    case v1::Map::SOURCE_NOT_SET:
+      break;
+  }
+  return absl::InvalidArgumentError(
+      "map: the upload header sets no source (set grid, movingai, rects, polygons or hex, "
+      "with its bulk field empty)");
+}
+
+}  // namespace
+
+UploadReactor::UploadReactor(grpc::CallbackServerContext* ctx, v1::MapInfo* response,
+                             absl::Time deadline, UploadEnv env)
+    : ctx_(ctx), response_(response), deadline_(deadline), env_(std::move(env)) {
+  StartRead(&message_);
+}
+
+void UploadReactor::OnReadDone(bool ok) {
+  if (!ok) {  // the client closed its side (or the call died)
+    Complete();
+    return;
+  }
+  if (absl::Status s = Take(); !s.ok()) {
+    Reply(s);
+    return;
+  }
+  message_.Clear();
+  StartRead(&message_);
+}
+
+absl::Status UploadReactor::Take() {
+  if (message_.has_map()) {
+    if (have_header_) {
+      return absl::InvalidArgumentError("map: a second header; send it only first");
+    }
+    have_header_ = true;
+    header_ = std::move(*message_.mutable_map());
+    total_ = message_.total_bytes();
+    crc_expected_ = message_.crc32();
+    if (total_ > env_.max_upload_bytes) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("total_bytes: ", total_, " is more than the server's --max_upload_mb of ",
+                       env_.max_upload_bytes >> 20, " MiB"));
+    }
+    bulk_.reserve(total_);
+    return absl::OkStatus();
+  }
+  if (message_.part_case() != v1::UploadMapRequest::kChunk) {
+    return absl::InvalidArgumentError("part: each message must hold the map or a chunk");
+  }
+  if (!have_header_) {
+    return absl::InvalidArgumentError("chunk: came before the header; send the map first");
+  }
+  const std::string& chunk = message_.chunk();
+  if (bulk_.size() + chunk.size() > total_) {
+    return absl::InvalidArgumentError(absl::StrCat("chunk: the chunks exceed total_bytes = ",
+                                                   total_, " (", bulk_.size() + chunk.size(),
+                                                   " bytes so far)"));
+  }
+  crc_ = crc32(crc_, reinterpret_cast<const Bytef*>(chunk.data()),
+               static_cast<uInt>(chunk.size()));
+  bulk_.append(chunk);
+  return absl::OkStatus();
+}
+
+void UploadReactor::Complete() {
+  if (ctx_->IsCancelled()) {
+    Reply(absl::CancelledError("the upload was cancelled by the client"));
+    return;
+  }
+  if (!have_header_) {
+    Reply(absl::InvalidArgumentError("map: the stream ended without a header"));
+    return;
+  }
+  if (bulk_.size() != total_) {
+    Reply(absl::InvalidArgumentError(absl::StrCat(
+        "total_bytes: the header announced ", total_, " bytes, the chunks held ", bulk_.size())));
+    return;
+  }
+  if (crc_ != crc_expected_) {
+    Reply(absl::InvalidArgumentError(absl::StrCat("crc32: the chunks' CRC-32 is ", crc_,
+                                                  ", the header said ", crc_expected_)));
+    return;
+  }
+  if (absl::Status s = AttachBulk(header_, std::move(bulk_)); !s.ok()) {
+    Reply(s);
+    return;
+  }
+  if (absl::Now() >= deadline_) {
+    Reply(absl::DeadlineExceededError("the call's deadline passed during the upload"));
+    return;
+  }
+  const bool queued = env_.pool->TrySubmit([this] {
+    if (ctx_->IsCancelled()) {
+      Reply(absl::CancelledError("the call was cancelled before it started"));
+    } else if (absl::Now() >= deadline_) {
+      Reply(absl::DeadlineExceededError("the call's deadline passed while it waited for a worker"));
+    } else {
+      Reply(env_.store(header_, response_));
+    }
+  });
+  if (!queued) {
+    Reply(absl::ResourceExhaustedError(absl::StrCat(
+        "server busy: all ", env_.pool->threads(), " workers are busy; retry with backoff")));
+  }
+}
+
+void UploadReactor::Reply(const absl::Status& status) {
+  if (!status.ok()) {
+    spdlog::info("UploadMap from {}: {}", ctx_->peer(), status.ToString());
+  }
+  Finish(ToGrpcStatus(status));
+}
+
+RejectedUpload::RejectedUpload(const absl::Status& status) { Finish(ToGrpcStatus(status)); }
+
+}  // namespace wayfinder::server

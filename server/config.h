@@ -70,8 +70,12 @@ struct ServerConfig {
   // Memory all stored maps may take together (MapInfo.memory_bytes summed);
   // an upload beyond it is RESOURCE_EXHAUSTED. 0 = no limit.
   uint64_t max_total_map_bytes = uint64_t{4} << 30;
-  // Largest UploadMap stream (total_bytes), bytes.
-  uint64_t max_upload_bytes = uint64_t{1} << 30;
+  // Largest UploadMap stream (total_bytes), bytes. The largest legal maps
+  // take far less (a grid at the default cell limit: 16 MiB).
+  uint64_t max_upload_bytes = uint64_t{256} << 20;
+  // Bytes all UploadMap streams in flight may hold together (each reserves
+  // its total_bytes at its header); > 0.
+  uint64_t max_upload_buffer_bytes = uint64_t{512} << 20;
   // Size limits of polygon sources (and rects, meshed as polygons).
   PolygonLimits polygon_limits;
   // What one upload may make (leaves, polygons, build memory): the

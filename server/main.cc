@@ -61,8 +61,13 @@ ABSL_FLAG(int, max_batch_queries, kDefaults.max_batch_queries,
           "most queries in one FindPaths call");
 ABSL_FLAG(uint64_t, max_total_map_mb, kDefaults.max_total_map_bytes >> 20,
           "memory all stored maps may take together, MiB (0 = no limit)");
-ABSL_FLAG(uint64_t, max_upload_mb, kDefaults.max_upload_bytes >> 20,
-          "largest UploadMap stream, MiB");
+ABSL_FLAG(uint64_t, max_upload_bytes, kDefaults.max_upload_bytes,
+          "largest UploadMap stream (its header's total_bytes), bytes");
+ABSL_FLAG(std::optional<uint64_t>, max_upload_mb, std::nullopt,
+          "deprecated: --max_upload_bytes in MiB; when given, it overrides --max_upload_bytes");
+ABSL_FLAG(uint64_t, max_upload_buffer_mb, kDefaults.max_upload_buffer_bytes >> 20,
+          "bytes all UploadMap streams in flight may hold together, MiB (each stream reserves "
+          "its total_bytes at its header; beyond it RESOURCE_EXHAUSTED)");
 ABSL_FLAG(uint64_t, max_polygons, kDefaults.polygon_limits.max_polygons,
           "most polygons (walkable + obstacles) in a polygon map");
 ABSL_FLAG(uint64_t, max_quadtree_leaves, kDefaults.build_limits.max_quadtree_leaves,
@@ -139,7 +144,12 @@ int main(int argc, char** argv) {
   config.max_batch_queries = absl::GetFlag(FLAGS_max_batch_queries);
   config.inline_max_expansions = absl::GetFlag(FLAGS_inline_max_expansions);
   config.max_total_map_bytes = absl::GetFlag(FLAGS_max_total_map_mb) << 20;
-  config.max_upload_bytes = absl::GetFlag(FLAGS_max_upload_mb) << 20;
+  config.max_upload_bytes = absl::GetFlag(FLAGS_max_upload_bytes);
+  if (const std::optional<uint64_t> mb = absl::GetFlag(FLAGS_max_upload_mb); mb.has_value()) {
+    spdlog::warn("--max_upload_mb is deprecated: use --max_upload_bytes={}", *mb << 20);
+    config.max_upload_bytes = *mb << 20;
+  }
+  config.max_upload_buffer_bytes = absl::GetFlag(FLAGS_max_upload_buffer_mb) << 20;
   config.polygon_limits.max_polygons = absl::GetFlag(FLAGS_max_polygons);
   config.polygon_limits.max_vertices = absl::GetFlag(FLAGS_max_polygon_vertices);
   config.build_limits.max_quadtree_leaves = absl::GetFlag(FLAGS_max_quadtree_leaves);
@@ -154,12 +164,19 @@ int main(int argc, char** argv) {
   if (config.max_queue == 0 || config.max_message_bytes <= 0 ||
       config.max_concurrent_streams <= 0 || config.max_batch_queries <= 0 ||
       config.flow_threads <= 0 || config.flow_threads > 64 || config.default_max_expansions == 0 ||
-      config.max_max_expansions < config.default_max_expansions) {
+      config.max_max_expansions < config.default_max_expansions ||
+      config.max_upload_buffer_bytes == 0) {
     spdlog::critical(
-        "invalid flags: --max_queue, --max_message_bytes, --max_concurrent_streams and "
-        "--max_batch_queries must be > 0, --flow_threads in 1..64, and "
-        "0 < --default_max_expansions <= --max_max_expansions");
+        "invalid flags: --max_queue, --max_message_bytes, --max_concurrent_streams, "
+        "--max_batch_queries and --max_upload_buffer_mb must be > 0, --flow_threads in 1..64, "
+        "and 0 < --default_max_expansions <= --max_max_expansions");
     return 2;
+  }
+
+  if (config.max_upload_bytes > config.max_upload_buffer_bytes) {
+    spdlog::warn("--max_upload_bytes ({}) is more than --max_upload_buffer_mb ({} MiB): uploads "
+                 "larger than the buffer are refused",
+                 config.max_upload_bytes, config.max_upload_buffer_bytes >> 20);
   }
 
   auto server = wayfinder::server::WayfinderServer::Start(config);

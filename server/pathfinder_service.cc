@@ -89,7 +89,8 @@ PathfinderService::PathfinderService(MapRegistry* registry, WorkerPool* pool,
       auth_(auth),
       config_(config),
       query_limits_{config.default_max_expansions, config.max_max_expansions},
-      flow_cache_(config.flow_cache_bytes) {
+      flow_cache_(config.flow_cache_bytes),
+      upload_budget_(config.max_upload_buffer_bytes) {
   // The wait bound is the service's answer to overload; the pool enforces it.
   pool_->set_max_wait(config.max_queue_wait);
   flow_cache_.Follow(*registry_);  // nothing cached outlives its map version
@@ -237,7 +238,7 @@ grpc::ServerReadReactor<v1::UploadMapRequest>* PathfinderService::UploadMap(
     spdlog::info("UploadMap from {}: {}", ctx->peer(), call.status().ToString());
     return new RejectedUpload(call.status());
   }
-  UploadEnv env{pool_, config_.max_upload_bytes,
+  UploadEnv env{pool_, config_.max_upload_bytes, &upload_budget_,
                 [this, ctx, deadline = call->deadline](const v1::Map& map, v1::MapInfo* out) {
                   return StoreMap(map, out, deadline, [ctx] { return ctx->IsCancelled(); });
                 }};

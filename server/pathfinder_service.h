@@ -18,6 +18,7 @@
 #include "server/flow_field_cache.h"
 #include "server/map_registry.h"
 #include "server/path_query.h"
+#include "server/upload_reactor.h"
 #include "server/worker_pool.h"
 #include "wayfinder/v1/wayfinder.grpc.pb.h"
 
@@ -77,6 +78,8 @@ class PathfinderService final : public v1::Pathfinder::CallbackService {
   // FindPaths refused before their inline search because the callback
   // threads ran later than --max_queue_wait.
   uint64_t late_refusals() const { return late_refusals_.load(std::memory_order_relaxed); }
+  // Bytes reserved by the UploadMap streams in flight (see UploadBudget).
+  uint64_t upload_bytes_in_flight() const { return upload_budget_.in_use(); }
 
  private:
   // What a handler starts from once Begin admitted its call.
@@ -125,6 +128,7 @@ class PathfinderService final : public v1::Pathfinder::CallbackService {
   InlineCostEstimate inline_costs_;
   CallbackLateness callback_lateness_;
   std::atomic<uint64_t> late_refusals_{0};
+  UploadBudget upload_budget_;
   ArenaMessageAllocator<v1::FindPathRequest, v1::FindPathResponse> find_path_messages_;
   ArenaMessageAllocator<v1::FindPathsRequest, v1::FindPathsResponse> find_paths_messages_;
 };

@@ -41,6 +41,8 @@ class WayfinderServer {
   const MapRegistry& registry() const { return *registry_; }
   // For tests that need to occupy the workers deterministically.
   WorkerPool& worker_pool_for_testing() { return *pool_; }
+  // Bytes held by the UploadMap streams in flight (0 when none is open).
+  uint64_t upload_bytes_in_flight() const { return service_->upload_bytes_in_flight(); }
 
   // Stops taking calls, gives calls in flight up to `grace` to finish,
   // cancels the rest, then drains the worker pool. Idempotent.

@@ -1,9 +1,11 @@
 #include "server/upload_reactor.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
 #include "server/status_util.h"
 #include "spdlog/spdlog.h"
@@ -11,43 +13,42 @@
 namespace wayfinder::server {
 namespace {
 
-// The bulk field of `map`'s source (see UploadMapRequest), set from `bulk`;
-// INVALID_ARGUMENT when the header already carries bulk data or no source.
-absl::Status AttachBulk(v1::Map& map, std::string bulk) {
+// INVALID_ARGUMENT for what an upload header contradicts on its own: no
+// source, a bulk field already set, or (grid and hex, whose bulk size is
+// fixed by the dimensions) a total_bytes other than width * height.
+absl::Status CheckHeader(const v1::Map& map, uint64_t total_bytes) {
+  // One byte per cell: the product of two uint32 fits in a uint64.
+  auto check_size = [total_bytes](absl::string_view what, absl::string_view bulk,
+                                  uint64_t width, uint64_t height) -> absl::Status {
+    if (total_bytes == width * height) return absl::OkStatus();
+    return absl::InvalidArgumentError(absl::StrCat(
+        "total_bytes: ", total_bytes, " does not match the header's ", what, " of ", width,
+        " x ", height, ": its ", bulk, " take width * height = ", width * height, " bytes"));
+  };
   switch (map.source_case()) {
     case v1::Map::kGrid:
       if (!map.grid().cells().empty()) {
         return absl::InvalidArgumentError("map.grid.cells: must be empty in the upload header");
       }
-      map.mutable_grid()->set_cells(std::move(bulk));
-      return absl::OkStatus();
+      return check_size("map.grid", "map.grid.cells", map.grid().width(), map.grid().height());
     case v1::Map::kHex:
       if (!map.hex().walls().empty()) {
         return absl::InvalidArgumentError("map.hex.walls: must be empty in the upload header");
       }
-      map.mutable_hex()->set_walls(std::move(bulk));
-      return absl::OkStatus();
+      return check_size("map.hex", "map.hex.walls", map.hex().width(), map.hex().height());
     case v1::Map::kMovingai:
       if (!map.movingai().empty()) {
         return absl::InvalidArgumentError("map.movingai: must be empty in the upload header");
       }
-      map.set_movingai(std::move(bulk));
       return absl::OkStatus();
     case v1::Map::kRects:
       if (map.rects().ByteSizeLong() != 0) {
         return absl::InvalidArgumentError("map.rects: must be empty in the upload header");
       }
-      if (!map.mutable_rects()->ParseFromString(bulk)) {
-        return absl::InvalidArgumentError("chunk: the chunks are not a serialized RectSource");
-      }
       return absl::OkStatus();
     case v1::Map::kPolygons:
       if (map.polygons().ByteSizeLong() != 0) {
         return absl::InvalidArgumentError("map.polygons: must be empty in the upload header");
-      }
-      if (!map.mutable_polygons()->ParseFromString(bulk)) {
-        return absl::InvalidArgumentError(
-            "chunk: the chunks are not a serialized PolygonSource");
       }
       return absl::OkStatus();
     case v1::Map::SOURCE_NOT_SET:
@@ -58,13 +59,57 @@ absl::Status AttachBulk(v1::Map& map, std::string bulk) {
       "with its bulk field empty)");
 }
 
+// Sets the bulk field of `map`'s source (see UploadMapRequest) from `bulk`;
+// `map` passed CheckHeader.
+absl::Status AttachBulk(v1::Map& map, std::string bulk) {
+  switch (map.source_case()) {
+    case v1::Map::kGrid:
+      map.mutable_grid()->set_cells(std::move(bulk));
+      return absl::OkStatus();
+    case v1::Map::kHex:
+      map.mutable_hex()->set_walls(std::move(bulk));
+      return absl::OkStatus();
+    case v1::Map::kMovingai:
+      map.set_movingai(std::move(bulk));
+      return absl::OkStatus();
+    case v1::Map::kRects:
+      if (!map.mutable_rects()->ParseFromString(bulk)) {
+        return absl::InvalidArgumentError("chunk: the chunks are not a serialized RectSource");
+      }
+      return absl::OkStatus();
+    case v1::Map::kPolygons:
+      if (!map.mutable_polygons()->ParseFromString(bulk)) {
+        return absl::InvalidArgumentError(
+            "chunk: the chunks are not a serialized PolygonSource");
+      }
+      return absl::OkStatus();
+    case v1::Map::SOURCE_NOT_SET:
+      break;
+  }
+  return absl::InternalError("map: no source (the header check let it through)");
+}
+
 }  // namespace
+
+bool UploadBudget::TryReserve(uint64_t bytes) {
+  uint64_t used = in_use_.load(std::memory_order_relaxed);
+  do {
+    if (bytes > limit_ - used) return false;  // used <= limit_ always holds
+  } while (!in_use_.compare_exchange_weak(used, used + bytes, std::memory_order_relaxed));
+  return true;
+}
+
+void UploadBudget::Release(uint64_t bytes) {
+  in_use_.fetch_sub(bytes, std::memory_order_relaxed);
+}
 
 UploadReactor::UploadReactor(grpc::CallbackServerContext* ctx, v1::MapInfo* response,
                              absl::Time deadline, UploadEnv env)
     : ctx_(ctx), response_(response), deadline_(deadline), env_(std::move(env)) {
   StartRead(&message_);
 }
+
+UploadReactor::~UploadReactor() { env_.budget->Release(reserved_); }
 
 void UploadReactor::OnReadDone(bool ok) {
   if (!ok) {  // the client closed its side (or the call died)
@@ -79,6 +124,23 @@ void UploadReactor::OnReadDone(bool ok) {
   StartRead(&message_);
 }
 
+absl::Status UploadReactor::Admit() {
+  if (absl::Status s = CheckHeader(header_, total_); !s.ok()) return s;
+  if (total_ > env_.max_upload_bytes) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("total_bytes: ", total_, " is more than the server's --max_upload_bytes of ",
+                     env_.max_upload_bytes, " bytes"));
+  }
+  if (!env_.budget->TryReserve(total_)) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "total_bytes: ", total_, " more bytes would pass the server's --max_upload_buffer_mb of ",
+        env_.budget->limit() >> 20, " MiB, the bytes all uploads in flight may hold (",
+        env_.budget->in_use(), " held now); retry with backoff"));
+  }
+  reserved_ = total_;
+  return absl::OkStatus();
+}
+
 absl::Status UploadReactor::Take() {
   if (message_.has_map()) {
     if (have_header_) {
@@ -88,13 +150,7 @@ absl::Status UploadReactor::Take() {
     header_ = std::move(*message_.mutable_map());
     total_ = message_.total_bytes();
     crc_expected_ = message_.crc32();
-    if (total_ > env_.max_upload_bytes) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat("total_bytes: ", total_, " is more than the server's --max_upload_mb of ",
-                       env_.max_upload_bytes >> 20, " MiB"));
-    }
-    bulk_.reserve(total_);
-    return absl::OkStatus();
+    return Admit();
   }
   if (message_.part_case() != v1::UploadMapRequest::kChunk) {
     return absl::InvalidArgumentError("part: each message must hold the map or a chunk");
@@ -110,6 +166,12 @@ absl::Status UploadReactor::Take() {
   }
   crc_ = crc32(crc_, reinterpret_cast<const Bytef*>(chunk.data()),
                static_cast<uInt>(chunk.size()));
+  // Grow geometrically as chunks arrive, but never past total_: the
+  // buffer stays within what the budget reserved for it.
+  const size_t needed = bulk_.size() + chunk.size();
+  if (needed > bulk_.capacity()) {
+    bulk_.reserve(std::min<uint64_t>(total_, std::max<uint64_t>(needed, 2 * bulk_.capacity())));
+  }
   bulk_.append(chunk);
   return absl::OkStatus();
 }

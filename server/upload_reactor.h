@@ -1,6 +1,7 @@
 #ifndef WAYFINDER_SERVER_UPLOAD_REACTOR_H_
 #define WAYFINDER_SERVER_UPLOAD_REACTOR_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -15,12 +16,46 @@
 
 namespace wayfinder::server {
 
+// The bytes all UploadMap streams in flight may hold together
+// (--max_upload_buffer_mb). A stream reserves the total_bytes its header
+// announces, before any chunk is read, and releases them when it ends,
+// however it ends; its buffer never grows past what it reserved.
+// Reserving the announced size up front (rather than as chunks arrive)
+// refuses an upload that cannot fit before the client sends its bytes, and
+// lets the streams admitted so far finish instead of all failing halfway.
+//
+// Thread-safe.
+class UploadBudget {
+ public:
+  // `limit_bytes` > 0.
+  explicit UploadBudget(uint64_t limit_bytes) : limit_(limit_bytes) {}
+
+  UploadBudget(const UploadBudget&) = delete;
+  UploadBudget& operator=(const UploadBudget&) = delete;
+
+  // Reserves `bytes`; false, reserving nothing, when that would take the
+  // total past the limit.
+  bool TryReserve(uint64_t bytes);
+  // Gives back `bytes` reserved earlier.
+  void Release(uint64_t bytes);
+
+  // Bytes reserved now, by all streams.
+  uint64_t in_use() const { return in_use_.load(std::memory_order_relaxed); }
+  uint64_t limit() const { return limit_; }
+
+ private:
+  const uint64_t limit_;
+  std::atomic<uint64_t> in_use_{0};
+};
+
 // What one UploadMap stream needs from the service that starts it.
 struct UploadEnv {
   // Runs the build; must outlive every stream.
   WorkerPool* pool = nullptr;
   // Largest total_bytes one stream may announce (--max_upload_bytes).
   uint64_t max_upload_bytes = 0;
+  // Shared by all streams; must outlive every stream.
+  UploadBudget* budget = nullptr;
   // Builds `map` and commits it, filling `response` (on a worker thread).
   std::function<absl::Status(const v1::Map& map, v1::MapInfo* response)> store;
 };
@@ -28,6 +63,12 @@ struct UploadEnv {
 // One UploadMap stream: the header, then chunks appended to a buffer; at
 // the end of the stream the sizes and checksum are checked and the map is
 // built and stored on the worker pool, exactly as PutMap would.
+//
+// The header is checked before any chunk is read: what it contradicts
+// (a grid or hex whose total_bytes is not width * height, a bulk field
+// set, no source) is INVALID_ARGUMENT, a total_bytes over
+// --max_upload_bytes or past what UploadBudget has left is
+// RESOURCE_EXHAUSTED.
 //
 // Owns itself: created by the handler, deleted by gRPC's OnDone.
 class UploadReactor final : public grpc::ServerReadReactor<v1::UploadMapRequest> {
@@ -41,6 +82,12 @@ class UploadReactor final : public grpc::ServerReadReactor<v1::UploadMapRequest>
   void OnDone() override { delete this; }
 
  private:
+  // Gives the stream's reservation back (OnDone deletes the reactor once
+  // the call is over, whichever way it ended).
+  ~UploadReactor() override;
+
+  // Checks the header just taken and reserves its total_bytes.
+  absl::Status Admit();
   // Takes message_ (the header or a chunk).
   absl::Status Take();
   // The client closed its side: check, then build on the pool.
@@ -55,6 +102,8 @@ class UploadReactor final : public grpc::ServerReadReactor<v1::UploadMapRequest>
   bool have_header_ = false;
   v1::Map header_;
   uint64_t total_ = 0;
+  // Bytes of env_.budget this stream holds (total_ once admitted).
+  uint64_t reserved_ = 0;
   uint32_t crc_expected_ = 0;
   uLong crc_ = crc32(0L, Z_NULL, 0);
   std::string bulk_;

@@ -167,8 +167,13 @@ TEST(UploadTest, MalformedStreamsAreRefusedAndStoreNothing) {
                    StatusCode::INVALID_ARGUMENT, "exceed total_bytes = 15"});
   cases.push_back({"bad crc", {Header(head, 15, Crc(bulk) ^ 1), Chunk(bulk)},
                    StatusCode::INVALID_ARGUMENT, "crc32: the chunks' CRC-32"});
-  cases.push_back({"over the limit", {Header(head, 5000, 0)}, StatusCode::RESOURCE_EXHAUSTED,
-                   "--max_upload_mb"});
+  {
+    v1::Map big = head;
+    big.mutable_grid()->set_width(100);
+    big.mutable_grid()->set_height(50);
+    cases.push_back({"over the limit", {Header(big, 5000, 0)}, StatusCode::RESOURCE_EXHAUSTED,
+                     "total_bytes: 5000 is more than the server's --max_upload_bytes of 1000"});
+  }
   cases.push_back({"empty message", {Header(head, 15, Crc(bulk)), v1::UploadMapRequest()},
                    StatusCode::INVALID_ARGUMENT, "part:"});
   {
@@ -189,11 +194,19 @@ TEST(UploadTest, MalformedStreamsAreRefusedAndStoreNothing) {
                      StatusCode::INVALID_ARGUMENT, "not a serialized RectSource"});
   }
   {
-    // A well-formed stream of a malformed map: the build's own error.
     v1::Map bad = head;
     bad.mutable_grid()->set_width(4);
     cases.push_back({"cells do not fit", {Header(bad, 15, Crc(bulk)), Chunk(bulk)},
-                     StatusCode::INVALID_ARGUMENT, "map.grid.cells"});
+                     StatusCode::INVALID_ARGUMENT,
+                     "total_bytes: 15 does not match the header's map.grid of 4 x 3"});
+  }
+  {
+    // A well-formed stream of a malformed map: the build's own error.
+    v1::Map bad = head;
+    bad.mutable_grid()->set_width(0);
+    bad.mutable_grid()->set_height(0);
+    cases.push_back({"no cells", {Header(bad, 0, Crc(""))}, StatusCode::INVALID_ARGUMENT,
+                     "map.grid"});
   }
   for (const Case& c : cases) {
     grpc::Status s = Stream(h, c.parts);

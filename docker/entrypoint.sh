@@ -31,7 +31,7 @@ if [ -z "$names" ]; then
   names="listen metrics_listen data_dir workers max_queue max_message_bytes max_map_cells
          default_max_expansions max_max_expansions flow_cache_mb flow_threads max_batch_queries
          max_total_map_mb max_upload_bytes max_upload_mb max_upload_buffer_mb max_polygons
-         max_polygon_vertices auth_tokens
+         max_polygon_vertices max_call_seconds auth_tokens
          tls_cert tls_key tls_client_ca log_level shutdown_grace"
 fi
 for name in $names; do

@@ -76,6 +76,10 @@ struct ServerConfig {
   // Bytes all UploadMap streams in flight may hold together (each reserves
   // its total_bytes at its header); > 0.
   uint64_t max_upload_buffer_bytes = uint64_t{512} << 20;
+  // Upper bound on every call's duration, from when its handler starts:
+  // a call's deadline is the earlier of the client's and its start + this.
+  // > 0.
+  absl::Duration max_call_duration = absl::Seconds(120);
   // Size limits of polygon sources (and rects, meshed as polygons).
   PolygonLimits polygon_limits;
   // What one upload may make (leaves, polygons, build memory): the

@@ -68,6 +68,10 @@ ABSL_FLAG(std::optional<uint64_t>, max_upload_mb, std::nullopt,
 ABSL_FLAG(uint64_t, max_upload_buffer_mb, kDefaults.max_upload_buffer_bytes >> 20,
           "bytes all UploadMap streams in flight may hold together, MiB (each stream reserves "
           "its total_bytes at its header; beyond it RESOURCE_EXHAUSTED)");
+ABSL_FLAG(double, max_call_seconds, absl::ToDoubleSeconds(kDefaults.max_call_duration),
+          "upper bound on every call's duration, seconds: a call's deadline is the earlier of "
+          "the client's and its start + this (a FindPaths batch then answers DEADLINE_EXCEEDED "
+          "for the queries it did not reach)");
 ABSL_FLAG(uint64_t, max_polygons, kDefaults.polygon_limits.max_polygons,
           "most polygons (walkable + obstacles) in a polygon map");
 ABSL_FLAG(uint64_t, max_quadtree_leaves, kDefaults.build_limits.max_quadtree_leaves,
@@ -150,6 +154,8 @@ int main(int argc, char** argv) {
     config.max_upload_bytes = *mb << 20;
   }
   config.max_upload_buffer_bytes = absl::GetFlag(FLAGS_max_upload_buffer_mb) << 20;
+  const double max_call_seconds = absl::GetFlag(FLAGS_max_call_seconds);
+  config.max_call_duration = absl::Seconds(max_call_seconds);
   config.polygon_limits.max_polygons = absl::GetFlag(FLAGS_max_polygons);
   config.polygon_limits.max_vertices = absl::GetFlag(FLAGS_max_polygon_vertices);
   config.build_limits.max_quadtree_leaves = absl::GetFlag(FLAGS_max_quadtree_leaves);
@@ -165,11 +171,11 @@ int main(int argc, char** argv) {
       config.max_concurrent_streams <= 0 || config.max_batch_queries <= 0 ||
       config.flow_threads <= 0 || config.flow_threads > 64 || config.default_max_expansions == 0 ||
       config.max_max_expansions < config.default_max_expansions ||
-      config.max_upload_buffer_bytes == 0) {
+      config.max_upload_buffer_bytes == 0 || !(max_call_seconds > 0)) {
     spdlog::critical(
         "invalid flags: --max_queue, --max_message_bytes, --max_concurrent_streams, "
-        "--max_batch_queries and --max_upload_buffer_mb must be > 0, --flow_threads in 1..64, "
-        "and 0 < --default_max_expansions <= --max_max_expansions");
+        "--max_batch_queries, --max_upload_buffer_mb and --max_call_seconds must be > 0, "
+        "--flow_threads in 1..64, and 0 < --default_max_expansions <= --max_max_expansions");
     return 2;
   }
 

@@ -22,8 +22,8 @@
 namespace wayfinder::server {
 namespace {
 
-// The call's deadline as absl::Time; calls without one get InfiniteFuture.
-absl::Time DeadlineOf(const grpc::CallbackServerContext* ctx) {
+// The deadline the client set, as absl::Time; InfiniteFuture if none.
+absl::Time ClientDeadline(const grpc::CallbackServerContext* ctx) {
   const auto deadline = ctx->deadline();
   // gRPC reports "no deadline" as a time centuries away.
   if (deadline >= std::chrono::system_clock::now() + std::chrono::hours(24 * 365 * 100)) {
@@ -121,11 +121,16 @@ grpc::ServerUnaryReactor* PathfinderService::FinishSampled(grpc::CallbackServerC
   return timed;
 }
 
+absl::Time PathfinderService::DeadlineOf(const grpc::CallbackServerContext* ctx) const {
+  return std::min(ClientDeadline(ctx), absl::Now() + config_.max_call_duration);
+}
+
 absl::StatusOr<PathfinderService::CallStart> PathfinderService::Begin(
     grpc::CallbackServerContext* ctx, Role role, absl::string_view field,
     absl::string_view name) const {
   if (absl::Status s = Authorize(ctx, role); !s.ok()) return s;
-  CallStart call{DeadlineOf(ctx), nullptr};
+  CallStart call{DeadlineOf(ctx), false, nullptr};
+  call.server_bound = call.deadline < ClientDeadline(ctx);
   if (field.empty()) return call;
   if (absl::Status s = ValidateMapName(name, field); !s.ok()) return s;
   call.map = registry_->Get(name);
@@ -384,7 +389,8 @@ grpc::ServerUnaryReactor* PathfinderService::FindPaths(grpc::CallbackServerConte
     }
   }
   const absl::Time deadline = call->deadline;
-  return Offload(ctx, "FindPaths", [this, ctx, request, response, deadline,
+  const bool server_bound = call->server_bound;
+  return Offload(ctx, "FindPaths", [this, ctx, request, response, deadline, server_bound,
                                     maps = std::move(maps)] {
     auto cancelled = [ctx] { return ctx->IsCancelled(); };
     response->mutable_results()->Reserve(request->queries_size());
@@ -394,7 +400,11 @@ grpc::ServerUnaryReactor* PathfinderService::FindPaths(grpc::CallbackServerConte
       absl::Status status = ValidateMapName(query.map(), "map");
       if (status.ok() && maps[i] == nullptr) status = NotFound("map", query.map());
       if (status.ok() && absl::Now() >= deadline) {
-        status = absl::DeadlineExceededError("the call's deadline passed before this query");
+        status = absl::DeadlineExceededError(
+            server_bound ? absl::StrCat("the server's bound on a call's duration (",
+                                        absl::FormatDuration(config_.max_call_duration),
+                                        ", --max_call_seconds) passed before this query")
+                         : "the call's deadline passed before this query");
       }
       if (status.ok()) {
         status = RunFindPath(*maps[i], query, query_limits_, deadline, cancelled, *out);

@@ -84,8 +84,11 @@ class PathfinderService final : public v1::Pathfinder::CallbackService {
  private:
   // What a handler starts from once Begin admitted its call.
   struct CallStart {
-    // The call's deadline (InfiniteFuture when the client set none).
+    // The call's deadline: the client's, capped by --max_call_seconds
+    // (see DeadlineOf).
     absl::Time deadline;
+    // True when that cap is what set it (the client's is later or unset).
+    bool server_bound;
     // The map the request names, as current when the call arrived; null
     // when Begin was given no name.
     std::shared_ptr<const MapSnapshot> map;
@@ -98,6 +101,9 @@ class PathfinderService final : public v1::Pathfinder::CallbackService {
   absl::StatusOr<CallStart> Begin(grpc::CallbackServerContext* ctx, Role role,
                                   absl::string_view field = {},
                                   absl::string_view name = {}) const;
+  // The call's deadline: the earlier of the client's (if any) and now +
+  // config.max_call_duration, so that every call ends.
+  absl::Time DeadlineOf(const grpc::CallbackServerContext* ctx) const;
   // Finishes `ctx`'s reactor with `status` (logged when not OK).
   grpc::ServerUnaryReactor* Finish(grpc::CallbackServerContext* ctx, const char* method,
                                    const absl::Status& status);

@@ -1,0 +1,98 @@
+// The server's bound on every call's duration (--max_call_seconds): a call
+// without a deadline, or with a later one, still ends.
+
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "service_test_util.h"
+
+namespace wayfinder::testing {
+namespace {
+
+using ::grpc::StatusCode;
+
+// A 1-wide serpentine of 500 x 199 cells of cost 2 (no jump points): a
+// query from one end to the other expands the whole of it (~50k cells).
+v1::Map Serpentine(const std::string& name) {
+  std::vector<std::string> rows;
+  for (int y = 0; y < 199; ++y) {
+    if (y % 2 == 0) {
+      rows.push_back(std::string(500, '2'));
+    } else {
+      std::string wall(500, '#');
+      wall[(y / 2) % 2 == 0 ? 499 : 0] = '2';
+      rows.push_back(wall);
+    }
+  }
+  v1::Map maze = GridMapFromRows(name, rows);
+  maze.mutable_build()->add_graphs(v1::GRID);
+  return maze;
+}
+
+TEST(CallBoundTest, ABatchWithoutADeadlineStopsAtTheServersBound) {
+  server::ServerConfig config;
+  config.max_call_duration = absl::Milliseconds(200);
+  ServerHarness h(config);
+  {
+    auto ctx = Ctx();
+    v1::PutMapRequest put;
+    *put.mutable_map() = Serpentine("maze");
+    v1::MapInfo info;
+    ASSERT_TRUE(h.stub().PutMap(ctx.get(), put, &info).ok());
+  }
+  // 1,024 end-to-end walks: seconds of work, far more than the bound.
+  v1::FindPathsRequest batch;
+  for (int i = 0; i < 1024; ++i) {
+    *batch.add_queries() = PathRequest("maze", 0.5, 0.5, 0.5, 198.5);
+  }
+  grpc::ClientContext no_deadline;
+  v1::FindPathsResponse response;
+  grpc::Status s = h.stub().FindPaths(&no_deadline, batch, &response);
+  // The call answers; the queries it did not reach say why.
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  ASSERT_EQ(response.results_size(), 1024);
+  int found = 0, stopped = 0;
+  for (int i = 0; i < response.results_size(); ++i) {
+    const v1::FindPathResponse& r = response.results(i);
+    if (r.has_error()) {
+      EXPECT_EQ(r.error().code(), static_cast<int>(StatusCode::DEADLINE_EXCEEDED))
+          << i << ": " << r.error().message();
+      ++stopped;
+    } else {
+      EXPECT_EQ(r.status(), v1::FOUND) << i;
+      ++found;
+    }
+  }
+  EXPECT_GT(stopped, 0);
+  EXPECT_EQ(found + stopped, 1024);
+  EXPECT_EQ(response.results(1023).error().message(),
+            "queries[1023]: the server's bound on a call's duration (200ms, --max_call_seconds) "
+            "passed before this query");
+}
+
+TEST(CallBoundTest, AnEarlierClientDeadlineStillGoverns) {
+  server::ServerConfig config;
+  config.max_call_duration = absl::Hours(1);
+  ServerHarness h(config);
+  {
+    auto ctx = Ctx();
+    v1::PutMapRequest put;
+    *put.mutable_map() = Serpentine("maze");
+    v1::MapInfo info;
+    ASSERT_TRUE(h.stub().PutMap(ctx.get(), put, &info).ok());
+  }
+  v1::FindPathsRequest batch;
+  for (int i = 0; i < 1024; ++i) {
+    *batch.add_queries() = PathRequest("maze", 0.5, 0.5, 0.5, 198.5);
+  }
+  auto ctx = Ctx(0.2);
+  v1::FindPathsResponse response;
+  grpc::Status s = h.stub().FindPaths(ctx.get(), batch, &response);
+  // The client gave up first: its own DEADLINE_EXCEEDED.
+  EXPECT_EQ(s.error_code(), StatusCode::DEADLINE_EXCEEDED) << s.error_message();
+}
+
+}  // namespace
+}  // namespace wayfinder::testing

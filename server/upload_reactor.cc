@@ -107,6 +107,33 @@ UploadReactor::UploadReactor(grpc::CallbackServerContext* ctx, v1::MapInfo* resp
                              absl::Time deadline, UploadEnv env)
     : ctx_(ctx), response_(response), deadline_(deadline), env_(std::move(env)) {
   StartRead(&message_);
+  if (deadline_ != absl::InfiniteFuture()) {
+    holds_.store(2);
+    deadline_timer_.Set(absl::ToChronoTime(deadline_), [this](bool fired) { OnDeadline(fired); });
+  }
+}
+
+void UploadReactor::OnDone() {
+  if (deadline_ != absl::InfiniteFuture()) deadline_timer_.Cancel();  // runs OnDeadline(false)
+  Unref();
+}
+
+void UploadReactor::Unref() {
+  if (holds_.fetch_sub(1) == 1) delete this;
+}
+
+void UploadReactor::OnDeadline(bool fired) {
+  State reading = State::kReading;
+  if (fired && state_.compare_exchange_strong(reading, State::kFinished)) {
+    // A read may be in flight: Finish ends it (OnReadDone(false)), and
+    // the later Reply calls are no-ops.
+    const absl::Status status = absl::DeadlineExceededError(
+        "the call's deadline (the client's, or the server's --max_call_seconds) passed during "
+        "the upload");
+    spdlog::info("UploadMap from {}: {}", ctx_->peer(), status.ToString());
+    Finish(ToGrpcStatus(status));
+  }
+  Unref();
 }
 
 UploadReactor::~UploadReactor() { env_.budget->Release(reserved_); }
@@ -121,7 +148,7 @@ void UploadReactor::OnReadDone(bool ok) {
     return;
   }
   message_.Clear();
-  StartRead(&message_);
+  if (state_.load() == State::kReading) StartRead(&message_);
 }
 
 absl::Status UploadReactor::Admit() {
@@ -203,6 +230,9 @@ void UploadReactor::Complete() {
     Reply(absl::DeadlineExceededError("the call's deadline passed during the upload"));
     return;
   }
+  // From here the build owns the call: the deadline timer leaves it alone.
+  State reading = State::kReading;
+  if (!state_.compare_exchange_strong(reading, State::kBuilding)) return;
   const bool queued = env_.pool->TrySubmit([this] {
     if (ctx_->IsCancelled()) {
       Reply(absl::CancelledError("the call was cancelled before it started"));
@@ -219,6 +249,7 @@ void UploadReactor::Complete() {
 }
 
 void UploadReactor::Reply(const absl::Status& status) {
+  if (state_.exchange(State::kFinished) == State::kFinished) return;
   if (!status.ok()) {
     spdlog::info("UploadMap from {}: {}", ctx_->peer(), status.ToString());
   }

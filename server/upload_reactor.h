@@ -6,6 +6,7 @@
 #include <functional>
 #include <string>
 
+#include <grpcpp/alarm.h>
 #include <grpcpp/grpcpp.h>
 
 #include "absl/status/status.h"
@@ -70,7 +71,13 @@ struct UploadEnv {
 // --max_upload_bytes or past what UploadBudget has left is
 // RESOURCE_EXHAUSTED.
 //
-// Owns itself: created by the handler, deleted by gRPC's OnDone.
+// The call's deadline bounds the stream: a client that stops sending is
+// answered DEADLINE_EXCEEDED when it passes (a timer, since no read would
+// otherwise complete), and its reservation is given back. Once the build
+// has started, the build owns the deadline.
+//
+// Owns itself: created by the handler, deleted once gRPC's OnDone and the
+// deadline timer's callback have both run.
 class UploadReactor final : public grpc::ServerReadReactor<v1::UploadMapRequest> {
  public:
   // `deadline` is the call's (see PathfinderService); `ctx` and `response`
@@ -79,12 +86,21 @@ class UploadReactor final : public grpc::ServerReadReactor<v1::UploadMapRequest>
                 UploadEnv env);
 
   void OnReadDone(bool ok) override;
-  void OnDone() override { delete this; }
+  void OnDone() override;
 
  private:
-  // Gives the stream's reservation back (OnDone deletes the reactor once
-  // the call is over, whichever way it ended).
+  // Where the stream is; the first to move it to kFinished finishes the call.
+  enum class State { kReading, kBuilding, kFinished };
+
+  // Gives the stream's reservation back: runs once the call is over,
+  // whichever way it ended.
   ~UploadReactor() override;
+
+  // The deadline timer: finishes a stream still reading with
+  // DEADLINE_EXCEEDED.
+  void OnDeadline(bool fired);
+  // Drops one of the two holds (the call, the timer); the last deletes.
+  void Unref();
 
   // Checks the header just taken and reserves its total_bytes.
   absl::Status Admit();
@@ -92,12 +108,16 @@ class UploadReactor final : public grpc::ServerReadReactor<v1::UploadMapRequest>
   absl::Status Take();
   // The client closed its side: check, then build on the pool.
   void Complete();
+  // Finishes the call with `status` unless it is finished already.
   void Reply(const absl::Status& status);
 
   grpc::CallbackServerContext* const ctx_;
   v1::MapInfo* const response_;
   const absl::Time deadline_;
   const UploadEnv env_;
+  std::atomic<State> state_{State::kReading};
+  grpc::Alarm deadline_timer_;
+  std::atomic<int> holds_{1};
   v1::UploadMapRequest message_;
   bool have_header_ = false;
   v1::Map header_;

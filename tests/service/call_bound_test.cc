@@ -1,7 +1,9 @@
 // The server's bound on every call's duration (--max_call_seconds): a call
 // without a deadline, or with a later one, still ends.
 
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -92,6 +94,36 @@ TEST(CallBoundTest, AnEarlierClientDeadlineStillGoverns) {
   grpc::Status s = h.stub().FindPaths(ctx.get(), batch, &response);
   // The client gave up first: its own DEADLINE_EXCEEDED.
   EXPECT_EQ(s.error_code(), StatusCode::DEADLINE_EXCEEDED) << s.error_message();
+}
+
+TEST(CallBoundTest, AnUploadThatStopsSendingEndsAtTheServersBound) {
+  server::ServerConfig config;
+  config.max_call_duration = absl::Milliseconds(300);
+  ServerHarness h(config);
+  // A header, then silence, on a stream whose client set a far deadline.
+  v1::UploadMapRequest header;
+  header.mutable_map()->set_name("slow");
+  header.mutable_map()->mutable_grid()->set_width(100);
+  header.mutable_map()->mutable_grid()->set_height(100);
+  header.set_total_bytes(10000);
+  auto ctx = Ctx(10);
+  v1::MapInfo info;
+  auto writer = h.stub().UploadMap(ctx.get(), &info);
+  ASSERT_TRUE(writer->Write(header));
+  grpc::Status s = writer->Finish();
+  EXPECT_EQ(s.error_code(), StatusCode::DEADLINE_EXCEEDED) << s.error_message();
+  EXPECT_EQ(s.error_message(),
+            "the call's deadline (the client's, or the server's --max_call_seconds) passed "
+            "during the upload");
+  // Its reservation is given back, and the server goes on taking uploads.
+  for (int i = 0; i < 10000 && h.server().upload_bytes_in_flight() != 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(h.server().upload_bytes_in_flight(), 0u);
+  auto put_ctx = Ctx();
+  v1::PutMapRequest put;
+  *put.mutable_map() = GridMapFromRows("after", {"...", "..."});
+  EXPECT_TRUE(h.stub().PutMap(put_ctx.get(), put, &info).ok());
 }
 
 }  // namespace

@@ -114,6 +114,13 @@ UploadReactor::UploadReactor(grpc::CallbackServerContext* ctx, v1::MapInfo* resp
 }
 
 void UploadReactor::OnDone() {
+  // The reservation and the buffers go now, not when the timer's callback
+  // deletes the reactor: that may run after the service (and its budget)
+  // is gone.
+  env_.budget->Release(reserved_);
+  reserved_ = 0;
+  std::string().swap(bulk_);
+  v1::Map().Swap(&header_);
   if (deadline_ != absl::InfiniteFuture()) deadline_timer_.Cancel();  // runs OnDeadline(false)
   Unref();
 }
@@ -135,8 +142,6 @@ void UploadReactor::OnDeadline(bool fired) {
   }
   Unref();
 }
-
-UploadReactor::~UploadReactor() { env_.budget->Release(reserved_); }
 
 void UploadReactor::OnReadDone(bool ok) {
   if (!ok) {  // the client closed its side (or the call died)
@@ -204,6 +209,7 @@ absl::Status UploadReactor::Take() {
 }
 
 void UploadReactor::Complete() {
+  if (state_.load() != State::kReading) return;  // the deadline timer finished the call
   if (ctx_->IsCancelled()) {
     Reply(absl::CancelledError("the upload was cancelled by the client"));
     return;

@@ -86,15 +86,15 @@ class UploadReactor final : public grpc::ServerReadReactor<v1::UploadMapRequest>
                 UploadEnv env);
 
   void OnReadDone(bool ok) override;
+  // Gives the stream's reservation back: runs once the call is over,
+  // whichever way it ended.
   void OnDone() override;
 
  private:
   // Where the stream is; the first to move it to kFinished finishes the call.
   enum class State { kReading, kBuilding, kFinished };
 
-  // Gives the stream's reservation back: runs once the call is over,
-  // whichever way it ended.
-  ~UploadReactor() override;
+  ~UploadReactor() override = default;
 
   // The deadline timer: finishes a stream still reading with
   // DEADLINE_EXCEEDED.

@@ -3,12 +3,6 @@
 // data directory), nothing cached outlives the map version it was computed
 // on, and a name whose versions are exhausted is refused, not wrapped.
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <sys/time.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -97,32 +91,10 @@ float DistanceAt(const v1::FlowField& field, uint32_t x, uint32_t y) {
                                                          : -1.0f;
 }
 
-// GET http://127.0.0.1:port/metrics over HTTP/1.0; the value of `series`
-// (a sample line "series value"), nullopt if absent.
+// The value of `series` (a sample line "series value") in a scrape of
+// /metrics, nullopt if absent.
 std::optional<double> MetricValue(int port, const std::string& series) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return std::nullopt;
-  timeval timeout{10, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
-  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
-  std::string response;
-  if (connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0) {
-    const std::string request = "GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
-    if (send(fd, request.data(), request.size(), 0) == static_cast<ssize_t>(request.size())) {
-      char buf[4096];
-      for (;;) {
-        const ssize_t n = recv(fd, buf, sizeof buf, 0);
-        if (n <= 0) break;
-        response.append(buf, static_cast<size_t>(n));
-      }
-    }
-  }
-  close(fd);
-  std::istringstream lines(response);
+  std::istringstream lines(HttpGet(port, "/metrics"));
   std::string line;
   while (std::getline(lines, line)) {
     if (line.rfind(series + " ", 0) == 0) return std::stod(line.substr(series.size() + 1));

@@ -4,12 +4,6 @@
 // and flow-field cache hits and misses, each checked against the exact
 // calls the test made.
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <sys/time.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <fstream>
 #include <map>
@@ -30,38 +24,6 @@ namespace wayfinder::testing {
 namespace {
 
 using ::grpc::StatusCode;
-
-// GET http://127.0.0.1:port/path over HTTP/1.0; the raw response, "" if the
-// connection failed.
-std::string HttpGet(int port, const std::string& path) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return "";
-  timeval timeout{10, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
-  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
-  std::string response;
-  if (connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0) {
-    const std::string request = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
-    size_t sent = 0;
-    while (sent < request.size()) {
-      const ssize_t n = send(fd, request.data() + sent, request.size() - sent, 0);
-      if (n <= 0) break;
-      sent += static_cast<size_t>(n);
-    }
-    char buf[4096];
-    for (;;) {
-      const ssize_t n = recv(fd, buf, sizeof buf, 0);
-      if (n <= 0) break;
-      response.append(buf, static_cast<size_t>(n));
-    }
-  }
-  close(fd);
-  return response;
-}
 
 // One scrape: every sample line, "name{labels}" -> value.
 struct Scrape {

@@ -164,15 +164,6 @@ void ClearanceSection() {
     int paths = 0;
     for (uint32_t seed = 1; seed <= 12; ++seed) {
       const reference::PolygonWorld world = reference::RandomPolygonWorld(seed, 100, 100, 20);
-      std::vector<std::array<Point, 2>> walls = {{Point{0, 0}, Point{100, 0}},
-                                                 {Point{100, 0}, Point{100, 100}},
-                                                 {Point{100, 100}, Point{0, 100}},
-                                                 {Point{0, 100}, Point{0, 0}}};
-      for (const Polygon& o : world.obstacles) {
-        for (size_t i = 0; i < o.points.size(); ++i) {
-          walls.push_back({o.points[i], o.points[(i + 1) % o.points.size()]});
-        }
-      }
       NavmeshBuildOptions options;
       options.agent_radius = radius;
       auto mesh = Navmesh::Build(world.ToPolygonMap(), options);
@@ -191,20 +182,7 @@ void ClearanceSection() {
         if (!r.ok() || r->status != PathStatus::kFound) continue;
         ++paths;
         total += r->length;
-        for (size_t i = 1; i < r->waypoints.size(); ++i) {
-          for (const auto& w : walls) {
-            const Point &a = r->waypoints[i - 1], &b = r->waypoints[i];
-            auto ps = [](const Point& p, const Point& c, const Point& d) {
-              const double dx = d.x - c.x, dy = d.y - c.y, l2 = dx * dx + dy * dy;
-              const double t = l2 > 0 ? std::clamp(((p.x - c.x) * dx + (p.y - c.y) * dy) / l2,
-                                                   0.0, 1.0)
-                                       : 0;
-              return std::hypot(p.x - c.x - t * dx, p.y - c.y - t * dy);
-            };
-            closest = std::min({closest, ps(a, w[0], w[1]), ps(b, w[0], w[1]), ps(w[0], a, b),
-                                ps(w[1], a, b)});
-          }
-        }
+        closest = std::min(closest, world.Clearance(r->waypoints));
       }
     }
     std::printf("| %g | %d | %.4f | %.6f |\n", radius, paths, total, closest - radius);

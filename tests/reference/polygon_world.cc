@@ -1,13 +1,38 @@
 #include "tests/reference/polygon_world.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <queue>
 #include <random>
 
 namespace wayfinder::reference {
+
+double PointSegmentDistance(const Point& p, const Point& a, const Point& b) {
+  const double dx = b.x - a.x, dy = b.y - a.y;
+  const double len2 = dx * dx + dy * dy;
+  double t = len2 > 0 ? ((p.x - a.x) * dx + (p.y - a.y) * dy) / len2 : 0;
+  t = std::clamp(t, 0.0, 1.0);
+  return std::hypot(p.x - a.x - t * dx, p.y - a.y - t * dy);
+}
+
 namespace {
+
+bool SegmentsCross(const Point& a, const Point& b, const Point& c, const Point& d) {
+  auto cross = [](const Point& o, const Point& p, const Point& q) {
+    return (p.x - o.x) * (q.y - o.y) - (p.y - o.y) * (q.x - o.x);
+  };
+  const double d1 = cross(c, d, a), d2 = cross(c, d, b), d3 = cross(a, b, c), d4 = cross(a, b, d);
+  return ((d1 > 0 && d2 < 0) || (d1 < 0 && d2 > 0)) && ((d3 > 0 && d4 < 0) || (d3 < 0 && d4 > 0));
+}
+
+// Exact distance between segments ab and cd.
+double SegmentSegment(const Point& a, const Point& b, const Point& c, const Point& d) {
+  if (SegmentsCross(a, b, c, d)) return 0;
+  return std::min({PointSegmentDistance(a, c, d), PointSegmentDistance(b, c, d),
+                   PointSegmentDistance(c, a, b), PointSegmentDistance(d, a, b)});
+}
 
 double Cross(const Point& o, const Point& a, const Point& b) {
   return (a.x - o.x) * (b.y - o.y) - (a.y - o.y) * (b.x - o.x);
@@ -83,6 +108,25 @@ PolygonMap PolygonWorld::ToPolygonMap() const {
   map.walkable.push_back({{{0, 0}, {width, 0}, {width, height}, {0, height}}});
   map.obstacles = obstacles;
   return map;
+}
+
+double PolygonWorld::Clearance(const std::vector<Point>& path) const {
+  std::vector<std::array<Point, 2>> walls = {{Point{0, 0}, Point{width, 0}},
+                                             {Point{width, 0}, Point{width, height}},
+                                             {Point{width, height}, Point{0, height}},
+                                             {Point{0, height}, Point{0, 0}}};
+  for (const Polygon& o : obstacles) {
+    for (size_t i = 0; i < o.points.size(); ++i) {
+      walls.push_back({o.points[i], o.points[(i + 1) % o.points.size()]});
+    }
+  }
+  double closest = std::numeric_limits<double>::infinity();
+  for (size_t i = 1; i < path.size(); ++i) {
+    for (const auto& w : walls) {
+      closest = std::min(closest, SegmentSegment(path[i - 1], path[i], w[0], w[1]));
+    }
+  }
+  return closest;
 }
 
 PolygonWorld RandomPolygonWorld(uint32_t seed, double width, double height, int count) {

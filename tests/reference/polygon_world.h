@@ -24,7 +24,16 @@ struct PolygonWorld {
   std::vector<Polygon> obstacles;
 
   PolygonMap ToPolygonMap() const;
+
+  // The smallest distance between the polyline `path` and any wall (the
+  // box's sides and the obstacles' edges): exact segment-to-segment
+  // distances, 0 where a step crosses a wall. Infinity for fewer than two
+  // points.
+  double Clearance(const std::vector<Point>& path) const;
 };
+
+// Exact distance from point p to the segment ab.
+double PointSegmentDistance(const Point& p, const Point& a, const Point& b);
 
 // `count` star-shaped obstacles (concave, 5 to 9 corners, radius 2 to 9)
 // at uniform random places in a width x height box.

@@ -193,29 +193,6 @@ TEST(BuildLimitsTest, GridNavmeshLowerBoundHolds) {
 }
 
 // Distance from point p to segment ab.
-double PointSegment(const Point& p, const Point& a, const Point& b) {
-  const double dx = b.x - a.x, dy = b.y - a.y;
-  const double len2 = dx * dx + dy * dy;
-  double t = len2 > 0 ? ((p.x - a.x) * dx + (p.y - a.y) * dy) / len2 : 0;
-  t = std::clamp(t, 0.0, 1.0);
-  return std::hypot(p.x - a.x - t * dx, p.y - a.y - t * dy);
-}
-
-bool SegmentsCross(const Point& a, const Point& b, const Point& c, const Point& d) {
-  auto cross = [](const Point& o, const Point& p, const Point& q) {
-    return (p.x - o.x) * (q.y - o.y) - (p.y - o.y) * (q.x - o.x);
-  };
-  const double d1 = cross(c, d, a), d2 = cross(c, d, b), d3 = cross(a, b, c), d4 = cross(a, b, d);
-  return ((d1 > 0 && d2 < 0) || (d1 < 0 && d2 > 0)) && ((d3 > 0 && d4 < 0) || (d3 < 0 && d4 > 0));
-}
-
-// Exact distance between segments ab and cd.
-double SegmentSegment(const Point& a, const Point& b, const Point& c, const Point& d) {
-  if (SegmentsCross(a, b, c, d)) return 0;
-  return std::min({PointSegment(a, c, d), PointSegment(b, c, d), PointSegment(c, a, b),
-                   PointSegment(d, a, b)});
-}
-
 // Clearance: "keeps r from every obstacle" holds for paths, arcs
 // and rounding included (it came up to 0.0008 short at r = 2).
 TEST(ClearanceTest, PathsKeepTheRadiusFromEveryWall) {
@@ -224,15 +201,6 @@ TEST(ClearanceTest, PathsKeepTheRadiusFromEveryWall) {
     int paths = 0;
     for (uint32_t seed = 1; seed <= 6; ++seed) {
       const reference::PolygonWorld world = reference::RandomPolygonWorld(seed, 100, 100, 20);
-      std::vector<std::array<Point, 2>> walls = {{Point{0, 0}, Point{100, 0}},
-                                                 {Point{100, 0}, Point{100, 100}},
-                                                 {Point{100, 100}, Point{0, 100}},
-                                                 {Point{0, 100}, Point{0, 0}}};
-      for (const Polygon& o : world.obstacles) {
-        for (size_t i = 0; i < o.points.size(); ++i) {
-          walls.push_back({o.points[i], o.points[(i + 1) % o.points.size()]});
-        }
-      }
       NavmeshBuildOptions options;
       options.agent_radius = radius;
       auto mesh = Navmesh::Build(world.ToPolygonMap(), options);
@@ -252,12 +220,7 @@ TEST(ClearanceTest, PathsKeepTheRadiusFromEveryWall) {
           ASSERT_TRUE(r.ok()) << r.status();
           if (r->status != PathStatus::kFound) continue;
           ++paths;
-          for (size_t i = 1; i < r->waypoints.size(); ++i) {
-            for (const auto& w : walls) {
-              closest = std::min(closest, SegmentSegment(r->waypoints[i - 1], r->waypoints[i],
-                                                         w[0], w[1]));
-            }
-          }
+          closest = std::min(closest, world.Clearance(r->waypoints));
         }
       }
     }
@@ -279,7 +242,7 @@ TEST(ClearanceTest, FineCirclesKeepTheirShape) {
     for (size_t k = 0; k < poly.size(); ++k) {
       const Point& a = mesh->vertices()[poly[k]];
       const Point& b = mesh->vertices()[poly[(k + 1) % poly.size()]];
-      inside = std::max(inside, 300 - PointSegment({500, 500}, a, b));
+      inside = std::max(inside, 300 - reference::PointSegmentDistance({500, 500}, a, b));
     }
   }
   EXPECT_LT(inside, 0.003);

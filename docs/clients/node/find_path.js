@@ -12,7 +12,10 @@ const definition = protoLoader.loadSync('wayfinder/v1/wayfinder.proto', {
   includeDirs: [protoDir], keepCase: true, enums: String, longs: Number, defaults: true,
 });
 const { Pathfinder } = grpc.loadPackageDefinition(definition).wayfinder.v1;
-const client = new Pathfinder(target, grpc.credentials.createInsecure());
+// Large answers (whole flow fields, many samples) exceed gRPC's default 4 MiB
+// receive limit: accept what the server may send (--max_message_bytes, 64 MiB).
+const client = new Pathfinder(target, grpc.credentials.createInsecure(),
+  { 'grpc.max_receive_message_length': 64 * 1024 * 1024 });
 const deadline = () => new Date(Date.now() + 2000);
 
 // A 4 x 3 grid, row-major, 0 = free, 255 = blocked: a wall with a gap at the bottom.

@@ -12,7 +12,11 @@ import grpc
 from wayfinder.v1 import wayfinder_pb2 as wf
 from wayfinder.v1 import wayfinder_pb2_grpc as wf_grpc
 
-with grpc.insecure_channel("127.0.0.1:50051") as channel:
+# Large answers (whole flow fields, many samples) exceed gRPC's default 4 MiB
+# receive limit: accept what the server may send (--max_message_bytes, 64 MiB).
+OPTIONS = [("grpc.max_receive_message_length", 64 << 20)]
+
+with grpc.insecure_channel("127.0.0.1:50051", options=OPTIONS) as channel:
     stub = wf_grpc.PathfinderStub(channel)
     # A 4 x 3 grid, row-major, 0 = free, 255 = blocked: a wall with a gap at the bottom.
     grid = wf.GridSource(width=4, height=3, cells=bytes([0, 0, 255, 0,

@@ -2,7 +2,7 @@
 #define WAYFINDER_CORE_MAP_AREA_H_
 
 // Where a query point may be: the one rule every graph and every query
-// applies to the points it is given (issue 20).
+// applies to the points it is given.
 //
 // 1. A point must have finite coordinates and lie on the map, else the
 //    request is malformed: INVALID_ARGUMENT naming the field.

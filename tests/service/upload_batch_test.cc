@@ -16,7 +16,7 @@
 #include "client/client.h"
 #include "server/flow_query.h"
 #include "service_test_util.h"
-#include "zlib.h"
+#include "upload_test_util.h"
 
 namespace wayfinder::testing {
 namespace {
@@ -36,12 +36,6 @@ std::unique_ptr<client::Client> ClientFor(ServerHarness& h, size_t threshold, si
   return std::make_unique<client::Client>(h.channel(), options);
 }
 
-uint32_t Crc(const std::string& bytes) {
-  return static_cast<uint32_t>(crc32(crc32(0L, Z_NULL, 0),
-                                     reinterpret_cast<const Bytef*>(bytes.data()),
-                                     static_cast<uInt>(bytes.size())));
-}
-
 // Sends `parts` as one UploadMap stream, returns the status.
 grpc::Status Stream(ServerHarness& h, const std::vector<v1::UploadMapRequest>& parts) {
   auto ctx = Ctx();
@@ -52,20 +46,6 @@ grpc::Status Stream(ServerHarness& h, const std::vector<v1::UploadMapRequest>& p
   }
   writer->WritesDone();
   return writer->Finish();
-}
-
-v1::UploadMapRequest Header(const v1::Map& map, uint64_t total, uint32_t crc) {
-  v1::UploadMapRequest r;
-  *r.mutable_map() = map;
-  r.set_total_bytes(total);
-  r.set_crc32(crc);
-  return r;
-}
-
-v1::UploadMapRequest Chunk(const std::string& bytes) {
-  v1::UploadMapRequest r;
-  r.set_chunk(bytes);
-  return r;
 }
 
 bool Exists(ServerHarness& h, const std::string& name) {

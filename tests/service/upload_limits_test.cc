@@ -12,32 +12,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "service_test_util.h"
-#include "zlib.h"
+#include "upload_test_util.h"
 
 namespace wayfinder::testing {
 namespace {
 
 using ::grpc::StatusCode;
-
-uint32_t Crc(const std::string& bytes) {
-  return static_cast<uint32_t>(crc32(crc32(0L, Z_NULL, 0),
-                                     reinterpret_cast<const Bytef*>(bytes.data()),
-                                     static_cast<uInt>(bytes.size())));
-}
-
-v1::UploadMapRequest Header(const v1::Map& map, uint64_t total, uint32_t crc) {
-  v1::UploadMapRequest r;
-  *r.mutable_map() = map;
-  r.set_total_bytes(total);
-  r.set_crc32(crc);
-  return r;
-}
-
-v1::UploadMapRequest Chunk(const std::string& bytes) {
-  v1::UploadMapRequest r;
-  r.set_chunk(bytes);
-  return r;
-}
 
 // A grid header (bulk field empty) of width x height.
 v1::Map GridHeader(const std::string& name, uint32_t width, uint32_t height) {

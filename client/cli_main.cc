@@ -10,13 +10,14 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "absl/strings/match.h"
 #include "absl/strings/strip.h"
 #include "client/client.h"
 #include "client/svg.h"
@@ -57,7 +58,7 @@ namespace {
 namespace v1 = wayfinder::v1;
 using wayfinder::client::Client;
 
-constexpr char kUsage[] = R"(wayfinder: talk to a Wayfinder pathfinding server.
+constexpr char kUsage[] = R"(Talk to a Wayfinder pathfinding server.
 
 Usage: wayfinder [--server=HOST:PORT] [--json] COMMAND [ARGS]
 
@@ -465,6 +466,13 @@ int Render(Client& client, const std::vector<std::string>& args,
 }  // namespace
 
 int main(int argc, char** argv) {
+  // --help lists this program's own flags (Abseil matches them by file name).
+  absl::FlagsUsageConfig usage_config;
+  usage_config.contains_helpshort_flags = [](absl::string_view file) {
+    return absl::EndsWith(file, "client/cli_main.cc");
+  };
+  usage_config.contains_help_flags = usage_config.contains_helpshort_flags;
+  absl::SetFlagsUsageConfig(usage_config);
   absl::SetProgramUsageMessage(kUsage);
   const std::vector<std::string> goals = TakeRepeated("goal", &argc, argv);
   const std::vector<std::string> paths = TakeRepeated("path", &argc, argv);

@@ -26,7 +26,9 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
@@ -128,7 +130,7 @@ using wayfinder::load::Target;
 using wayfinder::load::TextReport;
 using wayfinder::load::Workload;
 
-constexpr char kUsageHead[] = R"(wayfinder-load: load-test a Wayfinder pathfinding server.
+constexpr char kUsageHead[] = R"(Load-test a Wayfinder pathfinding server.
 
 Point it only at servers you own: it sends as many requests as it can (or
 as --rate says), and --maps replaces stored maps of the same name. It
@@ -231,6 +233,13 @@ int Fail(const absl::Status& st) {
 
 int main(int argc, char** argv) {
   const std::string usage = UsageText();
+  // --help lists this program's own flags (Abseil matches them by file name).
+  absl::FlagsUsageConfig usage_config;
+  usage_config.contains_helpshort_flags = [](absl::string_view file) {
+    return absl::EndsWith(file, "client/load_main.cc");
+  };
+  usage_config.contains_help_flags = usage_config.contains_helpshort_flags;
+  absl::SetFlagsUsageConfig(usage_config);
   absl::SetProgramUsageMessage(usage);
   std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
   // Debian's Abseil is built without NDEBUG, so every absl::Mutex (ours and

@@ -7,6 +7,8 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/match.h"
 #include "client/client.h"
 
 ABSL_FLAG(std::string, server, "127.0.0.1:50051", "server address, host:port");
@@ -20,6 +22,13 @@ ABSL_FLAG(std::string, tls_cert, "", "PEM client certificate, for mutual TLS (im
 ABSL_FLAG(std::string, tls_key, "", "PEM key of --tls_cert");
 
 int main(int argc, char** argv) {
+  // --help lists this program's own flags (Abseil matches them by file name).
+  absl::FlagsUsageConfig usage_config;
+  usage_config.contains_helpshort_flags = [](absl::string_view file) {
+    return absl::EndsWith(file, "client/probe_main.cc");
+  };
+  usage_config.contains_help_flags = usage_config.contains_helpshort_flags;
+  absl::SetFlagsUsageConfig(usage_config);
   absl::SetProgramUsageMessage(
       "Exit 0 only when the Wayfinder server reports SERVING.\n"
       "Usage: wayfinder-probe [--server=HOST:PORT] [--timeout=SECONDS]");

@@ -12,9 +12,11 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "server/config.h"
 #include "server/server.h"
@@ -101,6 +103,13 @@ ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(5),
           "on SIGTERM, how long calls in flight may take to finish");
 
 int main(int argc, char** argv) {
+  // --help lists this program's own flags (Abseil matches them by file name).
+  absl::FlagsUsageConfig usage_config;
+  usage_config.contains_helpshort_flags = [](absl::string_view file) {
+    return absl::EndsWith(file, "server/main.cc");
+  };
+  usage_config.contains_help_flags = usage_config.contains_helpshort_flags;
+  absl::SetFlagsUsageConfig(usage_config);
   absl::SetProgramUsageMessage(
       "Wayfinder pathfinding server.\n"
       "Usage: wayfinder-server [--listen=127.0.0.1:50051] [--data_dir=DIR] "

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -66,6 +67,10 @@ struct QuadtreeOptions {
   double min_cell_size = 0;
   // Merge leaves that share a full side into larger rectangles (seed 000's
   // optimise, done in O(n log n) by sweeps instead of repeated passes).
+  // Leaves merge only within aligned blocks (grid sources: 64 minimum
+  // leaves a side, i.e. 64 cells by default; rect fields: 16 minimum
+  // leaves a side, 1/16 of the root by default), so that an edit re-merges
+  // only the blocks it touches and gives the graph a fresh build would.
   bool merge = false;
   // Longest side / shortest side allowed for a merged leaf; 0 = 2, as in
   // seed 000. Must be >= 1.
@@ -95,7 +100,8 @@ struct QuadtreeLink {
 // tree's root is the smallest power-of-two square (grid) or the square on
 // the longer side (rect field); space outside the map counts as blocked.
 //
-// Thread-safe: immutable after Build.
+// Thread-safe for const use: the queries never write. Update mutates the
+// graph in place and must not run beside any other call on the same graph.
 class QuadtreeGraph {
  public:
   static constexpr uint32_t kNone = 0xFFFFFFFFu;
@@ -119,12 +125,44 @@ class QuadtreeGraph {
                                              const RectFieldLimits& limits = {},
                                              const BuildBudget& budget = {},
                                              const QuadtreeLimits& build_limits = {});
+  // In-place repair after the map changed (living maps). The graph becomes
+  // the one a fresh Build of the new map with the same options would give:
+  // the same leaves (rects and costs), the same portals, the same
+  // components (labels may differ, the partition does not), the same paths.
+  // Leaf ids are not kept: a repair may renumber any leaf. Cost follows the
+  // change: the tree nodes over it, the merge blocks it touches, the leaves
+  // next to those, and any component split or appendage it changes.
+  //
+  // Grid source: `map` is the new raster (same size as the one built from);
+  // it changed only inside `changed`, cells [x0, x1) x [y0, y1) (a CellRect,
+  // core/cell_rect.h; clipped to the map, empty = nothing to do).
+  // FAILED_PRECONDITION when the graph was not built from a grid of this
+  // size. No budget or leaf limit applies.
+  template <typename CellRectT>
+  absl::Status Update(const GridMap& map, const CellRectT& changed) {
+    return UpdateCells(map, changed.x0, changed.y0, changed.x1, changed.y1);
+  }
+  absl::Status UpdateCells(const GridMap& map, uint32_t x0, uint32_t y0, uint32_t x1,
+                           uint32_t y1);
+  // Rect field source: `field` holds the new blockers (an added one is in,
+  // a removed one is gone); every blocker added or removed lies inside
+  // `changed` (world units; e.g. their bounding box). Cost: one scan of the
+  // blockers plus the repair. INVALID_ARGUMENT for a bad field or `changed`,
+  // FAILED_PRECONDITION when the graph was not built from a field of this
+  // size.
+  absl::Status Update(const RectField& field, const Rect& changed);
+
   // Bytes a build is estimated to take per walkable leaf (graph and
   // temporaries: tree nodes, links, the sweeps' sides and pairs).
   static constexpr size_t kBuildBytesPerLeaf = 640;
 
   const std::vector<Leaf>& leaves() const { return leaves_; }
+  // Every leaf's links, each leaf's at [first_link, first_link + num_links).
+  // After an Update it also holds unused slack between those ranges: count
+  // links with num_links(), not links().size().
   const std::vector<QuadtreeLink>& links() const { return links_; }
+  // Links of all leaves (each portal twice, once from each side).
+  size_t num_links() const { return live_links_; }
   // The num_links links of `leaf` (pointer arithmetic, not indexing: a leaf
   // without links may sit past the end).
   const QuadtreeLink* LinksOf(uint32_t leaf) const {
@@ -136,7 +174,14 @@ class QuadtreeGraph {
   // Points on a shared edge belong to the leaf on the right / below.
   uint32_t LeafAt(const Point& p) const;
 
-  uint32_t component(uint32_t leaf) const { return components_[leaf]; }
+  // The leaf's connected component: equal for two leaves exactly when a
+  // path joins them. Labels are < the number of labels ever made, not
+  // dense: compare them, do not count with them (num_components()).
+  uint32_t component(uint32_t leaf) const {
+    uint32_t l = components_[leaf];
+    while (label_parent_[l] != l) l = label_parent_[l];
+    return l;
+  }
 
   // The cell-graph view CorridorAStar searches: leaves and their portals.
   size_t NumCells() const { return leaves_.size(); }
@@ -182,13 +227,58 @@ class QuadtreeGraph {
     uint32_t leaf = kNone;
   };
   class Builder;
+  class Repairer;
+  enum class Source : uint8_t { kGrid, kRects };
+  // A tree leaf made by a repair and not yet given a walkable leaf: leaf =
+  // kPendingBase + its cost class.
+  static constexpr uint32_t kPendingBase = 0xFFFF0000u;
 
   void BuildLinks();
   void BuildComponents();
+  // The square of the tree node at `depth` (root 0), column i, row j.
+  Rect NodeRect(int depth, uint32_t i, uint32_t j) const;
+  // The merge block a leaf at `r` lies in (its top-left corner's).
+  uint64_t BlockOf(const Rect& r) const;
+  // The leaf's links, sorted by their neighbour's (y0, x0) so that the
+  // search meets them in an order that does not depend on leaf ids.
+  std::vector<QuadtreeLink> ComputeLinks(uint32_t leaf) const;
+  void SortLinks(QuadtreeLink* links, uint32_t n) const;
+  void SetLinks(uint32_t leaf, std::vector<QuadtreeLink>& links);
+  void ReleaseLinks(uint32_t leaf);
+  void CompactLinks();
+  // Tree leaves whose square meets the open segment just outside side
+  // `side` (0 left, 1 right, 2 top, 3 bottom) of `r`.
+  template <typename F>
+  void ForEachTreeLeafBeside(const Rect& r, int side, F&& f) const;
+  template <typename F>
+  void ForEachTreeLeafIn(const Rect& r, F&& f);
+  uint32_t FindLabel(uint32_t raw);
 
   double width_ = 0;
   double height_ = 0;
   double root_size_ = 0;
+  // What the repair needs to decide like the build did.
+  Source source_ = Source::kGrid;
+  bool merge_ = false;
+  double aspect_ = 2;
+  int levels_ = 0;       // grid: the root is 2^levels_ cells a side
+  int min_level_ = 0;    // grid: level (log2 side) of the smallest node
+  int min_depth_ = 0;    // rects: depth of the smallest node
+  double min_size_ = 0;  // rects: smallest leaf side
+  int block_depth_ = 0;  // depth of the merge blocks' nodes
+  // Groups of four tree nodes freed by repairs, for reuse.
+  std::vector<uint32_t> free_groups_;
+  // Tree leaves MIXED at the minimum size -> the free area they dropped.
+  std::unordered_map<uint32_t, double> dropped_;
+  // Per leaf: room of its range in links_ (>= num_links).
+  std::vector<uint32_t> link_cap_;
+  size_t live_links_ = 0;
+  size_t garbage_links_ = 0;
+  // Component labels: components_ holds raw labels; label_parent_ joins
+  // raw labels of one component (union-find, the root is the label);
+  // label_count_[root] = leaves in it.
+  std::vector<uint32_t> label_parent_;
+  std::vector<uint32_t> label_count_;
   std::vector<TreeNode> tree_;
   std::vector<Leaf> leaves_;
   std::vector<QuadtreeLink> links_;

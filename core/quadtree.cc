@@ -1400,8 +1400,8 @@ void QuadtreeGraph::Repairer::MoveLeaf(uint32_t from, uint32_t to) {
   });
 }
 
-absl::Status QuadtreeGraph::UpdateCells(const GridMap& map, uint32_t x0, uint32_t y0,
-                                        uint32_t x1, uint32_t y1) {
+absl::Status QuadtreeGraph::Update(const GridMap& map, const CellRect& changed) {
+  uint32_t x0 = changed.x0, y0 = changed.y0, x1 = changed.x1, y1 = changed.y1;
   if (source_ != Source::kGrid || map.width() != width_ || map.height() != height_) {
     return absl::FailedPreconditionError(absl::StrCat(
         "QUADTREE update: the graph was not built from a ", map.width(), "x", map.height(),

@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/build_budget.h"
+#include "core/cell_rect.h"
 #include "core/corridor_search.h"
 #include "core/geometry.h"
 #include "core/grid_map.h"
@@ -134,16 +135,10 @@ class QuadtreeGraph {
   // next to those, and any component split or appendage it changes.
   //
   // Grid source: `map` is the new raster (same size as the one built from);
-  // it changed only inside `changed`, cells [x0, x1) x [y0, y1) (a CellRect,
-  // core/cell_rect.h; clipped to the map, empty = nothing to do).
-  // FAILED_PRECONDITION when the graph was not built from a grid of this
-  // size. No budget or leaf limit applies.
-  template <typename CellRectT>
-  absl::Status Update(const GridMap& map, const CellRectT& changed) {
-    return UpdateCells(map, changed.x0, changed.y0, changed.x1, changed.y1);
-  }
-  absl::Status UpdateCells(const GridMap& map, uint32_t x0, uint32_t y0, uint32_t x1,
-                           uint32_t y1);
+  // it changed only inside `changed` (clipped to the map; empty = nothing
+  // to do). FAILED_PRECONDITION when the graph was not built from a grid of
+  // this size. No budget or leaf limit applies.
+  absl::Status Update(const GridMap& map, const CellRect& changed);
   // Rect field source: `field` holds the new blockers (an added one is in,
   // a removed one is gone); every blocker added or removed lies inside
   // `changed` (world units; e.g. their bounding box). Cost: one scan of the

@@ -18,6 +18,7 @@
 #include "absl/flags/parse.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
+#include "core/cell_rect.h"
 #include "core/quadtree.h"
 
 ABSL_FLAG(int, edits, 200, "buildings placed (and removed) per map and mode");
@@ -26,10 +27,6 @@ ABSL_FLAG(std::string, sizes, "512,2048,4096", "map sides");
 namespace {
 
 using namespace wayfinder;  // NOLINT: a benchmark binary
-
-struct Cells {
-  uint32_t x0, y0, x1, y1;  // stands in for core/cell_rect.h's CellRect
-};
 
 // This thread's CPU time, µs: the machine may be shared, and a preempted
 // repair would read as a slow one.
@@ -96,7 +93,7 @@ int main(int argc, char** argv) {
             for (uint32_t xx = x; xx < x + 8 && free; ++xx) free = edited[size_t{yy} * n + xx] == 0;
           }
         } while (!free);
-        const Cells r{x, y, x + 8, y + 8};
+        const CellRect r{x, y, x + 8, y + 8};
         for (uint8_t value : {GridMap::kBlocked, uint8_t{0}}) {
           for (uint32_t yy = y; yy < y + 8; ++yy) {
             std::fill_n(edited.begin() + size_t{yy} * n + x, 8, value);

@@ -20,16 +20,11 @@
 
 #include <gtest/gtest.h>
 
+#include "core/cell_rect.h"
 #include "core/quadtree.h"
 
 namespace wayfinder {
 namespace {
-
-// Stands in for core/cell_rect.h's CellRect until it lands on main (the
-// Update template takes any struct with x0, y0, x1, y1).
-struct TestCellRect {
-  uint32_t x0, y0, x1, y1;
-};
 
 using RectKey = std::tuple<double, double, double, double>;
 RectKey Key(const Rect& r) { return {r.x0, r.y0, r.x1, r.y1}; }
@@ -149,7 +144,7 @@ void RunGrid(const GridCase& c, uint32_t seed) {
   auto graph = QuadtreeGraph::Build(map, options);
   ASSERT_TRUE(graph.ok()) << graph.status();
   for (int step = 0; step < c.steps; ++step) {
-    TestCellRect r;
+    CellRect r;
     const int shape = rng() % 10;
     if (shape == 0) {
       r = {0, 0, c.w, c.h};  // the whole map
@@ -284,13 +279,13 @@ TEST(QuadtreeUpdateTest, WrongSourceIsRefused) {
   EXPECT_EQ(graph->Update(field, Rect{0, 0, 1, 1}).code(),
             absl::StatusCode::kFailedPrecondition);
   GridMap other = MakeGrid(5, 4, std::vector<uint8_t>(20, 0));
-  EXPECT_EQ(graph->Update(other, TestCellRect{0, 0, 1, 1}).code(),
+  EXPECT_EQ(graph->Update(other, CellRect{0, 0, 1, 1}).code(),
             absl::StatusCode::kFailedPrecondition);
   auto tree = QuadtreeGraph::Build(field, {});
   ASSERT_TRUE(tree.ok());
   EXPECT_EQ(tree->Update(field, Rect{0, 0, NAN, 1}).code(), absl::StatusCode::kInvalidArgument);
   // An empty change is nothing to do.
-  EXPECT_TRUE(graph->Update(map, TestCellRect{2, 2, 2, 3}).ok());
+  EXPECT_TRUE(graph->Update(map, CellRect{2, 2, 2, 3}).ok());
   EXPECT_EQ(graph->leaves().size(), 1u);
 }
 

@@ -63,9 +63,9 @@ absl::StatusOr<v1::GraphGeometry> RunGetGraph(const MapSnapshot& map,
     }
   }
   if (graph == v1::QUADTREE) {
-    elements = map.quadtree->leaves().size() + map.quadtree->links().size() / 2;
+    elements = map.quadtree->leaves().size() + map.quadtree->num_links() / 2;
     bytes += map.quadtree->leaves().size() * kRectBytes +
-             map.quadtree->links().size() / 2 * (4 + 2 * kPointBytes);
+             map.quadtree->num_links() / 2 * (4 + 2 * kPointBytes);
   } else if (mesh != nullptr) {
     elements = mesh->num_polygons();
     bytes += mesh->num_polygons() * 4 + mesh->num_corners() * kPointBytes;

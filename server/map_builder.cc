@@ -370,7 +370,7 @@ absl::StatusOr<std::unique_ptr<MapSnapshot>> BuildMap(const v1::Map& map,
       if (!tree.ok()) return MapField(tree.status());
       auto graph = std::make_unique<const QuadtreeGraph>(*std::move(tree));
       gi->set_nodes(graph->leaves().size());
-      gi->set_edges(graph->links().size());
+      gi->set_edges(graph->num_links());
       gi->set_components(graph->num_components());
       gi->set_memory_bytes(graph->MemoryBytes());
       gi->set_leaves_before_merge(graph->leaves_before_merge());

@@ -209,7 +209,7 @@ size_t MapGeometry::MemoryBytes() const {
 }
 
 void EditChange::Add(const CellRect& c, const Rect& w) {
-  cells = cells.Union(c);
+  cells = CellRect::Union(cells, c);
   if (!any) {
     world = w;
   } else {

@@ -278,7 +278,7 @@ absl::StatusOr<std::unique_ptr<MapSnapshot>> LiveMap::Adopt(
   live->history_ = std::move(history);
   MapBody* first = body.get();
   {
-    absl::MutexLock lock(&live->mu_);
+    std::lock_guard<std::mutex> lock(live->mu_);
     live->bodies_.push_back(std::move(body));
     live->current_ = first;
   }
@@ -300,7 +300,7 @@ std::unique_ptr<MapSnapshot> LiveMap::SnapshotOf(MapBody& body) {
   s->geometry = body.drawn;
   s->live = shared_from_this();
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     ++body.pins;
     s->info.set_memory_bytes(MemoryBytes());
   }
@@ -309,7 +309,7 @@ std::unique_ptr<MapSnapshot> LiveMap::SnapshotOf(MapBody& body) {
 }
 
 void LiveMap::Unpin(MapBody* body) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   --body->pins;
 }
 
@@ -325,7 +325,7 @@ absl::StatusOr<LiveMap::Prepared> LiveMap::Prepare(
   MapBody* spare = nullptr;
   const MapBody* current = nullptr;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     current = current_;
     // Bodies nobody pins that are discarded, or beyond the two Left-Right
     // keeps, go; the spare is the unpinned body with most batches applied.
@@ -349,7 +349,7 @@ absl::StatusOr<LiveMap::Prepared> LiveMap::Prepare(
     // unchanged while we read it.
     std::unique_ptr<MapBody> copy = CopyBody(*current);
     spare = copy.get();
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     bodies_.push_back(std::move(copy));
     ++copies_;
   }
@@ -363,7 +363,7 @@ absl::StatusOr<LiveMap::Prepared> LiveMap::Prepare(
   change.Add(batch);
   spare->applied = history_.size() + 1;
   if (absl::Status s = Refresh(*spare, change, context_); !s.ok()) {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     spare->discarded = true;
     return s;
   }
@@ -387,7 +387,7 @@ absl::StatusOr<LiveMap::Prepared> LiveMap::Prepare(
 }
 
 void LiveMap::Settle(MapBody* body, bool published) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (published) {
     history_.push_back(std::move(pending_));
     current_ = body;
@@ -398,22 +398,22 @@ void LiveMap::Settle(MapBody* body, bool published) {
 }
 
 size_t LiveMap::bodies() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   return bodies_.size();
 }
 
 uint64_t LiveMap::copies() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   return copies_;
 }
 
 uint64_t LiveMap::reuses() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   return reuses_;
 }
 
 size_t LiveMap::history() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   return history_.size();
 }
 

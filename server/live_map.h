@@ -5,10 +5,10 @@
 #include <memory>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
+#include <mutex>
+
 #include "core/grid_graph.h"
 #include "core/grid_map.h"
 #include "core/hex_grid.h"
@@ -128,7 +128,7 @@ class LiveMap : public std::enable_shared_from_this<LiveMap> {
   // A snapshot of `body`, pinning it.
   std::unique_ptr<MapSnapshot> SnapshotOf(MapBody& body);
   void Unpin(MapBody* body);
-  uint64_t MemoryBytes() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  uint64_t MemoryBytes() const;  // mu_ held
 
   // The map as uploaded (source and build options).
   const v1::Map source_;
@@ -139,11 +139,14 @@ class LiveMap : public std::enable_shared_from_this<LiveMap> {
   // The batch last prepared, until settled.
   storage::v1::StoredEdit pending_;
 
-  mutable absl::Mutex mu_;
-  std::vector<std::unique_ptr<MapBody>> bodies_ ABSL_GUARDED_BY(mu_);
-  MapBody* current_ ABSL_GUARDED_BY(mu_) = nullptr;
-  uint64_t copies_ ABSL_GUARDED_BY(mu_) = 0;
-  uint64_t reuses_ ABSL_GUARDED_BY(mu_) = 0;
+  // A std::mutex, not absl::Mutex: ThreadSanitizer sees pthread mutexes,
+  // and the system's Abseil is not built with it, so pin release and body
+  // reuse would look unordered (live_map_test runs under make test-tsan).
+  mutable std::mutex mu_;
+  std::vector<std::unique_ptr<MapBody>> bodies_;  // guarded by mu_
+  MapBody* current_ = nullptr;                    // guarded by mu_
+  uint64_t copies_ = 0;                           // guarded by mu_
+  uint64_t reuses_ = 0;                           // guarded by mu_
 };
 
 }  // namespace wayfinder::server

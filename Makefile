@@ -45,13 +45,15 @@ test-asan: deps
 	  ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
 # The core library's unit tests under ThreadSanitizer (own build dir):
-# flow fields share one map's state between search threads. Only the core:
+# flow fields share one map's state between search threads; and the living
+# maps' Left-Right bodies (live_map_test, no gRPC inside). Only these:
 # the system's gRPC is not built with TSan, so the service tests would
 # report races whose other side it cannot see.
 test-tsan: deps
 	cmake -S . -B $(TSAN_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWAYFINDER_TSAN=ON
-	cmake --build $(TSAN_DIR) -j $(JOBS) --target core_unit_test
+	cmake --build $(TSAN_DIR) -j $(JOBS) --target core_unit_test live_map_test
 	TSAN_OPTIONS=halt_on_error=1 $(TSAN_DIR)/tests/unit/core_unit_test --gtest_brief=1
+	TSAN_OPTIONS=halt_on_error=1 $(TSAN_DIR)/tests/service/live_map_test --gtest_brief=1
 
 run: build
 	./scripts/run-server.sh $(BUILD_DIR) $(LISTEN) $(DATA_DIR)

@@ -41,6 +41,8 @@ ABSL_FLAG(std::vector<std::string>, graphs, {},
           "put-map: graphs to build, e.g. grid,quadtree,navmesh (default: the source's defaults)");
 ABSL_FLAG(std::vector<std::string>, agent_radii, {},
           "put-map: agent radii to build navmeshes for, e.g. 0,0.5,1 (default: 0)");
+ABSL_FLAG(uint64_t, expected_version, 0,
+          "put-map, delete, update: write only if the map is at this version (0 = any)");
 ABSL_FLAG(double, agent_radius, 0, "find-path: the agent's radius (NAVMESH)");
 ABSL_FLAG(double, snap_distance, 0,
           "find-path: move an off-mesh start or goal this far onto the mesh (NAVMESH)");
@@ -71,6 +73,14 @@ Commands:
   list                        list the maps
   get NAME                    describe one map
   delete NAME                 delete a map
+  update NAME EDIT [EDIT ...] apply one atomic batch of edits:
+                              cells:X,Y,W,H=V[,V...]  grid cells (bytes)
+                              hex:X,Y,W,H=V[,V...]    hex walls
+                              rect:ID=X,Y,W,H         add a rect obstacle
+                              polygon:ID=X1,Y1,X2,Y2,X3,Y3[,...]
+                              remove:ID               remove an obstacle
+  --expected_version=N        put-map, delete, update: only if the map is at
+                              version N (else ABORTED)
   find-path NAME SX SY GX GY  find a path; coordinates are world units: cell
                               (x, y) spans [x, x+1] x [y, y+1], its centre is
                               (x + 0.5, y + 0.5)
@@ -138,6 +148,10 @@ void PrintInfo(const v1::MapInfo& info) {
       info.source() == v1::SOURCE_KIND_HEX) {
     absl::PrintF("free:     %d cells\n", info.free_cells());
   }
+  if (info.edits() > 0 || info.obstacles_size() > 0) {
+    absl::PrintF("edits:    %d batches since the upload, obstacles: %s\n", info.edits(),
+                 info.obstacles().empty() ? "none" : absl::StrJoin(info.obstacles(), ", "));
+  }
   absl::PrintF("memory:   %s\n", Bytes(info.memory_bytes()));
   for (const auto& g : info.graphs()) {
     absl::PrintF("graph:    %-8s %d nodes, %d edges, %d components, built in %.2f ms, %s\n",
@@ -198,7 +212,7 @@ int PutMap(Client& client, const std::vector<std::string>& args) {
     }
     map->mutable_build()->mutable_navmesh()->add_agent_radii(radius);
   }
-  auto info = client.PutMap(*map);
+  auto info = client.PutMap(*map, {}, absl::GetFlag(FLAGS_expected_version));
   if (!info.ok()) return Fail(info.status());
   if (absl::GetFlag(FLAGS_json)) {
     PrintJson(*info);
@@ -243,8 +257,31 @@ int Get(Client& client, const std::vector<std::string>& args) {
 
 int Delete(Client& client, const std::vector<std::string>& args) {
   if (args.size() != 1) return Usage("delete takes one NAME");
-  if (absl::Status s = client.DeleteMap(args[0]); !s.ok()) return Fail(s);
+  if (absl::Status s = client.DeleteMap(args[0], {}, absl::GetFlag(FLAGS_expected_version));
+      !s.ok()) {
+    return Fail(s);
+  }
   if (!absl::GetFlag(FLAGS_json)) absl::PrintF("deleted %s\n", args[0]);
+  return 0;
+}
+
+int Update(Client& client, const std::vector<std::string>& args) {
+  if (args.size() < 2) return Usage("update takes NAME and at least one EDIT");
+  v1::UpdateMapRequest request;
+  request.set_map(args[0]);
+  request.set_expected_version(absl::GetFlag(FLAGS_expected_version));
+  for (size_t i = 1; i < args.size(); ++i) {
+    absl::StatusOr<v1::MapEdit> edit = wayfinder::client::ParseMapEdit(args[i]);
+    if (!edit.ok()) return Usage(std::string(edit.status().message()));
+    *request.add_edits() = *std::move(edit);
+  }
+  auto info = client.UpdateMap(request);
+  if (!info.ok()) return Fail(info.status());
+  if (absl::GetFlag(FLAGS_json)) {
+    PrintJson(*info);
+  } else {
+    PrintInfo(*info);
+  }
   return 0;
 }
 
@@ -502,6 +539,7 @@ int main(int argc, char** argv) {
   if (command == "list") return args.empty() ? List(*client) : Usage("list takes no arguments");
   if (command == "get") return Get(*client, args);
   if (command == "delete") return Delete(*client, args);
+  if (command == "update") return Update(*client, args);
   if (command == "find-path") return FindPath(*client, args);
   if (command == "flow-field") return FlowField(*client, args, goals);
   if (command == "render") return Render(*client, args, paths, flows);

@@ -1,5 +1,9 @@
 #include "client/client.h"
 
+#include "absl/strings/numbers.h"
+
+#include "absl/strings/str_split.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -219,13 +223,17 @@ absl::StatusOr<v1::MapInfo> Client::UploadMap(const v1::Map& map, Deadline deadl
   return info;
 }
 
-absl::StatusOr<v1::MapInfo> Client::PutMap(const v1::Map& map, Deadline deadline) {
-  if (map.ByteSizeLong() > options_.upload_threshold_bytes) return UploadMap(map, deadline);
+absl::StatusOr<v1::MapInfo> Client::PutMap(const v1::Map& map, Deadline deadline,
+                                           uint64_t expected_version) {
+  if (expected_version == 0 && map.ByteSizeLong() > options_.upload_threshold_bytes) {
+    return UploadMap(map, deadline);
+  }
   return Unary<v1::MapInfo>([&](v1::MapInfo* out) {
     grpc::ClientContext ctx;
     Prepare(ctx, deadline);
     v1::PutMapRequest request;
     *request.mutable_map() = map;
+    request.set_expected_version(expected_version);
     return stub_->PutMap(&ctx, request, out);
   });
 }
@@ -251,12 +259,100 @@ absl::StatusOr<std::vector<v1::MapInfo>> Client::ListMaps(Deadline deadline) {
   return std::vector<v1::MapInfo>(r->maps().begin(), r->maps().end());
 }
 
-absl::Status Client::DeleteMap(absl::string_view name, Deadline deadline) {
+absl::StatusOr<v1::MapInfo> Client::UpdateMap(const v1::UpdateMapRequest& request,
+                                              Deadline deadline) {
+  return Unary<v1::MapInfo>([&](v1::MapInfo* out) {
+    grpc::ClientContext ctx;
+    Prepare(ctx, deadline);
+    return stub_->UpdateMap(&ctx, request, out);
+  });
+}
+
+absl::StatusOr<v1::MapEdit> ParseMapEdit(absl::string_view text) {
+  auto bad = [&](absl::string_view why) {
+    return absl::InvalidArgumentError(absl::StrCat("edit \"", text, "\": ", why));
+  };
+  const size_t colon = text.find(':');
+  if (colon == absl::string_view::npos) {
+    return bad("expected KIND:..., KIND one of cells, hex, rect, polygon, remove");
+  }
+  const absl::string_view kind = text.substr(0, colon);
+  const absl::string_view rest = text.substr(colon + 1);
+  v1::MapEdit edit;
+  if (kind == "remove") {
+    if (rest.empty()) return bad("remove needs an obstacle id");
+    edit.set_remove_obstacle(std::string(rest));
+    return edit;
+  }
+  const size_t eq = rest.find('=');
+  if (eq == absl::string_view::npos) return bad("expected '=' after the rectangle or id");
+  const absl::string_view head = rest.substr(0, eq);
+  const std::vector<std::string> values = absl::StrSplit(rest.substr(eq + 1), ',');
+  if (kind == "cells" || kind == "hex") {
+    const std::vector<std::string> rect = absl::StrSplit(head, ',');
+    uint32_t r[4];
+    if (rect.size() != 4) return bad("expected X,Y,W,H before '='");
+    for (int i = 0; i < 4; ++i) {
+      if (!absl::SimpleAtoi(rect[i], &r[i])) return bad(absl::StrCat("\"", rect[i], "\" is not a cell count"));
+    }
+    const uint64_t n = uint64_t{r[2]} * r[3];
+    if (values.size() != 1 && values.size() != n) {
+      return bad(absl::StrCat("expected 1 or W * H = ", n, " values after '=', got ", values.size()));
+    }
+    if (n > (uint64_t{1} << 28)) return bad("rectangle too large");
+    std::string bytes;
+    bytes.reserve(n);
+    for (uint64_t i = 0; i < n; ++i) {
+      uint32_t v = 0;
+      const std::string& s = values.size() == 1 ? values[0] : values[i];
+      if (!absl::SimpleAtoi(s, &v) || v > 255) return bad(absl::StrCat("\"", s, "\" is not a byte 0..255"));
+      bytes.push_back(static_cast<char>(v));
+    }
+    if (kind == "cells") {
+      v1::CellPatch* p = edit.mutable_cells();
+      p->set_x(r[0]); p->set_y(r[1]); p->set_width(r[2]); p->set_height(r[3]);
+      p->set_cells(std::move(bytes));
+    } else {
+      v1::HexPatch* p = edit.mutable_hex();
+      p->set_x(r[0]); p->set_y(r[1]); p->set_width(r[2]); p->set_height(r[3]);
+      p->set_walls(std::move(bytes));
+    }
+    return edit;
+  }
+  if (kind == "rect" || kind == "polygon") {
+    v1::Obstacle* o = edit.mutable_add_obstacle();
+    o->set_id(std::string(head));
+    std::vector<double> numbers;
+    for (const std::string& v : values) {
+      double d = 0;
+      if (!absl::SimpleAtod(v, &d)) return bad(absl::StrCat("\"", v, "\" is not a number"));
+      numbers.push_back(d);
+    }
+    if (kind == "rect") {
+      if (numbers.size() != 4) return bad("rect needs X,Y,W,H");
+      v1::Rect* r = o->mutable_rect();
+      r->set_x(numbers[0]); r->set_y(numbers[1]); r->set_width(numbers[2]); r->set_height(numbers[3]);
+    } else {
+      if (numbers.size() < 6 || numbers.size() % 2 != 0) return bad("polygon needs X,Y pairs, at least 3");
+      for (size_t i = 0; i < numbers.size(); i += 2) {
+        v1::Point* p = o->mutable_polygon()->add_points();
+        p->set_x(numbers[i]);
+        p->set_y(numbers[i + 1]);
+      }
+    }
+    return edit;
+  }
+  return bad("unknown kind; use cells, hex, rect, polygon or remove");
+}
+
+absl::Status Client::DeleteMap(absl::string_view name, Deadline deadline,
+                               uint64_t expected_version) {
   return Unary<v1::DeleteMapResponse>([&](v1::DeleteMapResponse* out) {
            grpc::ClientContext ctx;
            Prepare(ctx, deadline);
            v1::DeleteMapRequest request;
            request.set_name(std::string(name));
+           request.set_expected_version(expected_version);
            return stub_->DeleteMap(&ctx, request, out);
          })
       .status();

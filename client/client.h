@@ -86,13 +86,21 @@ class Client {
 
   // Stores a map; above ClientOptions::upload_threshold_bytes through
   // UploadMap, transparently.
-  absl::StatusOr<v1::MapInfo> PutMap(const v1::Map& map, Deadline deadline = {});
+  // With expected_version != 0 the map is stored only if its current
+  // version is exactly that (else ABORTED); such a put is always one
+  // PutMap message (UploadMap has no expected_version).
+  absl::StatusOr<v1::MapInfo> PutMap(const v1::Map& map, Deadline deadline = {},
+                                     uint64_t expected_version = 0);
   // The chunked upload itself: a header with the map minus its bulk field,
   // the total size and CRC-32, then the bulk bytes in chunks.
   absl::StatusOr<v1::MapInfo> UploadMap(const v1::Map& map, Deadline deadline = {});
   absl::StatusOr<v1::MapInfo> GetMap(absl::string_view name, Deadline deadline = {});
   absl::StatusOr<std::vector<v1::MapInfo>> ListMaps(Deadline deadline = {});
-  absl::Status DeleteMap(absl::string_view name, Deadline deadline = {});
+  absl::Status DeleteMap(absl::string_view name, Deadline deadline = {},
+                         uint64_t expected_version = 0);
+  // One atomic batch of edits; the new version's MapInfo.
+  absl::StatusOr<v1::MapInfo> UpdateMap(const v1::UpdateMapRequest& request,
+                                        Deadline deadline = {});
   absl::StatusOr<v1::FindPathResponse> FindPath(const v1::FindPathRequest& request,
                                                 Deadline deadline = {});
   absl::StatusOr<v1::FindPathsResponse> FindPaths(const v1::FindPathsRequest& request,
@@ -131,6 +139,16 @@ absl::StatusOr<v1::Map> MapFromMovingAiFile(const std::string& path, std::string
 absl::StatusOr<v1::Map> MapFromJsonFile(const std::string& path, std::string name = "");
 
 // MapFromJsonFile for *.json, else MapFromMovingAiFile.
+// One edit in the CLI's text form (`wayfinder update`):
+//   cells:X,Y,W,H=V          a W x H rectangle of grid cells set to byte V
+//   cells:X,Y,W,H=V1,V2,...  ... or to W * H bytes, row-major
+//   hex:X,Y,W,H=V[,...]      the same for hex walls (0 open, else wall)
+//   rect:ID=X,Y,W,H          add a rectangular obstacle (world units)
+//   polygon:ID=X1,Y1,X2,Y2,X3,Y3[,...]   add a polygon obstacle
+//   remove:ID                remove an obstacle
+// INVALID_ARGUMENT saying what is wrong with `text`.
+absl::StatusOr<v1::MapEdit> ParseMapEdit(absl::string_view text);
+
 absl::StatusOr<v1::Map> MapFromFile(const std::string& path, std::string name = "");
 
 }  // namespace wayfinder::client

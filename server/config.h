@@ -9,6 +9,7 @@
 #include "absl/time/time.h"
 #include "core/grid_map.h"
 #include "core/navmesh.h"
+#include "server/map_edits.h"
 #include "server/map_builder.h"
 
 namespace wayfinder::server {
@@ -82,6 +83,8 @@ struct ServerConfig {
   absl::Duration max_call_duration = absl::Seconds(120);
   // Size limits of polygon sources (and rects, meshed as polygons).
   PolygonLimits polygon_limits;
+  // UpdateMap batches: --max_update_edits, --max_update_mb.
+  EditLimits edit_limits;
   // What one upload may make (leaves, polygons, build memory): the
   // defaults admit every Moving AI benchmark map and example, and refuse
   // a 2048x2048 grid of 30% random blocked cells' QUADTREE and NAVMESH

@@ -61,6 +61,10 @@ ABSL_FLAG(uint64_t, inline_max_expansions, kDefaults.inline_max_expansions,
           "(no hand-off to a worker); 0 = all on the worker pool");
 ABSL_FLAG(int, max_batch_queries, kDefaults.max_batch_queries,
           "most queries in one FindPaths call");
+ABSL_FLAG(int, max_update_edits, kDefaults.edit_limits.max_edits,
+          "most edits in one UpdateMap batch");
+ABSL_FLAG(uint64_t, max_update_mb, kDefaults.edit_limits.max_bytes >> 20,
+          "largest UpdateMap batch (its edits serialized), MiB");
 ABSL_FLAG(uint64_t, max_total_map_mb, kDefaults.max_total_map_bytes >> 20,
           "memory all stored maps may take together, MiB (0 = no limit)");
 ABSL_FLAG(uint64_t, max_upload_bytes, kDefaults.max_upload_bytes,
@@ -155,6 +159,8 @@ int main(int argc, char** argv) {
   config.flow_cache_bytes = absl::GetFlag(FLAGS_flow_cache_mb) << 20;
   config.flow_threads = absl::GetFlag(FLAGS_flow_threads);
   config.max_batch_queries = absl::GetFlag(FLAGS_max_batch_queries);
+  config.edit_limits.max_edits = absl::GetFlag(FLAGS_max_update_edits);
+  config.edit_limits.max_bytes = absl::GetFlag(FLAGS_max_update_mb) << 20;
   config.inline_max_expansions = absl::GetFlag(FLAGS_inline_max_expansions);
   config.max_total_map_bytes = absl::GetFlag(FLAGS_max_total_map_mb) << 20;
   config.max_upload_bytes = absl::GetFlag(FLAGS_max_upload_bytes);
@@ -180,10 +186,12 @@ int main(int argc, char** argv) {
       config.max_concurrent_streams <= 0 || config.max_batch_queries <= 0 ||
       config.flow_threads <= 0 || config.flow_threads > 64 || config.default_max_expansions == 0 ||
       config.max_max_expansions < config.default_max_expansions ||
-      config.max_upload_buffer_bytes == 0 || !(max_call_seconds > 0)) {
+      config.max_upload_buffer_bytes == 0 || !(max_call_seconds > 0) ||
+      config.edit_limits.max_edits <= 0 || config.edit_limits.max_bytes == 0) {
     spdlog::critical(
         "invalid flags: --max_queue, --max_message_bytes, --max_concurrent_streams, "
-        "--max_batch_queries, --max_upload_buffer_mb and --max_call_seconds must be > 0, "
+        "--max_batch_queries, --max_upload_buffer_mb, --max_call_seconds, --max_update_edits "
+        "and --max_update_mb must be > 0, "
         "--flow_threads in 1..64, and 0 < --default_max_expansions <= --max_max_expansions");
     return 2;
   }

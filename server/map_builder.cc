@@ -86,32 +86,6 @@ absl::Status InRectsSource(const absl::Status& status, const RectField& field) {
   return absl::Status(status.code(), absl::StrCat(path, rest));
 }
 
-RectField FieldFromSource(const v1::RectSource& source) {
-  RectField field;
-  field.width = source.width();
-  field.height = source.height();
-  field.blockers.reserve(source.blockers_size());
-  for (const v1::Rect& r : source.blockers()) {
-    field.blockers.push_back({r.x(), r.y(), r.x() + r.width(), r.y() + r.height()});
-  }
-  return field;
-}
-
-PolygonMap PolygonsFromSource(const v1::PolygonSource& source) {
-  PolygonMap map;
-  for (int kind = 0; kind < 2; ++kind) {
-    const auto& in = kind == 0 ? source.walkable() : source.obstacles();
-    auto& out = kind == 0 ? map.walkable : map.obstacles;
-    for (const v1::Polygon& poly : in) {
-      Polygon p;
-      p.points.reserve(poly.points_size());
-      for (const v1::Point& pt : poly.points()) p.points.push_back({pt.x(), pt.y()});
-      out.push_back(std::move(p));
-    }
-  }
-  return map;
-}
-
 constexpr int kMaxAgentRadii = 8;
 
 // The distinct radii to build meshes for, ascending; {0} when none given.
@@ -207,6 +181,32 @@ absl::StatusOr<GridMap> GridFromSource(const v1::Map& map, const GridLimits& lim
 }
 
 }  // namespace
+
+RectField FieldFromSource(const v1::RectSource& source) {
+  RectField field;
+  field.width = source.width();
+  field.height = source.height();
+  field.blockers.reserve(source.blockers_size());
+  for (const v1::Rect& r : source.blockers()) {
+    field.blockers.push_back({r.x(), r.y(), r.x() + r.width(), r.y() + r.height()});
+  }
+  return field;
+}
+
+PolygonMap PolygonsFromSource(const v1::PolygonSource& source) {
+  PolygonMap map;
+  for (int kind = 0; kind < 2; ++kind) {
+    const auto& in = kind == 0 ? source.walkable() : source.obstacles();
+    auto& out = kind == 0 ? map.walkable : map.obstacles;
+    for (const v1::Polygon& poly : in) {
+      Polygon p;
+      p.points.reserve(poly.points_size());
+      for (const v1::Point& pt : poly.points()) p.points.push_back({pt.x(), pt.y()});
+      out.push_back(std::move(p));
+    }
+  }
+  return map;
+}
 
 absl::Status ValidateMapName(absl::string_view name, absl::string_view field) {
   if (name.empty()) {
@@ -311,7 +311,7 @@ absl::StatusOr<std::unique_ptr<MapSnapshot>> BuildMap(const v1::Map& map,
   } else {
     absl::StatusOr<GridMap> grid = GridFromSource(map, limits);
     if (!grid.ok()) return grid.status();
-    snapshot->grid = std::make_shared<const GridMap>(*std::move(grid));
+    snapshot->grid = std::make_shared<GridMap>(*std::move(grid));
     const GridMap& g = *snapshot->grid;
     info.set_width(g.width());
     // Odd hex columns reach half a cell lower.
@@ -343,7 +343,7 @@ absl::StatusOr<std::unique_ptr<MapSnapshot>> BuildMap(const v1::Map& map,
     v1::GraphInfo* gi = info.add_graphs();
     gi->set_kind(kind);
     if (kind == v1::GRID) {
-      auto graph = std::make_unique<const GridGraph>(snapshot->grid);
+      auto graph = std::make_unique<GridGraph>(snapshot->grid);
       if (graph->MemoryBytes() > bytes_left()) return too_much_memory(kind, graph->MemoryBytes());
       gi->set_nodes(snapshot->grid->free_cells());
       gi->set_edges(graph->num_edges());
@@ -351,7 +351,7 @@ absl::StatusOr<std::unique_ptr<MapSnapshot>> BuildMap(const v1::Map& map,
       gi->set_memory_bytes(graph->MemoryBytes());
       snapshot->grid_graph = std::move(graph);
     } else if (kind == v1::HEX) {
-      auto graph = std::make_unique<const HexGraph>(snapshot->grid);
+      auto graph = std::make_unique<HexGraph>(snapshot->grid);
       if (graph->MemoryBytes() > bytes_left()) return too_much_memory(kind, graph->MemoryBytes());
       gi->set_nodes(snapshot->grid->free_cells());
       gi->set_edges(graph->num_edges());
@@ -368,7 +368,7 @@ absl::StatusOr<std::unique_ptr<MapSnapshot>> BuildMap(const v1::Map& map,
               ? QuadtreeGraph::Build(*snapshot->grid, options, budget, quadtree_limits)
               : QuadtreeGraph::Build(field, options, {}, budget, quadtree_limits);
       if (!tree.ok()) return MapField(tree.status());
-      auto graph = std::make_unique<const QuadtreeGraph>(*std::move(tree));
+      auto graph = std::make_unique<QuadtreeGraph>(*std::move(tree));
       gi->set_nodes(graph->leaves().size());
       gi->set_edges(graph->num_links());
       gi->set_components(graph->num_components());
@@ -434,7 +434,7 @@ absl::StatusOr<std::unique_ptr<MapSnapshot>> BuildMap(const v1::Map& map,
         links += mesh->num_links();
         bytes += mesh->MemoryBytes();
         gi->set_components(gi->components() + mesh->num_components());
-        snapshot->navmeshes.push_back(std::make_unique<const Navmesh>(*std::move(mesh)));
+        snapshot->navmeshes.push_back(std::make_unique<Navmesh>(*std::move(mesh)));
       }
       gi->set_nodes(polygons_total);
       gi->set_edges(links);

@@ -10,6 +10,7 @@
 #include "core/build_budget.h"
 #include "core/grid_map.h"
 #include "core/navmesh.h"
+#include "core/quadtree.h"
 #include "server/map_snapshot.h"
 #include "wayfinder/v1/wayfinder.pb.h"
 
@@ -43,6 +44,10 @@ struct MapBuildLimits {
 // before BuildMap on every map loaded from storage, so that no stored map
 // is lost to a tightened check.
 void UpgradeStoredMap(v1::Map& map);
+
+// The engine form of a rects or polygons source (not validated).
+RectField FieldFromSource(const v1::RectSource& source);
+PolygonMap PolygonsFromSource(const v1::PolygonSource& source);
 
 // Validates a map from a request, converts its source to engine types and
 // builds every requested graph. CPU-heavy: run it on the worker pool. The

@@ -82,10 +82,53 @@ uint64_t MapRegistry::LastVersion(absl::string_view name, const MapSnapshot* cur
   return current != nullptr ? current->version : version_floor_;
 }
 
+absl::Status MapRegistry::CheckExpected(absl::string_view name, const MapSnapshot* current,
+                                        uint64_t expected_version) {
+  if (expected_version == 0) return absl::OkStatus();
+  if (current == nullptr) {
+    return absl::AbortedError(absl::StrCat("expected_version: map \"", name,
+                                           "\" has no current version (expected ",
+                                           expected_version, "); it does not exist"));
+  }
+  if (current->version != expected_version) {
+    return absl::AbortedError(absl::StrCat(
+        "expected_version: map \"", name, "\" is at version ", current->version, ", not ",
+        expected_version, "; read it again and retry"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status MapRegistry::CheckMemory(absl::string_view name, const MapSnapshot* current,
+                                      uint64_t bytes) const {
+  if (max_total_bytes_ == 0) return absl::OkStatus();
+  const uint64_t freed = current != nullptr ? current->info.memory_bytes() : 0;
+  const uint64_t after = total_bytes() - freed + bytes;
+  if (after <= max_total_bytes_) return absl::OkStatus();
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "map \"", name, "\": stored maps would take ", after >> 20, " MiB with this version (",
+      bytes >> 20, " MiB), more than the server's --max_total_map_mb of ",
+      max_total_bytes_ >> 20, " MiB; delete maps or raise the limit"));
+}
+
+void MapRegistry::Publish(const std::shared_ptr<const MapSnapshot>& published) {
+  tombstones_.erase(published->name);
+  {
+    absl::MutexLock lock(&mu_);
+    std::shared_ptr<const MapSnapshot>& slot = maps_[published->name];
+    if (slot != nullptr) total_bytes_ -= slot->info.memory_bytes();
+    total_bytes_ += published->info.memory_bytes();
+    slot = published;
+  }
+  Notify({.name = published->name, .version = published->version, .snapshot = published.get()});
+}
+
 absl::StatusOr<std::shared_ptr<const MapSnapshot>> MapRegistry::Commit(
-    std::unique_ptr<MapSnapshot> built, const v1::Map& source) {
+    std::unique_ptr<MapSnapshot> built, const v1::Map& source, uint64_t expected_version) {
   absl::MutexLock write_lock(&write_mu_);
   const std::shared_ptr<const MapSnapshot> current = Get(built->name);
+  if (absl::Status s = CheckExpected(built->name, current.get(), expected_version); !s.ok()) {
+    return s;
+  }
   const uint64_t last = LastVersion(built->name, current.get());
   if (last == std::numeric_limits<uint64_t>::max()) {
     // Wrapping to 0 would make the stored file unloadable, and reusing a
@@ -97,16 +140,9 @@ absl::StatusOr<std::shared_ptr<const MapSnapshot>> MapRegistry::Commit(
         "after a delete); store the map under another name"));
   }
   const uint64_t version = last + 1;
-  if (max_total_bytes_ != 0) {
-    const uint64_t freed = current != nullptr ? current->info.memory_bytes() : 0;
-    const uint64_t after = total_bytes() - freed + built->info.memory_bytes();
-    if (after > max_total_bytes_) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "map \"", built->name, "\": stored maps would take ", after >> 20,
-          " MiB with this version (", built->info.memory_bytes() >> 20,
-          " MiB), more than the server's --max_total_map_mb of ", max_total_bytes_ >> 20,
-          " MiB; delete maps or raise the limit"));
-    }
+  if (absl::Status s = CheckMemory(built->name, current.get(), built->info.memory_bytes());
+      !s.ok()) {
+    return s;
   }
   const int64_t now_ms = absl::ToUnixMillis(absl::Now());
   Stamp(*built, version, now_ms);
@@ -122,16 +158,52 @@ absl::StatusOr<std::shared_ptr<const MapSnapshot>> MapRegistry::Commit(
       return s;
     }
   }
-  tombstones_.erase(built->name);
   std::shared_ptr<const MapSnapshot> published = std::move(built);
-  {
-    absl::MutexLock lock(&mu_);
-    std::shared_ptr<const MapSnapshot>& slot = maps_[published->name];
-    if (slot != nullptr) total_bytes_ -= slot->info.memory_bytes();
-    total_bytes_ += published->info.memory_bytes();
-    slot = published;
+  Publish(published);
+  return published;
+}
+
+absl::StatusOr<std::shared_ptr<const MapSnapshot>> MapRegistry::Update(
+    absl::string_view name, uint64_t expected_version, const PrepareUpdate& prepare) {
+  absl::MutexLock write_lock(&write_mu_);
+  const std::shared_ptr<const MapSnapshot> current = Get(name);
+  if (current == nullptr) {
+    return absl::NotFoundError(absl::StrCat("map: map \"", name, "\" does not exist"));
   }
-  Notify({.name = published->name, .version = version, .snapshot = published.get()});
+  if (absl::Status s = CheckExpected(name, current.get(), expected_version); !s.ok()) return s;
+  const uint64_t last = LastVersion(name, current.get());
+  if (last == std::numeric_limits<uint64_t>::max()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "map: map \"", name, "\" has had version ", last,
+        ", the last there is: its versions are exhausted; store the map under another name"));
+  }
+  const uint64_t version = last + 1;
+  const int64_t now_ms = absl::ToUnixMillis(absl::Now());
+  absl::StatusOr<PendingUpdate> pending = prepare(current, version, now_ms);
+  if (!pending.ok()) return pending.status();
+  auto fail = [&](absl::Status s) {
+    pending->snapshot.reset();  // unpins its body before settle discards it
+    if (pending->settle) pending->settle(false);
+    return s;
+  };
+  if (absl::Status s = CheckMemory(name, current.get(), pending->snapshot->info.memory_bytes());
+      !s.ok()) {
+    return fail(s);
+  }
+  Stamp(*pending->snapshot, version, now_ms);
+  if (store_ != nullptr) {
+    // Durability of an edit: the whole map with every batch since its
+    // upload, rewritten per batch. The edit log replaces this one call
+    // with MapStore::AppendEdit(name, the last StoredEdit).
+    if (absl::Status s = store_->Save(pending->stored); !s.ok()) {
+      spdlog::error("map {}: edit not stored, version {} discarded: {}", std::string(name), version,
+                    s.ToString());
+      return fail(s);
+    }
+  }
+  std::shared_ptr<const MapSnapshot> published = std::move(pending->snapshot);
+  if (pending->settle) pending->settle(true);
+  Publish(published);
   return published;
 }
 
@@ -160,12 +232,13 @@ void MapRegistry::RestoreVersionFloor(uint64_t floor) {
   version_floor_ = std::max(version_floor_, floor);
 }
 
-absl::Status MapRegistry::Delete(absl::string_view name) {
+absl::Status MapRegistry::Delete(absl::string_view name, uint64_t expected_version) {
   absl::MutexLock write_lock(&write_mu_);
   const std::shared_ptr<const MapSnapshot> current = Get(name);
-  if (current == nullptr) {
+  if (current == nullptr && expected_version == 0) {
     return absl::NotFoundError(absl::StrCat("name: map \"", name, "\" does not exist"));
   }
+  if (absl::Status s = CheckExpected(name, current.get(), expected_version); !s.ok()) return s;
   const uint64_t last = LastVersion(name, current.get());
   const int64_t now_ms = absl::ToUnixMillis(absl::Now());
   if (store_ != nullptr) {

@@ -70,12 +70,38 @@ class MapRegistry {
   // would take more than max_total_bytes with it (a replaced version's
   // memory is counted as freed); FAILED_PRECONDITION when the name has had
   // the last version (2^64 - 1) already.
+  // With `expected_version` != 0 the name's current version must be exactly
+  // that, else ABORTED naming the current one (checked with the write
+  // serialised, so of two writers expecting the same version one wins).
   absl::StatusOr<std::shared_ptr<const MapSnapshot>> Commit(
-      std::unique_ptr<MapSnapshot> built, const v1::Map& source);
+      std::unique_ptr<MapSnapshot> built, const v1::Map& source,
+      uint64_t expected_version = 0);
 
   // Removes `name` (from storage first), leaving its tombstone. NOT_FOUND
-  // if absent.
-  absl::Status Delete(absl::string_view name);
+  // if absent; ABORTED as for Commit.
+  absl::Status Delete(absl::string_view name, uint64_t expected_version = 0);
+
+  // An edit of the current version, made by Update's `prepare`.
+  struct PendingUpdate {
+    // The new version (stamped and published by Update).
+    std::unique_ptr<MapSnapshot> snapshot;
+    // What storage keeps of the map from this version on.
+    storage::v1::StoredMap stored;
+    // Called once, with mutations held off: whether `snapshot` was
+    // published.
+    std::function<void(bool published)> settle;
+  };
+  using PrepareUpdate = std::function<absl::StatusOr<PendingUpdate>(
+      const std::shared_ptr<const MapSnapshot>& current, uint64_t version, int64_t unix_ms)>;
+  // Edits `name` in place of a replacement: with mutations held off,
+  // checks `expected_version` (as Commit), calls `prepare` with the
+  // current snapshot and the next version, stores what it returns and
+  // publishes it. NOT_FOUND if absent; prepare's errors; as Commit for
+  // memory, storage and exhausted versions. On any error the current
+  // version stays.
+  absl::StatusOr<std::shared_ptr<const MapSnapshot>> Update(absl::string_view name,
+                                                            uint64_t expected_version,
+                                                            const PrepareUpdate& prepare);
 
   // A change to the maps, as listeners see it.
   struct Change {
@@ -127,6 +153,16 @@ class MapRegistry {
   // than max_tombstones_.
   void FoldTombstonesIfNeeded() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   void Notify(const Change& change) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  // ABORTED unless expected_version is 0 or `current`'s version.
+  static absl::Status CheckExpected(absl::string_view name, const MapSnapshot* current,
+                                    uint64_t expected_version);
+  // RESOURCE_EXHAUSTED when `bytes` replacing `current` would pass
+  // max_total_bytes.
+  absl::Status CheckMemory(absl::string_view name, const MapSnapshot* current,
+                           uint64_t bytes) const;
+  // Makes `snapshot` the current version of its name.
+  void Publish(const std::shared_ptr<const MapSnapshot>& snapshot)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
 
   MapStore* const store_;
   const uint64_t max_total_bytes_;

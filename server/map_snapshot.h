@@ -14,7 +14,11 @@
 
 namespace wayfinder::server {
 
+class LiveMap;
+struct EditChange;
+
 // One built version of a map: its geometry and every graph built for it.
+// The graphs are shared with the map's LiveMap body this version pins.
 //
 // Built off to the side by BuildMap, stamped with its version by the
 // registry, then published as std::shared_ptr<const MapSnapshot>. From then
@@ -31,16 +35,25 @@ struct MapSnapshot {
   // graphs (hex: open cells free, walls blocked).
   std::shared_ptr<const GridMap> grid;
   // The GRID graph, when built.
-  std::unique_ptr<const GridGraph> grid_graph;
+  std::shared_ptr<const GridGraph> grid_graph;
   // The QUADTREE graph, when built.
-  std::unique_ptr<const QuadtreeGraph> quadtree;
+  std::shared_ptr<const QuadtreeGraph> quadtree;
   // The NAVMESH graph: one mesh per agent radius, ascending by radius.
-  std::vector<std::unique_ptr<const Navmesh>> navmeshes;
+  std::vector<std::shared_ptr<const Navmesh>> navmeshes;
   // The HEX graph, when built (hex sources).
-  std::unique_ptr<const HexGraph> hex_graph;
+  std::shared_ptr<const HexGraph> hex_graph;
   // Polygon and rects sources: the geometry (walkable polygons and
   // obstacles; rect blockers as rectangles), for GetGraph.
   std::shared_ptr<const PolygonMap> geometry;
+
+  // Living maps (server/live_map.h): the map's Left-Right bodies, and the
+  // pin this version holds on the body its graphs live in (released when
+  // the last query on this version ends). Null for snapshots made outside
+  // the write path (tests).
+  std::shared_ptr<LiveMap> live;
+  std::shared_ptr<void> pin;
+  // Versions made by UpdateMap: what their batch changed; null for a put.
+  std::shared_ptr<const EditChange> change;
 
   bool HasGraph(v1::GraphKind kind) const {
     switch (kind) {

@@ -250,6 +250,34 @@ prometheus::MetricFamily QueueWait(const WorkerPool::WaitHistogram& h) {
   return f;
 }
 
+prometheus::MetricFamily UpdateOutcomes(const UpdateStats::Snapshot& u) {
+  prometheus::MetricFamily f = Family("wayfinder_map_updates_total",
+                                      "UpdateMap calls that reached a worker, by outcome",
+                                      prometheus::MetricType::Counter);
+  for (int i = 0; i < UpdateStats::kOutcomes; ++i) {
+    prometheus::ClientMetric& m = f.metric.emplace_back();
+    m.label.push_back({"outcome", UpdateStats::OutcomeName(i)});
+    m.counter.value = static_cast<double>(u.outcomes[i]);
+  }
+  return f;
+}
+
+prometheus::MetricFamily UpdateLatency(const UpdateStats::Snapshot& u) {
+  prometheus::MetricFamily f =
+      Family("wayfinder_map_update_seconds",
+             "Successful UpdateMap batches: validation, repair, storage and publication, seconds",
+             prometheus::MetricType::Histogram);
+  prometheus::ClientMetric::Histogram& out = f.metric.emplace_back().histogram;
+  const uint64_t count = u.buckets.back();
+  out.sample_count = count;
+  out.sample_sum = u.sum_seconds;
+  for (size_t i = 0; i < UpdateStats::kBuckets.size(); ++i) {
+    out.bucket.push_back({u.buckets[i], UpdateStats::kBuckets[i]});
+  }
+  out.bucket.push_back({count, std::numeric_limits<double>::infinity()});
+  return f;
+}
+
 // Reads the server's state when scraped.
 class ServerCollector final : public prometheus::Collectable {
  public:
@@ -326,6 +354,8 @@ class ServerCollector final : public prometheus::Collectable {
                           static_cast<double>(s.entries)));
       out.push_back(Gauge("wayfinder_flow_cache_bytes", "Memory of the cached flow fields, bytes",
                           static_cast<double>(s.bytes)));
+      out.push_back(UpdateOutcomes(service->update_stats()));
+      out.push_back(UpdateLatency(service->update_stats()));
     }
     return out;
   }

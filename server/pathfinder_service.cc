@@ -232,7 +232,8 @@ grpc::ServerUnaryReactor* PathfinderService::PutMap(grpc::CallbackServerContext*
   return Offload(ctx, "PutMap",
                  [this, ctx, request, response, deadline = call->deadline]() -> absl::Status {
                    return StoreMap(request->map(), response, deadline,
-                                   [ctx] { return ctx->IsCancelled(); });
+                                   [ctx] { return ctx->IsCancelled(); },
+                                   request->expected_version());
                  });
 }
 
@@ -251,15 +252,18 @@ grpc::ServerReadReactor<v1::UploadMapRequest>* PathfinderService::UploadMap(
 }
 
 absl::Status PathfinderService::StoreMap(const v1::Map& map, v1::MapInfo* response,
-                                         absl::Time deadline, std::function<bool()> cancelled) {
+                                         absl::Time deadline, std::function<bool()> cancelled,
+                                         uint64_t expected_version) {
   // The caller's deadline and cancellation stop the build; a build that
   // stopped stores nothing.
   const BuildBudget budget(deadline, std::move(cancelled));
   absl::StatusOr<std::unique_ptr<MapSnapshot>> built = BuildMap(
       map, config_.grid_limits, config_.polygon_limits, config_.build_limits, budget);
   if (!built.ok()) return built.status();
+  built = MakeLive(*std::move(built), map, config_.build_limits, config_.polygon_limits);
+  if (!built.ok()) return built.status();
   absl::StatusOr<std::shared_ptr<const MapSnapshot>> published =
-      registry_->Commit(*std::move(built), map);
+      registry_->Commit(*std::move(built), map, expected_version);
   if (!published.ok()) return published.status();
   const MapSnapshot& snapshot = **published;
   spdlog::info("map {}: version {} stored ({}x{}, {})", snapshot.name, snapshot.version,
@@ -299,9 +303,27 @@ grpc::ServerUnaryReactor* PathfinderService::DeleteMap(grpc::CallbackServerConte
   }
   // Off the callback thread: the delete waits for the disk.
   return Offload(ctx, "DeleteMap", [this, request]() -> absl::Status {
-    absl::Status status = registry_->Delete(request->name());
+    absl::Status status = registry_->Delete(request->name(), request->expected_version());
     if (status.ok()) spdlog::info("map {}: deleted", request->name());
     return status;
+  });
+}
+
+grpc::ServerUnaryReactor* PathfinderService::UpdateMap(grpc::CallbackServerContext* ctx,
+                                                       const v1::UpdateMapRequest* request,
+                                                       v1::MapInfo* response) {
+  if (absl::StatusOr<CallStart> call = Begin(ctx, Role::kAdmin); !call.ok()) {
+    return Finish(ctx, "UpdateMap", call.status());
+  }
+  // Repairs and the disk write: on a worker (server/update_map.h).
+  return Offload(ctx, "UpdateMap", [this, request, response]() -> absl::Status {
+    const absl::Time start = absl::Now();
+    absl::StatusOr<std::shared_ptr<const MapSnapshot>> updated = ApplyUpdate(
+        *registry_, *request, {config_.edit_limits, config_.polygon_limits});
+    update_stats_.Record(updated.status(), absl::Now() - start);
+    if (!updated.ok()) return updated.status();
+    *response = (*updated)->info;
+    return absl::OkStatus();
   });
 }
 

@@ -18,6 +18,7 @@
 #include "server/flow_field_cache.h"
 #include "server/map_registry.h"
 #include "server/path_query.h"
+#include "server/update_map.h"
 #include "server/upload_reactor.h"
 #include "server/worker_pool.h"
 #include "wayfinder/v1/wayfinder.grpc.pb.h"
@@ -32,7 +33,7 @@ namespace wayfinder::server {
 // Cheap reads (GetMap, ListMaps) are answered on the callback thread.
 //
 // With `auth` set, every call needs a bearer token: a read token for
-// queries, an admin token for PutMap, UploadMap and DeleteMap.
+// queries, an admin token for PutMap, UploadMap, UpdateMap and DeleteMap.
 //
 // FindPath and FindPaths keep their request and response on an arena (see
 // arena_allocator.h).
@@ -74,7 +75,12 @@ class PathfinderService final : public v1::Pathfinder::CallbackService {
                                      const v1::GetGraphRequest* request,
                                      v1::GraphGeometry* response) override;
 
+  grpc::ServerUnaryReactor* UpdateMap(grpc::CallbackServerContext* ctx,
+                                      const v1::UpdateMapRequest* request,
+                                      v1::MapInfo* response) override;
+
   FlowFieldCache::Stats flow_cache_stats() const { return flow_cache_.stats(); }
+  UpdateStats::Snapshot update_stats() const { return update_stats_.Read(); }
   // FindPaths refused before their inline search because the callback
   // threads ran later than --max_queue_wait.
   uint64_t late_refusals() const { return late_refusals_.load(std::memory_order_relaxed); }
@@ -116,7 +122,7 @@ class PathfinderService final : public v1::Pathfinder::CallbackService {
   // The build stops, and nothing is stored, when `deadline` passes or
   // `cancelled` says the caller gave up.
   absl::Status StoreMap(const v1::Map& map, v1::MapInfo* response, absl::Time deadline,
-                        std::function<bool()> cancelled);
+                        std::function<bool()> cancelled, uint64_t expected_version = 0);
   // OK without auth or with a token of `role` (see TokenAuth::Check).
   absl::Status Authorize(grpc::CallbackServerContext* ctx, Role role) const;
   // Runs `work` on the worker pool and finishes the call with its status.
@@ -135,6 +141,7 @@ class PathfinderService final : public v1::Pathfinder::CallbackService {
   CallbackLateness callback_lateness_;
   std::atomic<uint64_t> late_refusals_{0};
   UploadBudget upload_budget_;
+  UpdateStats update_stats_;
   ArenaMessageAllocator<v1::FindPathRequest, v1::FindPathResponse> find_path_messages_;
   ArenaMessageAllocator<v1::FindPathsRequest, v1::FindPathsResponse> find_paths_messages_;
 };

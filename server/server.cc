@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "server/map_builder.h"
+#include "server/update_map.h"
 #include "spdlog/spdlog.h"
 
 namespace wayfinder::server {
@@ -156,6 +157,10 @@ void WayfinderServer::LoadStoredMaps() {
     UpgradeStoredMap(*stored.mutable_map());
     absl::StatusOr<std::unique_ptr<MapSnapshot>> built =
         BuildMap(stored.map(), config_.grid_limits, config_.polygon_limits);
+    if (built.ok()) {
+      built = MakeLive(*std::move(built), stored.map(), config_.build_limits,
+                       config_.polygon_limits, {stored.edits().begin(), stored.edits().end()});
+    }
     if (!built.ok()) {
       store_->MoveAside(stored.map().name(), built.status().ToString());
       continue;

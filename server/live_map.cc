@@ -1,0 +1,420 @@
+#include "server/live_map.h"
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "core/status_macros.h"
+
+namespace wayfinder::server {
+namespace {
+
+v1::GraphInfo* GraphInfoOf(v1::MapInfo& info, v1::GraphKind kind) {
+  for (v1::GraphInfo& g : *info.mutable_graphs()) {
+    if (g.kind() == kind) return &g;
+  }
+  return nullptr;
+}
+
+// Engine errors of a rebuild, in UpdateMap's terms: the batch made a graph
+// the server will not build.
+absl::Status InEdits(const absl::Status& status, v1::GraphKind kind) {
+  if (status.ok() || absl::IsResourceExhausted(status)) return status;
+  return absl::Status(status.code(),
+                      absl::StrCat("edits: the edited map's ", v1::GraphKind_Name(kind),
+                                   " graph cannot be built: ", status.message()));
+}
+
+// Writes `bytes` (row-major over r) into the body's effective raster.
+//
+// The single place where the raster changes. GridMap has no in-place
+// Assign yet, so this makes a new raster (a copy of the map: the fallback's
+// cost, like the graph rebuilds below); once GridMap::Assign lands it is
+// `body.grid->Assign(r, bytes.data())` and every graph keeps its raster.
+void AssignCells(MapBody& body, const CellRect& r, const std::vector<uint8_t>& bytes) {
+  std::vector<uint8_t> cells = body.grid->cells();
+  const uint32_t width = body.grid->width();
+  for (uint32_t y = r.y0; y < r.y1; ++y) {
+    std::copy_n(bytes.begin() + static_cast<ptrdiff_t>(size_t{y - r.y0} * r.width()), r.width(),
+                cells.begin() + static_cast<ptrdiff_t>(size_t{y} * width + r.x0));
+  }
+  GridLimits unlimited;
+  unlimited.max_side = std::numeric_limits<uint32_t>::max();
+  unlimited.max_cells = std::numeric_limits<uint64_t>::max();
+  body.grid = std::make_shared<GridMap>(
+      *GridMap::Create(body.grid->width(), body.grid->height(), std::move(cells), unlimited));
+}
+
+QuadtreeOptions QuadtreeOptionsOf(const v1::BuildOptions& build) {
+  QuadtreeOptions options;
+  options.min_cell_size = build.quadtree().min_cell_size();
+  options.merge = build.quadtree().merge();
+  options.max_aspect = build.quadtree().max_aspect();
+  return options;
+}
+
+}  // namespace
+
+size_t MapBody::MemoryBytes() const {
+  size_t bytes = sizeof(*this) + geometry.MemoryBytes();
+  if (grid) bytes += grid->MemoryBytes();
+  if (grid_graph) bytes += grid_graph->MemoryBytes();
+  if (hex_graph) bytes += hex_graph->MemoryBytes();
+  if (quadtree) bytes += quadtree->MemoryBytes();
+  for (const auto& mesh : navmeshes) bytes += mesh->MemoryBytes();
+  return bytes;
+}
+
+absl::Status RepairGrid(MapBody& body, const EditChange& /*change*/,
+                        const RepairContext& /*context*/) {
+  // Fallback: rebuild. (GridGraph::Update(change.cells) replaces this.)
+  body.grid_graph = std::make_shared<GridGraph>(body.grid);
+  v1::GraphInfo* gi = GraphInfoOf(body.info, v1::GRID);
+  gi->set_nodes(body.grid->free_cells());
+  gi->set_edges(body.grid_graph->num_edges());
+  gi->set_components(body.grid_graph->num_components());
+  gi->set_memory_bytes(body.grid_graph->MemoryBytes());
+  return absl::OkStatus();
+}
+
+absl::Status RepairHex(MapBody& body, const EditChange& /*change*/,
+                       const RepairContext& /*context*/) {
+  // Fallback: rebuild. (HexGraph::Update(change.cells) replaces this.)
+  body.hex_graph = std::make_shared<HexGraph>(body.grid);
+  v1::GraphInfo* gi = GraphInfoOf(body.info, v1::HEX);
+  gi->set_nodes(body.grid->free_cells());
+  gi->set_edges(body.hex_graph->num_edges());
+  gi->set_components(body.hex_graph->num_components());
+  gi->set_memory_bytes(body.hex_graph->MemoryBytes());
+  return absl::OkStatus();
+}
+
+absl::Status RepairQuadtree(MapBody& body, const EditChange& /*change*/,
+                            const RepairContext& context) {
+  // Fallback: rebuild. (QuadtreeGraph::Update(map or field, change)
+  // replaces this.)
+  QuadtreeLimits limits;
+  limits.max_leaves = context.build_limits.max_quadtree_leaves;
+  limits.max_build_bytes = context.build_limits.max_build_bytes;
+  const QuadtreeOptions options = QuadtreeOptionsOf(context.build);
+  absl::StatusOr<QuadtreeGraph> tree =
+      body.grid ? QuadtreeGraph::Build(*body.grid, options, {}, limits)
+                : QuadtreeGraph::Build(EffectiveField(body.geometry), options, {}, {}, limits);
+  if (!tree.ok()) return InEdits(tree.status(), v1::QUADTREE);
+  body.quadtree = std::make_shared<QuadtreeGraph>(*std::move(tree));
+  v1::GraphInfo* gi = GraphInfoOf(body.info, v1::QUADTREE);
+  gi->set_nodes(body.quadtree->leaves().size());
+  gi->set_edges(body.quadtree->links().size());
+  gi->set_components(body.quadtree->num_components());
+  gi->set_memory_bytes(body.quadtree->MemoryBytes());
+  gi->set_leaves_before_merge(body.quadtree->leaves_before_merge());
+  gi->set_lost_free_area(body.quadtree->lost_free_area());
+  return absl::OkStatus();
+}
+
+absl::Status RepairNavmesh(MapBody& body, const EditChange& /*change*/,
+                           const RepairContext& context) {
+  // Fallback: rebuild every radius. (Navmesh::UpdateFromGrid /
+  // Navmesh::Update(polygons, change.world) replace this.)
+  v1::GraphInfo* gi = GraphInfoOf(body.info, v1::NAVMESH);
+  PolygonMap polygons;
+  if (!body.grid) polygons = EffectivePolygons(body.geometry);
+  NavmeshLimits limits;
+  limits.max_polygons = context.build_limits.max_navmesh_polygons;
+  limits.max_total_polygons = context.build_limits.max_navmesh_polygons_total;
+  limits.max_build_bytes = context.build_limits.max_build_bytes;
+  std::vector<std::shared_ptr<Navmesh>> meshes;
+  uint64_t polygons_total = 0, links = 0, bytes = 0, components = 0;
+  for (int k = 0; k < gi->navmeshes_size(); ++k) {
+    v1::NavmeshInfo* ni = gi->mutable_navmeshes(k);
+    NavmeshBuildOptions options;
+    options.agent_radius = ni->agent_radius();
+    options.max_edge_length = context.build.navmesh().max_edge_length();
+    options.steiner_spacing = context.build.navmesh().steiner_spacing();
+    options.obstacle_hulls = context.build.navmesh().obstacle_hulls();
+    options.merge_triangles = context.build.navmesh().merge_triangles();
+    limits.polygons_before = polygons_total;
+    absl::StatusOr<Navmesh> mesh =
+        body.grid ? Navmesh::BuildFromGrid(*body.grid, options)
+                  : Navmesh::Build(polygons, options, context.polygon_limits, {}, limits);
+    if (!mesh.ok()) return InEdits(mesh.status(), v1::NAVMESH);
+    WF_RETURN_IF_ERROR(CheckNavmeshLimits(options.agent_radius, mesh->num_polygons(),
+                                          mesh->MemoryBytes(), /*predicted=*/false, limits));
+    ni->set_triangles(mesh->num_triangles());
+    ni->set_polygons(mesh->num_polygons());
+    ni->set_vertices(mesh->vertices().size());
+    ni->set_area(mesh->area());
+    ni->set_clip_ms(mesh->stats().clip_ms);
+    ni->set_triangulate_ms(mesh->stats().triangulate_ms);
+    ni->set_link_ms(mesh->stats().link_ms);
+    ni->set_memory_bytes(mesh->MemoryBytes());
+    polygons_total += mesh->num_polygons();
+    links += mesh->num_links();
+    bytes += mesh->MemoryBytes();
+    components += mesh->num_components();
+    meshes.push_back(std::make_shared<Navmesh>(*std::move(mesh)));
+  }
+  body.navmeshes = std::move(meshes);
+  gi->set_nodes(polygons_total);
+  gi->set_edges(links);
+  gi->set_components(components);
+  gi->set_memory_bytes(bytes);
+  return absl::OkStatus();
+}
+
+namespace {
+
+// Brings `body` up to date after its geometry changed by `change`: the
+// effective raster, the drawn geometry, then every graph it has.
+absl::Status Refresh(MapBody& body, const EditChange& change, const RepairContext& context) {
+  if (!change.any) return absl::OkStatus();
+  if (body.grid) {
+    if (!change.cells.empty()) {
+      AssignCells(body, change.cells, EffectiveCells(body.geometry, change.cells));
+    }
+    body.info.set_free_cells(body.grid->free_cells());
+  } else {
+    body.drawn = std::make_shared<const PolygonMap>(EffectivePolygons(body.geometry));
+  }
+  std::vector<v1::GraphKind> kinds;
+  for (const v1::GraphInfo& g : body.info.graphs()) kinds.push_back(g.kind());
+  for (v1::GraphKind kind : kinds) {
+    const absl::Time start = absl::Now();
+    switch (kind) {
+      case v1::GRID:
+        WF_RETURN_IF_ERROR(RepairGrid(body, change, context));
+        break;
+      case v1::HEX:
+        WF_RETURN_IF_ERROR(RepairHex(body, change, context));
+        break;
+      case v1::QUADTREE:
+        WF_RETURN_IF_ERROR(RepairQuadtree(body, change, context));
+        break;
+      case v1::NAVMESH:
+        WF_RETURN_IF_ERROR(RepairNavmesh(body, change, context));
+        break;
+      default:
+        break;
+    }
+    GraphInfoOf(body.info, kind)->set_build_ms(absl::ToDoubleMilliseconds(absl::Now() - start));
+  }
+  return absl::OkStatus();
+}
+
+// A copy of `from` that shares nothing mutable with it. The quadtree and
+// meshes are copied; the grid and hex graphs are made again on the copy's
+// raster (they hold their raster by pointer).
+std::unique_ptr<MapBody> CopyBody(const MapBody& from) {
+  auto body = std::make_unique<MapBody>();
+  body->geometry = from.geometry;
+  if (from.grid) body->grid = std::make_shared<GridMap>(*from.grid);
+  body->drawn = from.drawn;  // immutable, replaced (never changed) by Refresh
+  if (from.grid_graph) body->grid_graph = std::make_shared<GridGraph>(body->grid);
+  if (from.hex_graph) body->hex_graph = std::make_shared<HexGraph>(body->grid);
+  if (from.quadtree) body->quadtree = std::make_shared<QuadtreeGraph>(*from.quadtree);
+  for (const auto& mesh : from.navmeshes) {
+    body->navmeshes.push_back(std::make_shared<Navmesh>(*mesh));
+  }
+  body->info = from.info;
+  body->applied = from.applied;
+  return body;
+}
+
+}  // namespace
+
+class LiveMap::Pin {
+ public:
+  Pin(std::shared_ptr<LiveMap> live, MapBody* body) : live_(std::move(live)), body_(body) {}
+  ~Pin() { live_->Unpin(body_); }
+  Pin(const Pin&) = delete;
+  Pin& operator=(const Pin&) = delete;
+
+ private:
+  std::shared_ptr<LiveMap> live_;
+  MapBody* body_;
+};
+
+LiveMap::LiveMap(const v1::Map& source, const RepairContext& context)
+    : source_(source), context_(context) {}
+
+absl::StatusOr<std::unique_ptr<MapSnapshot>> LiveMap::Adopt(
+    std::unique_ptr<MapSnapshot> built, const v1::Map& source,
+    std::vector<storage::v1::StoredEdit> history, const RepairContext& context) {
+  RepairContext ctx = context;
+  ctx.build = source.build();
+  std::shared_ptr<LiveMap> live(new LiveMap(source, ctx));
+  auto body = std::make_unique<MapBody>();
+  MapGeometry& g = body->geometry;
+  g.source = built->info.source();
+  // BuildMap made every object non-const; the snapshot sees them const.
+  if (built->grid) {
+    body->grid = std::const_pointer_cast<GridMap>(built->grid);
+    g.width = body->grid->width();
+    g.height = body->grid->height();
+    g.base = body->grid->cells();
+  } else if (source.has_rects()) {
+    g.field = FieldFromSource(source.rects());
+  } else if (source.has_polygons()) {
+    g.polygons = PolygonsFromSource(source.polygons());
+  }
+  body->drawn = built->geometry;
+  body->grid_graph = std::const_pointer_cast<GridGraph>(built->grid_graph);
+  body->hex_graph = std::const_pointer_cast<HexGraph>(built->hex_graph);
+  body->quadtree = std::const_pointer_cast<QuadtreeGraph>(built->quadtree);
+  for (const auto& mesh : built->navmeshes) {
+    body->navmeshes.push_back(std::const_pointer_cast<Navmesh>(mesh));
+  }
+  body->info = built->info;
+  built.reset();
+
+  EditChange replayed;
+  for (const storage::v1::StoredEdit& edit : history) {
+    replayed.Add(ApplyEdits(edit.edits(), g));
+  }
+  WF_RETURN_IF_ERROR(Refresh(*body, replayed, ctx));
+  body->applied = history.size();
+  live->history_ = std::move(history);
+  MapBody* first = body.get();
+  {
+    std::lock_guard<std::mutex> lock(live->mu_);
+    live->bodies_.push_back(std::move(body));
+    live->current_ = first;
+  }
+  return live->SnapshotOf(*first);
+}
+
+std::unique_ptr<MapSnapshot> LiveMap::SnapshotOf(MapBody& body) {
+  auto s = std::make_unique<MapSnapshot>();
+  s->info = body.info;
+  s->name = s->info.name();
+  s->info.set_edits(body.applied);
+  s->info.clear_obstacles();
+  for (const auto& [id, o] : body.geometry.obstacles) s->info.add_obstacles(id);
+  s->grid = body.grid;
+  s->grid_graph = body.grid_graph;
+  s->hex_graph = body.hex_graph;
+  s->quadtree = body.quadtree;
+  s->navmeshes.assign(body.navmeshes.begin(), body.navmeshes.end());
+  s->geometry = body.drawn;
+  s->live = shared_from_this();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++body.pins;
+    s->info.set_memory_bytes(MemoryBytes());
+  }
+  s->pin = std::make_shared<Pin>(shared_from_this(), &body);
+  return s;
+}
+
+void LiveMap::Unpin(MapBody* body) {
+  std::lock_guard<std::mutex> lock(mu_);
+  --body->pins;
+}
+
+uint64_t LiveMap::MemoryBytes() const {
+  uint64_t bytes = source_.SpaceUsedLong();
+  for (const auto& body : bodies_) bytes += body->MemoryBytes();
+  return bytes;
+}
+
+absl::StatusOr<LiveMap::Prepared> LiveMap::Prepare(
+    const google::protobuf::RepeatedPtrField<v1::MapEdit>& edits, uint64_t version,
+    int64_t unix_ms) {
+  MapBody* spare = nullptr;
+  const MapBody* current = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    current = current_;
+    // Bodies nobody pins that are discarded, or beyond the two Left-Right
+    // keeps, go; the spare is the unpinned body with most batches applied.
+    for (auto it = bodies_.begin(); it != bodies_.end();) {
+      MapBody* b = it->get();
+      if (b->pins == 0 && b != current_ && (b->discarded || bodies_.size() > 2)) {
+        it = bodies_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    for (const auto& b : bodies_) {
+      if (b->pins == 0 && b.get() != current_ && (spare == nullptr || b->applied > spare->applied)) {
+        spare = b.get();
+      }
+    }
+    if (spare != nullptr) ++reuses_;
+  }
+  if (spare == nullptr) {
+    // Every body is pinned: copy the current one, which its pin keeps
+    // unchanged while we read it.
+    std::unique_ptr<MapBody> copy = CopyBody(*current);
+    spare = copy.get();
+    std::lock_guard<std::mutex> lock(mu_);
+    bodies_.push_back(std::move(copy));
+    ++copies_;
+  }
+  // From here the spare is ours alone: no snapshot pins it, and writers are
+  // serialised.
+  EditChange change;
+  for (size_t i = spare->applied; i < history_.size(); ++i) {
+    change.Add(ApplyEdits(history_[i].edits(), spare->geometry));
+  }
+  const EditChange batch = ApplyEdits(edits, spare->geometry);
+  change.Add(batch);
+  spare->applied = history_.size() + 1;
+  if (absl::Status s = Refresh(*spare, change, context_); !s.ok()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    spare->discarded = true;
+    return s;
+  }
+
+  Prepared prepared;
+  prepared.body = spare;
+  prepared.snapshot = SnapshotOf(*spare);
+  prepared.snapshot->change = std::make_shared<const EditChange>(batch);
+  storage::v1::StoredMap& stored = prepared.stored;
+  *stored.mutable_map() = source_;
+  stored.set_version(version);
+  stored.set_created_unix_ms(unix_ms);
+  stored.mutable_edits()->Reserve(static_cast<int>(history_.size() + 1));
+  for (const storage::v1::StoredEdit& e : history_) *stored.add_edits() = e;
+  storage::v1::StoredEdit* edit = stored.add_edits();
+  edit->set_version(version);
+  *edit->mutable_edits() = edits;
+  edit->set_unix_ms(unix_ms);
+  pending_ = *edit;
+  return prepared;
+}
+
+void LiveMap::Settle(MapBody* body, bool published) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (published) {
+    history_.push_back(std::move(pending_));
+    current_ = body;
+  } else {
+    body->discarded = true;
+  }
+  pending_.Clear();
+}
+
+size_t LiveMap::bodies() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return bodies_.size();
+}
+
+uint64_t LiveMap::copies() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return copies_;
+}
+
+uint64_t LiveMap::reuses() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return reuses_;
+}
+
+size_t LiveMap::history() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return history_.size();
+}
+
+}  // namespace wayfinder::server

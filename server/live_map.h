@@ -1,0 +1,154 @@
+#ifndef WAYFINDER_SERVER_LIVE_MAP_H_
+#define WAYFINDER_SERVER_LIVE_MAP_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include <mutex>
+
+#include "core/grid_graph.h"
+#include "core/grid_map.h"
+#include "core/hex_grid.h"
+#include "core/navmesh.h"
+#include "core/quadtree.h"
+#include "server/map_builder.h"
+#include "server/map_edits.h"
+#include "server/map_snapshot.h"
+#include "wayfinder/storage/v1/stored_map.pb.h"
+#include "wayfinder/v1/wayfinder.pb.h"
+
+namespace wayfinder::server {
+
+// One mutable copy of everything a version of a map needs: its geometry,
+// effective raster and every graph. A published version's MapSnapshot
+// points into one body and pins it; a body is only changed while no
+// snapshot pins it (see LiveMap).
+struct MapBody {
+  MapGeometry geometry;
+  // Grid-based maps: the effective raster, shared with the graphs.
+  std::shared_ptr<GridMap> grid;
+  // Rects and polygons maps: the geometry GetGraph draws.
+  std::shared_ptr<const PolygonMap> drawn;
+  std::shared_ptr<GridGraph> grid_graph;
+  std::shared_ptr<QuadtreeGraph> quadtree;
+  // Ascending by agent radius, as in MapSnapshot.
+  std::vector<std::shared_ptr<Navmesh>> navmeshes;
+  std::shared_ptr<HexGraph> hex_graph;
+  // MapInfo of this body's state (graphs, free cells; no version).
+  v1::MapInfo info;
+  // How many batches of LiveMap's history this body has applied.
+  size_t applied = 0;
+  // Snapshots pinning this body (guarded by LiveMap's mutex).
+  int pins = 0;
+  // Set when a prepared batch was not published: the body is ahead of
+  // the history and is dropped once unpinned.
+  bool discarded = false;
+
+  size_t MemoryBytes() const;
+};
+
+// What a repair knows of the map beyond the body: its build options and
+// the server's limits.
+struct RepairContext {
+  v1::BuildOptions build;
+  MapBuildLimits build_limits;
+  PolygonLimits polygon_limits;
+};
+
+// The per-graph repairs after a batch changed the body's geometry (and,
+// for grid-based maps, its effective raster inside change.cells). Each
+// leaves the graph as a fresh build of the body's geometry would be.
+// Today each rebuilds its graph from the body (correct, slow); the core's
+// in-place repairs replace those lines (LIVING.md, "Core API").
+absl::Status RepairGrid(MapBody& body, const EditChange& change, const RepairContext& context);
+absl::Status RepairHex(MapBody& body, const EditChange& change, const RepairContext& context);
+absl::Status RepairQuadtree(MapBody& body, const EditChange& change,
+                            const RepairContext& context);
+absl::Status RepairNavmesh(MapBody& body, const EditChange& change,
+                           const RepairContext& context);
+
+// The Left-Right bodies of one map, from its upload (PutMap, UploadMap, or
+// a restart) until the name is put again or deleted.
+//
+// Left-Right (Ramalhete & Correia 2015; Rust's evmap): each published
+// version's snapshot pins its body. An update applies the batch to a body
+// no snapshot pins - first the batches it missed (from the history), then
+// the new one - and publishes a snapshot on it, so queries run on plain
+// arrays, an old version never changes under a query, and an edit costs
+// about twice its repair, not a copy of the map. Only when every body is
+// pinned (a long query on an old version) is the current body copied.
+//
+// Thread-safe. Prepare/Publish/Abandon must be serialised by the caller
+// (MapRegistry::Update holds its write lock); snapshots may be released
+// on any thread. Pins are counted under a mutex, not read from
+// shared_ptr::use_count, so that release and reuse are ordered.
+class LiveMap : public std::enable_shared_from_this<LiveMap> {
+ public:
+  // Makes `built` (BuildMap's result for `source`) the first body of a new
+  // live map, applies `history` (batches stored with the map, oldest
+  // first) to it, and returns the snapshot to commit, pinning that body.
+  // Errors: a stored batch no longer applies (it is then lost to the
+  // caller's judgement).
+  static absl::StatusOr<std::unique_ptr<MapSnapshot>> Adopt(
+      std::unique_ptr<MapSnapshot> built, const v1::Map& source,
+      std::vector<storage::v1::StoredEdit> history, const RepairContext& context);
+
+  // A batch applied to a spare body, ready to publish.
+  struct Prepared {
+    // Pins the edited body; not yet current. Its version is not stamped.
+    std::unique_ptr<MapSnapshot> snapshot;
+    // What to store: the map as uploaded plus every batch since (with this
+    // one), at `version`.
+    storage::v1::StoredMap stored;
+    MapBody* body = nullptr;
+  };
+
+  // Applies `edits` (ValidateEdits accepted them) as the batch producing
+  // `version`. Errors (a graph cannot be rebuilt within the limits) leave
+  // the published versions untouched.
+  absl::StatusOr<Prepared> Prepare(const google::protobuf::RepeatedPtrField<v1::MapEdit>& edits,
+                                   uint64_t version, int64_t unix_ms);
+  // The batch Prepare made on `body` was published (true) or not (false).
+  void Settle(MapBody* body, bool published);
+
+  // Tests and metrics.
+  size_t bodies() const;
+  uint64_t copies() const;
+  uint64_t reuses() const;
+  size_t history() const;
+
+  // Internal: the pin a snapshot holds.
+  class Pin;
+
+ private:
+  LiveMap(const v1::Map& source, const RepairContext& context);
+  // A snapshot of `body`, pinning it.
+  std::unique_ptr<MapSnapshot> SnapshotOf(MapBody& body);
+  void Unpin(MapBody* body);
+  uint64_t MemoryBytes() const;  // mu_ held
+
+  // The map as uploaded (source and build options).
+  const v1::Map source_;
+  const RepairContext context_;
+  // Every batch since the upload, oldest first (stored with the map until
+  // the edit log lands).
+  std::vector<storage::v1::StoredEdit> history_;
+  // The batch last prepared, until settled.
+  storage::v1::StoredEdit pending_;
+
+  // A std::mutex, not absl::Mutex: ThreadSanitizer sees pthread mutexes,
+  // and the system's Abseil is not built with it, so pin release and body
+  // reuse would look unordered (live_map_test runs under make test-tsan).
+  mutable std::mutex mu_;
+  std::vector<std::unique_ptr<MapBody>> bodies_;  // guarded by mu_
+  MapBody* current_ = nullptr;                    // guarded by mu_
+  uint64_t copies_ = 0;                           // guarded by mu_
+  uint64_t reuses_ = 0;                           // guarded by mu_
+};
+
+}  // namespace wayfinder::server
+
+#endif  // WAYFINDER_SERVER_LIVE_MAP_H_

@@ -19,11 +19,19 @@ namespace wayfinder::server {
 // budget runs out. For a kind of query that almost never fits (ANY_ANGLE
 // across a maze), the attempt is pure waste, and a flood of them makes the
 // callback threads - which every other call needs first - the bottleneck.
+// The expansion budget alone does not bound an attempt's time either: 256
+// ANY_ANGLE expansions on maze512-4-0 take about 0.4 ms (line-of-sight
+// checks), against a few microseconds for a grid search, and every other
+// call on that callback thread waits meanwhile.
+//
 // This remembers, per kind of query (a hash of the map name and the search
 // options; collisions only cost an inline attempt or a hand-off), how often
-// recent inline attempts finished, and says to skip the attempt when fewer
-// than half did. One call in kProbeEvery of a skipped kind still tries, so
-// the estimate follows the workload when it changes.
+// recent inline attempts were worth it - finished within the inline budget
+// and within kCheap - and says to skip the attempt when fewer than half
+// were. A skipped kind still tries now and then, so the estimate follows
+// the workload when it changes: one call in kProbeEvery at first, half as
+// often after each probe that was not worth it (down to one in
+// kProbeEvery << kMaxBackoff), twice as often after one that was.
 //
 // Thread-safe and lock-free; concurrent updates may lose one another
 // (an estimate, not a count).
@@ -31,23 +39,38 @@ class InlineCostEstimate {
  public:
   static constexpr int kSlots = 1024;
   static constexpr uint32_t kProbeEvery = 16;
+  static constexpr uint32_t kMaxBackoff = 6;  // one probe in 1,024 calls
+  // An attempt that took longer held the callback thread too long to be
+  // worth repeating, even when it finished.
+  static constexpr absl::Duration kCheap = absl::Microseconds(50);
 
   // Whether a query of kind `key` should try the inline search.
   bool ShouldTry(uint64_t key) {
     Slot& s = slots_[key % kSlots];
     if (s.fit.load(std::memory_order_relaxed) >= kHalf) return true;
-    return s.skipped.fetch_add(1, std::memory_order_relaxed) % kProbeEvery == kProbeEvery - 1;
+    const uint32_t every = kProbeEvery << s.backoff.load(std::memory_order_relaxed);
+    return s.skipped.fetch_add(1, std::memory_order_relaxed) % every == every - 1;
   }
 
-  // The outcome of an inline attempt of kind `key`: finished within the
-  // inline budget, or not (handed to the pool).
-  void Record(uint64_t key, bool fit) {
-    std::atomic<uint32_t>& f = slots_[key % kSlots].fit;
-    const uint32_t old = f.load(std::memory_order_relaxed);
+  // The outcome of an inline attempt of kind `key`: whether it finished
+  // within the inline budget (else it was handed to the pool), and how long
+  // it took.
+  void Record(uint64_t key, bool fit, absl::Duration took) {
+    Slot& s = slots_[key % kSlots];
+    const bool worth = fit && took <= kCheap;
+    const uint32_t old = s.fit.load(std::memory_order_relaxed);
     // Exponentially weighted, 1/8 per outcome, in units of 1/65536.
-    const int64_t target = fit ? kOne : 0;
-    f.store(static_cast<uint32_t>(old + (target - static_cast<int64_t>(old)) / 8),
-            std::memory_order_relaxed);
+    const int64_t target = worth ? kOne : 0;
+    s.fit.store(static_cast<uint32_t>(old + (target - static_cast<int64_t>(old)) / 8),
+                std::memory_order_relaxed);
+    // Only a probe of a skipped kind moves the probe interval.
+    const bool probe = old < kHalf;
+    const uint32_t backoff = s.backoff.load(std::memory_order_relaxed);
+    if (worth) {
+      if (backoff > 0) s.backoff.store(backoff - 1, std::memory_order_relaxed);
+    } else if (probe && backoff < kMaxBackoff) {
+      s.backoff.store(backoff + 1, std::memory_order_relaxed);
+    }
   }
 
  private:
@@ -56,6 +79,7 @@ class InlineCostEstimate {
   struct Slot {
     std::atomic<uint32_t> fit{kOne};  // optimistic: new kinds try inline
     std::atomic<uint32_t> skipped{0};
+    std::atomic<uint32_t> backoff{0};  // probe interval: kProbeEvery << backoff
   };
   std::array<Slot, kSlots> slots_;
 };

@@ -380,7 +380,7 @@ grpc::ServerUnaryReactor* PathfinderService::FindPath(grpc::CallbackServerContex
                                               deadline, [ctx] { return ctx->IsCancelled(); },
                                               *response);
       const bool fit = status.ok() || !absl::IsResourceExhausted(status);
-      if (!final_answer) inline_costs_.Record(kind, fit);
+      if (!final_answer) inline_costs_.Record(kind, fit, absl::Now() - now);
       if (fit || final_answer) return FinishSampled(ctx, "FindPath", status);
     }
   }

@@ -210,16 +210,38 @@ TEST(WorkerPoolTest, RefusesAtAdmissionWhenTheExpectedWaitIsTooLong) {
   EXPECT_EQ(ran, 3);
 }
 
-TEST(InlineCostEstimateTest, SkipsKindsThatOverrunButProbesThemNowAndThen) {
+TEST(InlineCostEstimateTest, SkipsKindsThatOverrunAndProbesThemLessOftenWhileTheyDo) {
   InlineCostEstimate costs;
+  const absl::Duration quick = absl::Microseconds(5);
+  auto tries = [&costs](uint64_t kind, uint32_t calls) {
+    int tried = 0;
+    for (uint32_t i = 0; i < calls; ++i) tried += costs.ShouldTry(kind);
+    return tried;
+  };
   EXPECT_TRUE(costs.ShouldTry(7));  // a new kind tries
-  for (int i = 0; i < 8; ++i) costs.Record(7, /*fit=*/false);
-  int tried = 0;
-  for (uint32_t i = 0; i < 4 * InlineCostEstimate::kProbeEvery; ++i) tried += costs.ShouldTry(7);
-  EXPECT_EQ(tried, 4);  // one call in kProbeEvery still tries
-  EXPECT_TRUE(costs.ShouldTry(8));  // other kinds are not affected
-  for (int i = 0; i < 8; ++i) costs.Record(7, /*fit=*/true);
+  for (int i = 0; i < 5; ++i) costs.Record(7, /*fit=*/false, quick);
+  EXPECT_EQ(tries(7, 4), 4);  // still more than half fit
+  costs.Record(7, /*fit=*/false, quick);
+  EXPECT_EQ(tries(7, 4 * InlineCostEstimate::kProbeEvery), 4);  // one call in kProbeEvery
+  costs.Record(7, /*fit=*/false, quick);  // a probe that overran: half as often
+  EXPECT_EQ(tries(7, 4 * InlineCostEstimate::kProbeEvery), 2);
+  for (uint32_t i = 1; i < InlineCostEstimate::kMaxBackoff + 3; ++i) {
+    costs.Record(7, /*fit=*/false, quick);
+  }
+  const uint32_t rarest = InlineCostEstimate::kProbeEvery << InlineCostEstimate::kMaxBackoff;
+  EXPECT_EQ(tries(7, 4 * rarest), 4);  // but never less often than this
+  EXPECT_TRUE(costs.ShouldTry(8));     // other kinds are not affected
+  for (int i = 0; i < 8; ++i) costs.Record(7, /*fit=*/true, quick);
   EXPECT_TRUE(costs.ShouldTry(7));  // fits again: tries again
+}
+
+TEST(InlineCostEstimateTest, AnAttemptThatFitsButTakesLongIsNotWorthIt) {
+  InlineCostEstimate costs;
+  const absl::Duration slow = InlineCostEstimate::kCheap + absl::Microseconds(1);
+  for (int i = 0; i < 6; ++i) costs.Record(9, /*fit=*/true, slow);
+  EXPECT_FALSE(costs.ShouldTry(9));
+  for (int i = 0; i < 8; ++i) costs.Record(9, /*fit=*/true, InlineCostEstimate::kCheap);
+  EXPECT_TRUE(costs.ShouldTry(9));
 }
 
 TEST(CallbackLatenessTest, WeightsSamplesAndForgetsStaleOnes) {

@@ -137,12 +137,12 @@ void LiveComponents::Repair(uint32_t width, uint32_t height, const CellRect& cha
   std::unordered_map<uint32_t, uint32_t> old_node;  // old component -> union-find node
   std::vector<uint32_t> may_split;
   UnionFind uf;
-  std::vector<uint32_t> old_of_node;  // union-find node -> old component (or none)
+  std::vector<std::pair<uint32_t, uint32_t>> olds;  // (old component, union-find node)
   auto node_of_old = [&](uint32_t root) {
     auto [it, inserted] = old_node.try_emplace(root, 0);
     if (inserted) {
       it->second = uf.Add();
-      old_of_node.push_back(root);
+      olds.push_back({root, it->second});
     }
     return it->second;
   };
@@ -309,13 +309,13 @@ void LiveComponents::Repair(uint32_t width, uint32_t height, const CellRect& cha
   // An old component is part of a class only if a group joined it (the
   // others vanished: all their cells were in the change, or went to pieces).
   for (uint32_t g = 0; g < group_node.size(); ++g) index_of_class(uf.Find(group_node[g]));
-  for (uint32_t n = 0; n < old_of_node.size(); ++n) {
-    const uint32_t r = uf.Find(n);
+  for (const auto& [root, node] : olds) {
+    const uint32_t r = uf.Find(node);
     if (class_index.find(r) == class_index.end()) {  // alone: vanished
-      members_.erase(old_of_node[n]);
+      members_.erase(root);
       continue;
     }
-    olds_of_class[index_of_class(r)].push_back(old_of_node[n]);
+    olds_of_class[index_of_class(r)].push_back(root);
   }
   std::vector<uint32_t> id_of_class(olds_of_class.size());
   for (uint32_t k = 0; k < olds_of_class.size(); ++k) {
@@ -349,7 +349,7 @@ void LiveComponents::Repair(uint32_t width, uint32_t height, const CellRect& cha
     for (uint32_t j = group_begin[g]; j < group_begin[g + 1]; ++j) raw_[group_cells[j]] = id;
   }
   // Every old component touched is replaced by the classes.
-  count_ = count_ - old_of_node.size() + classes;
+  count_ = count_ - olds.size() + classes;
 }
 
 }  // namespace wayfinder

@@ -16,6 +16,9 @@
 //
 // Ids are not dense after a repair (they are below id_bound(), not below
 // count()); the partition into components always equals a fresh labelling.
+// Now and then (when unused raw ids outnumber the components and a 16th of
+// the cells) a repair renumbers every cell, O(cells), so that memory stays
+// flat under a steady stream of edits.
 //
 // Not thread-safe to repair; const reads are safe together.
 
@@ -88,6 +91,22 @@ class LiveComponents {
       }
       members_.erase(it);
     }
+  }
+
+  // Renumbers the components 0, 1, ... (by first cell) with one raw id each.
+  void Compact() {
+    std::vector<uint32_t> dense(alias_.size(), kNoComponentLabel);
+    uint32_t next = 0;
+    for (uint32_t& raw : raw_) {
+      if (raw == kNoComponentLabel) continue;
+      uint32_t& d = dense[alias_[raw]];
+      if (d == kNoComponentLabel) d = next++;
+      raw = d;
+    }
+    alias_.resize(next);
+    for (uint32_t i = 0; i < next; ++i) alias_[i] = i;
+    alias_.shrink_to_fit();
+    members_.clear();
   }
 
   std::vector<uint32_t> raw_;    // per cell
@@ -350,6 +369,9 @@ void LiveComponents::Repair(uint32_t width, uint32_t height, const CellRect& cha
   }
   // Every old component touched is replaced by the classes.
   count_ = count_ - olds.size() + classes;
+  // Splits and new pockets take new raw ids; renumber now and then so that
+  // the tables stay proportional to the components (amortised O(1) per id).
+  if (alias_.size() > 2 * count_ + raw_.size() / 16 + 1024) Compact();
 }
 
 }  // namespace wayfinder

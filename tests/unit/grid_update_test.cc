@@ -7,6 +7,7 @@
 // (A* and jump point search) equal to the fresh graph's and to a plain
 // Dijkstra (tests/reference/grid_dijkstra.h).
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -165,6 +166,26 @@ TEST(GridUpdateTest, RandomEditsOnSmallAndThinMaps) {
 TEST(GridUpdateTest, RandomEditsOnOpenMapKeepLongRuns) {
   // Sparse obstacles on a wider map: long runs cross the edits.
   RunEdits(21008, {96, 24, 250, false});
+}
+
+TEST(GridUpdateTest, ManySplitsRenumberAndStayBounded) {
+  // Blocking the middle cell of a corridor splits it (new ids each time);
+  // the ids are renumbered now and then so their table stays bounded.
+  auto map = std::make_shared<GridMap>(*GridMap::Create(1, 9, std::vector<uint8_t>(9, 0)));
+  GridGraph graph(map);
+  const uint8_t blocked = GridMap::kBlocked, open = 0;
+  uint64_t largest_bound = 0;
+  for (int i = 0; i < 3000; ++i) {
+    const uint32_t y = 1 + static_cast<uint32_t>(i % 7);
+    ASSERT_TRUE(map->Assign(CellRect{0, y, 1, y + 1}, &blocked).ok());
+    graph.Update(CellRect{0, y, 1, y + 1});
+    ASSERT_TRUE(SameStructure(graph, GridGraph(std::make_shared<const GridMap>(*map)))) << i;
+    ASSERT_TRUE(map->Assign(CellRect{0, y, 1, y + 1}, &open).ok());
+    graph.Update(CellRect{0, y, 1, y + 1});
+    ASSERT_TRUE(SameStructure(graph, GridGraph(std::make_shared<const GridMap>(*map)))) << i;
+    largest_bound = std::max(largest_bound, graph.component_id_bound());
+  }
+  EXPECT_LT(largest_bound, 1100u);
 }
 
 TEST(GridUpdateTest, RunTableOffStaysOff) {

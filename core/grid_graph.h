@@ -6,7 +6,9 @@
 #include <memory>
 #include <vector>
 
+#include "core/cell_rect.h"
 #include "core/grid_map.h"
+#include "core/live_components.h"
 
 namespace wayfinder {
 
@@ -20,7 +22,8 @@ namespace wayfinder {
 // need both orthogonal cells free, the components are exactly the
 // 4-connected components of the free cells.
 //
-// Thread-safe: immutable after Build.
+// Thread-safe: const methods may run together; Update (living maps) only
+// on a graph no reader uses.
 class GridGraph {
  public:
   static constexpr uint32_t kNoComponent = 0xFFFFFFFFu;
@@ -32,9 +35,13 @@ class GridGraph {
   const GridMap& map() const { return *map_; }
   const std::shared_ptr<const GridMap>& shared_map() const { return map_; }
 
-  // Component id of a cell, kNoComponent for blocked cells.
+  // Component id of a cell, kNoComponent for blocked cells. Two free cells
+  // are connected iff their ids are equal. Ids are 0 .. num_components() - 1
+  // on a fresh graph; after Update they are only unique (below
+  // component_id_bound()).
   uint32_t component(uint32_t index) const { return components_[index]; }
-  uint64_t num_components() const { return num_components_; }
+  uint64_t component_id_bound() const { return components_.id_bound(); }
+  uint64_t num_components() const { return components_.count(); }
   // Directed edges (allowed single steps) between free cells.
   uint64_t num_edges() const { return num_edges_; }
   // The steps allowed out of a free cell: bit d set when step d of
@@ -64,13 +71,38 @@ class GridGraph {
   // Memory held by the graph itself (the map is shared and not counted).
   size_t MemoryBytes() const;
 
+  // Living maps: the map (the same object this graph holds, changed by its
+  // owner through GridMap::Assign) already differs inside `changed` from
+  // the one the graph was built or last updated on. Repairs moves, edge
+  // count, jump point runs and components in place so that the graph
+  // answers exactly like a fresh GridGraph of the map (moves and runs equal
+  // entry for entry, the same partition into components). Work follows the
+  // change: moves in `changed` grown by 1; runs along the rows and columns
+  // through it up to where they equal the old ones (the next wall or jump
+  // point); components around it (a blocking change searches the sides of
+  // the cut until they meet or the smaller ones run out). When the map
+  // turns uniform-cost (or stops being) the run table is built (or freed)
+  // whole, as a fresh build would. An empty or off-map `changed` is a no-op.
+  void Update(const CellRect& changed);
+
  private:
+  // Moves and edge count of the cells in r.
+  void ComputeMoves(const CellRect& r);
+  // Whether a fresh build would hold runs for the map as it is now.
+  bool WantsRuns() const;
+  void BuildRuns();
+  void RepairRuns(const CellRect& r);
+  int16_t StraightRun(uint32_t c, int s) const;
+  int16_t DiagonalRun(uint32_t c, int k) const;
+  template <typename F>
+  void ForEachComponentNeighbour(uint32_t i, F&& f) const;
+
   std::shared_ptr<const GridMap> map_;
-  std::vector<uint32_t> components_;
+  LiveComponents components_;
   std::vector<uint8_t> moves_;
   std::vector<int16_t> runs_;
-  uint64_t num_components_ = 0;
   uint64_t num_edges_ = 0;
+  bool run_table_ = true;
 };
 
 }  // namespace wayfinder

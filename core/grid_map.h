@@ -1,11 +1,14 @@
 #ifndef WAYFINDER_CORE_GRID_MAP_H_
 #define WAYFINDER_CORE_GRID_MAP_H_
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "core/cell_rect.h"
 #include "core/geometry.h"
 
 namespace wayfinder {
@@ -25,7 +28,8 @@ struct GridLimits {
 // stored row-major, index y * width + x. A cell byte of 0 or 1 is a free cell
 // of cost 1, 2..254 a free cell with that cost multiplier, 255 blocked.
 //
-// Thread-safe: immutable after Create.
+// Thread-safe: immutable after Create, except through Assign (living maps:
+// only on a copy no reader uses).
 class GridMap {
  public:
   static constexpr uint8_t kBlocked = 255;
@@ -60,6 +64,14 @@ class GridMap {
   uint64_t free_cells() const { return free_cells_; }
   const std::vector<uint8_t>& cells() const { return cells_; }
 
+  // Overwrites the cells of `r` with `bytes` (r.width() * r.height() bytes,
+  // row-major, row r.y0 first; same coding as Create), in place, keeping
+  // free_cells, uniform_cost and max_cost exact. O(r.area()), not O(map).
+  // INVALID_ARGUMENT when r is empty or reaches outside the map (the map is
+  // left unchanged). Not thread-safe: no graph or reader may use the map
+  // meanwhile; graphs built on it are repaired with their Update().
+  absl::Status Assign(const CellRect& r, const uint8_t* bytes);
+
   // The cell containing a world point, or nullopt-like false when outside.
   // Points on the right/bottom edge of the map belong to no cell.
   bool CellAt(const Point& p, uint32_t* x, uint32_t* y) const;
@@ -75,9 +87,14 @@ class GridMap {
   uint32_t width_;
   uint32_t height_;
   std::vector<uint8_t> cells_;
+  // Recomputes the three summaries below from histogram_.
+  void Summarize();
+
   uint64_t free_cells_ = 0;
   bool uniform_cost_ = true;
   uint8_t max_cost_ = 1;  // the greatest free cell byte
+  // Cells per byte value, so that Assign keeps the summaries exact.
+  std::array<uint64_t, 256> histogram_{};
 };
 
 }  // namespace wayfinder

@@ -51,19 +51,42 @@ static_assert(HexGraph::kNoComponent == kNoComponentLabel);
 HexGraph::HexGraph(std::shared_ptr<const GridMap> map)
     : map_(std::move(map)), moves_(map_->size(), 0) {
   const uint32_t w = width();
-  for (uint32_t start = 0; start < map_->size(); ++start) {
-    if (!map_->IsFree(start)) continue;
-    ForEachNeighbour(start % w, start / w, [&](int d, uint32_t) {
-      moves_[start] |= static_cast<uint8_t>(1u << d);
-      ++num_edges_;
-    });
-  }
-  num_components_ = LabelComponents(
+  ComputeMoves(CellRect{0, 0, w, height()});
+  components_.Build(
       static_cast<uint32_t>(map_->size()), [&](uint32_t i) { return map_->IsFree(i); },
       [&](uint32_t i, auto&& visit) {
         ForEachNeighbour(i % w, i / w, [&](int, uint32_t j) { visit(j); });
-      },
-      components_);
+      });
+}
+
+void HexGraph::ComputeMoves(const CellRect& r) {
+  const uint32_t w = width();
+  for (uint32_t row = r.y0; row < r.y1; ++row) {
+    for (uint32_t col = r.x0; col < r.x1; ++col) {
+      const uint32_t i = row * w + col;
+      uint8_t bits = 0;
+      if (map_->IsFree(i)) {
+        ForEachNeighbour(col, row, [&](int d, uint32_t) { bits |= static_cast<uint8_t>(1u << d); });
+      }
+      num_edges_ -= static_cast<uint64_t>(__builtin_popcount(moves_[i]));
+      num_edges_ += static_cast<uint64_t>(__builtin_popcount(bits));
+      moves_[i] = bits;
+    }
+  }
+}
+
+void HexGraph::Update(const CellRect& changed) {
+  const uint32_t w = width();
+  const uint32_t h = height();
+  const CellRect c = CellRect::Intersect(changed, CellRect{0, 0, w, h});
+  if (c.empty()) return;
+  // Every neighbour lies within one column and one row.
+  ComputeMoves(c.Expand(1, w, h));
+  components_.Repair(
+      w, h, c, [&](uint32_t i) { return map_->IsFree(i); },
+      [&](uint32_t i, auto&& visit) {
+        ForEachNeighbour(i % w, i / w, [&](int, uint32_t j) { visit(j); });
+      });
 }
 
 bool HexGraph::CellAt(const Point& p, uint32_t* col, uint32_t* row) const {
@@ -77,7 +100,7 @@ bool HexGraph::CellAt(const Point& p, uint32_t* col, uint32_t* row) const {
 }
 
 size_t HexGraph::MemoryBytes() const {
-  return sizeof(*this) + components_.capacity() * sizeof(uint32_t) + moves_.capacity();
+  return sizeof(*this) + components_.MemoryBytes() + moves_.capacity();
 }
 
 namespace {

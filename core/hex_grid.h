@@ -9,8 +9,10 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "core/cell_rect.h"
 #include "core/geometry.h"
 #include "core/grid_map.h"
+#include "core/live_components.h"
 #include "core/path.h"
 #include "core/search_budget.h"
 
@@ -65,7 +67,8 @@ void CellNearest(const Point& p, int64_t* col, int64_t* row);
 // (blocked = wall), with hexagon adjacency. Holds the connected components
 // so that a goal in another component is answered without a search.
 //
-// Thread-safe: immutable after construction.
+// Thread-safe: const methods may run together; Update (living maps) only
+// on a graph no reader uses.
 class HexGraph {
  public:
   static constexpr uint32_t kNoComponent = 0xFFFFFFFFu;
@@ -97,17 +100,29 @@ class HexGraph {
   // is on the map and open; 0 for walls.
   uint8_t moves(uint32_t index) const { return moves_[index]; }
 
+  // Component id of a cell (kNoComponent for walls); equal ids iff
+  // connected. Dense on a fresh graph, only unique after Update.
   uint32_t component(uint32_t index) const { return components_[index]; }
-  uint64_t num_components() const { return num_components_; }
+  uint64_t num_components() const { return components_.count(); }
   // Directed edges between open cells.
   uint64_t num_edges() const { return num_edges_; }
   size_t MemoryBytes() const;
 
+  // Living maps: the map (the object this graph holds, changed by its owner
+  // through GridMap::Assign) already differs inside `changed` (columns x,
+  // rows y) from the one the graph was built or last updated on. Repairs
+  // moves, edge count and components in place, as GridGraph::Update does,
+  // so that the graph equals a fresh HexGraph of the map (moves and edges
+  // exactly, components as a partition). An empty or off-map `changed` is
+  // a no-op.
+  void Update(const CellRect& changed);
+
  private:
+  void ComputeMoves(const CellRect& r);
+
   std::shared_ptr<const GridMap> map_;
-  std::vector<uint32_t> components_;
+  LiveComponents components_;
   std::vector<uint8_t> moves_;
-  uint64_t num_components_ = 0;
   uint64_t num_edges_ = 0;
 };
 

@@ -1,47 +1,53 @@
 #ifndef WAYFINDER_CORE_OBSTACLE_RASTER_H_
 #define WAYFINDER_CORE_OBSTACLE_RASTER_H_
 
+// Which raster cells an obstacle covers (living maps, issue 21): an
+// obstacle on a grid-based map (GRID/Moving AI or HEX) blocks every cell
+// whose interior meets the obstacle's interior with positive area. A shape
+// that only touches a cell along its side or in a point does not cover it
+// (a rect from x = 2 to x = 5 covers cells 2, 3 and 4, not 1 or 5).
+//
+// Grid cells: cell (x, y) is the square [x, x+1] x [y, y+1] (grid_map.h).
+// Hex cells: the hexagon of hex_grid.h (offset columns, odd columns half a
+// cell down; the hexagon around centre (cx, cy) has corners (cx +- 0.375,
+// cy +- 0.5) and (cx +- 0.625, cy)). Coordinates are world units.
+//
+// Exact: the boundary cases are decided with exact predicates (CGAL's
+// filtered orientation), not with a tolerance. Only cells on the map
+// (width x height) are reported. Work is O(cells in the shape's bounding
+// box * polygon vertices) for polygons, O(cells covered) for grid rects.
+//
+// Thread-safe (pure functions).
+
 #include <cstdint>
 #include <vector>
 
 #include "core/cell_rect.h"
-#include "core/navmesh.h"
+#include "core/geometry.h"
 #include "core/quadtree.h"
 
 namespace wayfinder {
 
-// The cells of a raster an obstacle covers: `box` bounds them (clipped to
-// the raster; empty when the obstacle covers no cell), and mask[(y - box.y0)
-// * box.width() + (x - box.x0)] is 1 for a covered cell (x, y), else 0.
-//
-// Coverage rule (docs/living maps): an obstacle covers a cell when the
-// cell's interior and the shape's interior meet with positive area. A
-// shape that only touches a cell along its side or at a corner does not
-// cover it.
-struct ObstacleCoverage {
+// The cells an obstacle covers: a bounding box (empty when none is
+// covered) and, row by row, one byte per cell of the box: 1 covered, 0 not.
+struct CellMask {
   CellRect box;
-  std::vector<uint8_t> mask;
+  std::vector<uint8_t> covered;  // box.width() * box.height()
 
   bool Covers(uint32_t x, uint32_t y) const {
-    return x >= box.x0 && x < box.x1 && y >= box.y0 && y < box.y1 &&
-           mask[static_cast<size_t>(y - box.y0) * box.width() + (x - box.x0)] != 0;
+    return box.Contains(x, y) && covered[size_t{y - box.y0} * box.width() + (x - box.x0)] != 0;
   }
+  uint64_t count() const;
 };
 
-// Grid rasters: cell (x, y) is the square [x, x + 1] x [y, y + 1], world
-// units; the raster has width x height cells. `rect` (world units, x0 < x1,
-// y0 < y1) and `polygon` (a simple ring, as ValidatePolygonMap accepts, any
-// orientation) may stick out of the raster. Cost: the cells of the
-// shape's bounding box inside the raster (times the polygon's points).
-ObstacleCoverage GridCoverage(const Rect& rect, uint32_t width, uint32_t height);
-ObstacleCoverage GridCoverage(const Polygon& polygon, uint32_t width, uint32_t height);
-
-// Hex rasters (hex_grid.h geometry): cell (col, row) is the flat-topped
-// hexagon around hex::Centre(col, row) whose top and bottom sides lie 0.5
-// above and below the centre and whose side corners lie 0.625 left and
-// right of it.
-ObstacleCoverage HexCoverage(const Rect& rect, uint32_t width, uint32_t height);
-ObstacleCoverage HexCoverage(const Polygon& polygon, uint32_t width, uint32_t height);
+// `rect` must be finite with x1 > x0 and y1 > y0, and `ring` a simple
+// polygon of at least 3 finite points (either orientation; the closing
+// edge is implied), as ValidatePolygonMap accepts; other input covers
+// nothing.
+CellMask GridCellsCoveredBy(const Rect& rect, uint32_t width, uint32_t height);
+CellMask GridCellsCoveredBy(const std::vector<Point>& ring, uint32_t width, uint32_t height);
+CellMask HexCellsCoveredBy(const Rect& rect, uint32_t width, uint32_t height);
+CellMask HexCellsCoveredBy(const std::vector<Point>& ring, uint32_t width, uint32_t height);
 
 }  // namespace wayfinder
 

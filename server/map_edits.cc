@@ -203,7 +203,7 @@ size_t MapGeometry::MemoryBytes() const {
     for (const Polygon& p : *list) bytes += sizeof(p) + p.points.capacity() * sizeof(Point);
   }
   for (const auto& [id, o] : obstacles) {
-    bytes += 64 + id.size() + o.obstacle.SpaceUsedLong() + o.coverage.mask.capacity();
+    bytes += 64 + id.size() + o.obstacle.SpaceUsedLong() + o.coverage.covered.capacity();
   }
   return bytes;
 }
@@ -260,13 +260,13 @@ Rect CellsWorld(const CellRect& c, bool hex) {
   return {c.x0 - 0.125, double(c.y0), c.x1 + 0.125, c.y1 + 0.5};
 }
 
-ObstacleCoverage CoverageOf(const v1::Obstacle& o, const MapGeometry& g) {
+CellMask CoverageOf(const v1::Obstacle& o, const MapGeometry& g) {
   if (g.hex()) {
-    return o.has_rect() ? HexCoverage(ObstacleBounds(o), g.width, g.height)
-                        : HexCoverage(ObstaclePolygon(o), g.width, g.height);
+    return o.has_rect() ? HexCellsCoveredBy(ObstacleBounds(o), g.width, g.height)
+                        : HexCellsCoveredBy(ObstaclePolygon(o).points, g.width, g.height);
   }
-  return o.has_rect() ? GridCoverage(ObstacleBounds(o), g.width, g.height)
-                      : GridCoverage(ObstaclePolygon(o), g.width, g.height);
+  return o.has_rect() ? GridCellsCoveredBy(ObstacleBounds(o), g.width, g.height)
+                      : GridCellsCoveredBy(ObstaclePolygon(o).points, g.width, g.height);
 }
 
 void Patch(MapGeometry& g, uint32_t x, uint32_t y, uint32_t w, uint32_t h,

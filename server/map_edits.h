@@ -43,7 +43,7 @@ struct LiveObstacle {
   // World bounding box of the shape.
   Rect bounds;
   // Grid and hex maps only.
-  ObstacleCoverage coverage;
+  CellMask coverage;
 };
 
 // The editable geometry of a map: what the uploaded source and every batch

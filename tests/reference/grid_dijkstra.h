@@ -1,0 +1,91 @@
+#ifndef WAYFINDER_TESTS_REFERENCE_GRID_DIJKSTRA_H_
+#define WAYFINDER_TESTS_REFERENCE_GRID_DIJKSTRA_H_
+
+// The obvious references for GRID and HEX distances, written from the
+// product's step rules and nothing else (no graph, no run table, no
+// components): plain Dijkstra with std::priority_queue over a GridMap, and
+// breadth-first search over hex cells. Header-only; for tests.
+
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <queue>
+#include <utility>
+#include <vector>
+
+#include "core/grid_map.h"
+#include "core/hex_grid.h"
+
+namespace wayfinder {
+namespace reference {
+
+// Cost from `start` to every cell: 8 neighbours, a diagonal only when both
+// orthogonal cells are free, a step costs its length times the mean of the
+// two cells' costs. +infinity where unreachable or blocked.
+inline std::vector<double> GridDistances(const GridMap& m, uint32_t start) {
+  constexpr double kSqrt2 = 1.4142135623730951;
+  const int64_t w = m.width();
+  std::vector<double> dist(m.size(), std::numeric_limits<double>::infinity());
+  using Item = std::pair<double, uint32_t>;
+  std::priority_queue<Item, std::vector<Item>, std::greater<Item>> pq;
+  if (!m.IsFree(start)) return dist;
+  dist[start] = 0;
+  pq.push({0, start});
+  while (!pq.empty()) {
+    auto [d, c] = pq.top();
+    pq.pop();
+    if (d > dist[c]) continue;
+    const int64_t x = c % w, y = c / w;
+    for (int dy = -1; dy <= 1; ++dy) {
+      for (int dx = -1; dx <= 1; ++dx) {
+        if (dx == 0 && dy == 0) continue;
+        const int64_t nx = x + dx, ny = y + dy;
+        if (!m.InBounds(nx, ny) || !m.IsFree(static_cast<uint32_t>(nx), static_cast<uint32_t>(ny))) {
+          continue;
+        }
+        if (dx != 0 && dy != 0 &&
+            (!m.IsFree(static_cast<uint32_t>(nx), static_cast<uint32_t>(y)) ||
+             !m.IsFree(static_cast<uint32_t>(x), static_cast<uint32_t>(ny)))) {
+          continue;
+        }
+        const uint32_t n = static_cast<uint32_t>(ny * w + nx);
+        const double step = (dx != 0 && dy != 0) ? kSqrt2 : 1.0;
+        const double nd = d + step * 0.5 * (m.Cost(c) + m.Cost(n));
+        if (nd < dist[n]) {
+          dist[n] = nd;
+          pq.push({nd, n});
+        }
+      }
+    }
+  }
+  return dist;
+}
+
+// Steps from `start` to every open hex cell (hex::Step neighbours, walls
+// blocked); +infinity where unreachable or a wall.
+inline std::vector<double> HexDistances(const GridMap& m, uint32_t start) {
+  const uint32_t w = m.width();
+  std::vector<double> dist(m.size(), std::numeric_limits<double>::infinity());
+  if (!m.IsFree(start)) return dist;
+  std::vector<uint32_t> queue{start};
+  dist[start] = 0;
+  for (size_t head = 0; head < queue.size(); ++head) {
+    const uint32_t u = queue[head];
+    for (int d = 0; d < hex::kDirections; ++d) {
+      int64_t c, r;
+      hex::Step(u % w, u / w, d, &c, &r);
+      if (!m.InBounds(c, r)) continue;
+      const uint32_t v = static_cast<uint32_t>(r * w + c);
+      if (!m.IsFree(v) || dist[v] != std::numeric_limits<double>::infinity()) continue;
+      dist[v] = dist[u] + 1;
+      queue.push_back(v);
+    }
+  }
+  return dist;
+}
+
+}  // namespace reference
+}  // namespace wayfinder
+
+#endif  // WAYFINDER_TESTS_REFERENCE_GRID_DIJKSTRA_H_

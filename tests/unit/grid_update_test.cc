@@ -1,0 +1,232 @@
+// GridGraph::Update (living maps, issue 21): seeded random edit sequences
+// (cell patches blocking, unblocking and changing costs, rect and polygon
+// obstacles added and removed, edits on map edges, whole-map edits, 1 x N
+// maps) and, after every step, the repaired graph against a fresh
+// GridGraph of the same raster: moves and jump point runs entry for entry,
+// the same partition into components, and path lengths of random pairs
+// (A* and jump point search) equal to the fresh graph's and to a plain
+// Dijkstra (tests/reference/grid_dijkstra.h).
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <unordered_map>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "core/grid_graph.h"
+#include "core/grid_search.h"
+#include "tests/reference/grid_dijkstra.h"
+#include "tests/unit/living_raster.h"
+
+namespace wayfinder {
+namespace {
+
+using testing_living::LivingRaster;
+
+// Same cells together: a bijection between the two graphs' ids.
+::testing::AssertionResult SamePartition(const GridGraph& a, const GridGraph& b) {
+  if (a.num_components() != b.num_components()) {
+    return ::testing::AssertionFailure()
+           << "num_components " << a.num_components() << " vs fresh " << b.num_components();
+  }
+  std::unordered_map<uint32_t, uint32_t> ab, ba;
+  for (uint32_t i = 0; i < a.map().size(); ++i) {
+    const uint32_t x = a.component(i), y = b.component(i);
+    if ((x == GridGraph::kNoComponent) != (y == GridGraph::kNoComponent)) {
+      return ::testing::AssertionFailure() << "cell " << i << " labelled " << x << " vs " << y;
+    }
+    if (x == GridGraph::kNoComponent) continue;
+    auto [i1, new1] = ab.try_emplace(x, y);
+    auto [i2, new2] = ba.try_emplace(y, x);
+    if (i1->second != y || i2->second != x) {
+      return ::testing::AssertionFailure() << "cell " << i << " (" << i % a.map().width() << ", "
+                                           << i / a.map().width() << ") splits/merges components";
+    }
+  }
+  if (ab.size() != a.num_components()) {
+    return ::testing::AssertionFailure() << ab.size() << " ids in use, num_components "
+                                         << a.num_components();
+  }
+  return ::testing::AssertionSuccess();
+}
+
+::testing::AssertionResult SameStructure(const GridGraph& a, const GridGraph& b) {
+  if (a.num_edges() != b.num_edges()) {
+    return ::testing::AssertionFailure() << "num_edges " << a.num_edges() << " vs "
+                                         << b.num_edges();
+  }
+  const uint32_t w = a.map().width();
+  for (uint32_t i = 0; i < a.map().size(); ++i) {
+    if (a.moves(i) != b.moves(i)) {
+      return ::testing::AssertionFailure() << "moves of (" << i % w << ", " << i / w << ")";
+    }
+  }
+  if (a.has_runs() != b.has_runs()) {
+    return ::testing::AssertionFailure() << "has_runs " << a.has_runs() << " vs " << b.has_runs();
+  }
+  if (a.has_runs()) {
+    for (uint32_t i = 0; i < a.map().size(); ++i) {
+      for (int s = 0; s < GridGraph::kRunDirections; ++s) {
+        if (a.run(i, s) != b.run(i, s)) {
+          return ::testing::AssertionFailure() << "run(" << i % w << ", " << i / w << ", " << s
+                                               << ") = " << a.run(i, s) << ", fresh "
+                                               << b.run(i, s);
+        }
+      }
+    }
+  }
+  return SamePartition(a, b);
+}
+
+// Random pairs of free cells: the repaired and fresh graphs answer alike
+// and as Dijkstra says.
+::testing::AssertionResult SamePaths(const GridGraph& g, const GridGraph& fresh,
+                                     std::mt19937& rng, int pairs) {
+  const GridMap& m = fresh.map();
+  std::vector<uint32_t> free;
+  for (uint32_t i = 0; i < m.size(); ++i) {
+    if (m.IsFree(i)) free.push_back(i);
+  }
+  if (free.empty()) return ::testing::AssertionSuccess();
+  GridSearchScratch scratch;
+  const uint32_t w = m.width();
+  for (int k = 0; k < pairs; ++k) {
+    const uint32_t s = free[rng() % free.size()], t = free[rng() % free.size()];
+    const std::vector<double> dist = reference::GridDistances(m, s);
+    PathRequest req;
+    req.start = GridMap::Centre(s % w, s / w);
+    req.goal = GridMap::Centre(t % w, t / w);
+    for (GridMethod method : {GridMethod::kAStar, GridMethod::kJumpPoint}) {
+      if (method == GridMethod::kJumpPoint && !m.uniform_cost()) continue;
+      GridSearchOptions options;
+      options.method = method;
+      auto a = FindGridPath(g, req, SearchBudget(), scratch, options);
+      auto b = FindGridPath(fresh, req, SearchBudget(), scratch, options);
+      if (!a.ok() || !b.ok()) {
+        return ::testing::AssertionFailure() << a.status() << " / " << b.status();
+      }
+      const bool reachable = std::isfinite(dist[t]);
+      const char* name = method == GridMethod::kAStar ? "A*" : "JPS";
+      if ((a->status == PathStatus::kFound) != reachable ||
+          (b->status == PathStatus::kFound) != reachable) {
+        return ::testing::AssertionFailure()
+               << name << " from " << s << " to " << t << ": found " << (a->status == PathStatus::kFound)
+               << " fresh " << (b->status == PathStatus::kFound) << ", Dijkstra " << dist[t];
+      }
+      if (!reachable) continue;
+      if (a->length != b->length || std::abs(a->length - dist[t]) > 1e-9 * (1 + dist[t])) {
+        return ::testing::AssertionFailure() << name << " length " << a->length << ", fresh "
+                                             << b->length << ", Dijkstra " << dist[t];
+      }
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+struct Case {
+  uint32_t width, height;
+  int steps;
+  bool costs;
+};
+
+void RunEdits(uint32_t seed, const Case& c) {
+  std::mt19937 rng(seed);
+  LivingRaster live(c.width, c.height, /*hex=*/false, rng);
+  GridGraph graph(live.map());
+  for (int step = 0; step < c.steps; ++step) {
+    const CellRect changed = live.RandomEdit(rng, c.costs);
+    graph.Update(changed);
+    const GridGraph fresh(live.Snapshot());
+    ASSERT_TRUE(SameStructure(graph, fresh))
+        << c.width << "x" << c.height << " seed " << seed << " step " << step << ": "
+        << live.last();
+    ASSERT_TRUE(SamePaths(graph, fresh, rng, 3))
+        << c.width << "x" << c.height << " seed " << seed << " step " << step << ": "
+        << live.last();
+  }
+}
+
+TEST(GridUpdateTest, RandomEditsOnSquareMaps) {
+  RunEdits(21001, {48, 40, 400, true});
+  RunEdits(21002, {33, 29, 400, false});
+}
+
+TEST(GridUpdateTest, RandomEditsOnSmallAndThinMaps) {
+  RunEdits(21003, {1, 37, 200, true});
+  RunEdits(21004, {41, 1, 200, false});
+  RunEdits(21005, {2, 2, 100, true});
+  RunEdits(21006, {1, 1, 50, false});
+  RunEdits(21007, {9, 64, 200, false});
+}
+
+TEST(GridUpdateTest, RandomEditsOnOpenMapKeepLongRuns) {
+  // Sparse obstacles on a wider map: long runs cross the edits.
+  RunEdits(21008, {96, 24, 250, false});
+}
+
+TEST(GridUpdateTest, ManySplitsRenumberAndStayBounded) {
+  // Blocking the middle cell of a corridor splits it (new ids each time);
+  // the ids are renumbered now and then so their table stays bounded.
+  auto map = std::make_shared<GridMap>(*GridMap::Create(1, 9, std::vector<uint8_t>(9, 0)));
+  GridGraph graph(map);
+  const uint8_t blocked = GridMap::kBlocked, open = 0;
+  uint64_t largest_bound = 0;
+  for (int i = 0; i < 3000; ++i) {
+    const uint32_t y = 1 + static_cast<uint32_t>(i % 7);
+    ASSERT_TRUE(map->Assign(CellRect{0, y, 1, y + 1}, &blocked).ok());
+    graph.Update(CellRect{0, y, 1, y + 1});
+    ASSERT_TRUE(SameStructure(graph, GridGraph(std::make_shared<const GridMap>(*map)))) << i;
+    ASSERT_TRUE(map->Assign(CellRect{0, y, 1, y + 1}, &open).ok());
+    graph.Update(CellRect{0, y, 1, y + 1});
+    ASSERT_TRUE(SameStructure(graph, GridGraph(std::make_shared<const GridMap>(*map)))) << i;
+    largest_bound = std::max(largest_bound, graph.component_id_bound());
+  }
+  EXPECT_LT(largest_bound, 1100u);
+}
+
+TEST(GridUpdateTest, RunTableOffStaysOff) {
+  std::mt19937 rng(21009);
+  LivingRaster live(20, 20, false, rng);
+  GridGraph graph(live.map(), /*run_table=*/false);
+  for (int step = 0; step < 50; ++step) {
+    graph.Update(live.RandomEdit(rng, true));
+    ASSERT_FALSE(graph.has_runs());
+    const GridGraph fresh(live.Snapshot(), false);
+    ASSERT_TRUE(SameStructure(graph, fresh)) << step;
+  }
+}
+
+TEST(GridUpdateTest, EmptyAndOffMapChangesAreNoOps) {
+  std::mt19937 rng(21010);
+  LivingRaster live(10, 8, false, rng);
+  GridGraph graph(live.map());
+  graph.Update(CellRect{});
+  graph.Update(CellRect{12, 0, 20, 8});
+  graph.Update(CellRect{3, 3, 3, 9});
+  EXPECT_TRUE(SameStructure(graph, GridGraph(live.Snapshot())));
+}
+
+TEST(GridUpdateTest, AssignKeepsSummariesAndRejectsBadRects) {
+  auto map = *GridMap::Create(3, 2, {0, 0, 0, 0, 255, 0});
+  EXPECT_EQ(map.free_cells(), 5u);
+  const uint8_t costs[] = {7, 255};
+  ASSERT_TRUE(map.Assign(CellRect{1, 1, 3, 2}, costs).ok());
+  EXPECT_EQ(map.free_cells(), 5u);
+  EXPECT_FALSE(map.uniform_cost());
+  EXPECT_EQ(map.max_cost(), 7.0);
+  const uint8_t open[] = {1};
+  ASSERT_TRUE(map.Assign(CellRect{1, 1, 2, 2}, open).ok());
+  EXPECT_TRUE(map.uniform_cost());
+  EXPECT_EQ(map.max_cost(), 1.0);
+  EXPECT_EQ(map.free_cells(), 5u);
+  EXPECT_FALSE(map.Assign(CellRect{2, 1, 4, 2}, costs).ok());
+  EXPECT_FALSE(map.Assign(CellRect{1, 1, 1, 2}, costs).ok());
+  EXPECT_EQ(map.free_cells(), 5u);
+}
+
+}  // namespace
+}  // namespace wayfinder

@@ -55,6 +55,14 @@ void MapRegistry::AddChangeListener(ChangeListener listener) {
   listeners_.push_back(std::move(listener));
 }
 
+void MapRegistry::ListAndHold(
+    absl::FunctionRef<void(const std::vector<std::shared_ptr<const MapSnapshot>>&)> fn) {
+  // Listeners run under write_mu_ too (see Notify): holding it orders this
+  // list against every change's notification.
+  absl::MutexLock lock(&write_mu_);
+  fn(List());
+}
+
 void MapRegistry::set_commit_listener(CommitListener listener) {
   AddChangeListener([listener = std::move(listener)](const Change& change) {
     if (change.snapshot != nullptr) listener(*change.snapshot);
@@ -131,7 +139,10 @@ absl::StatusOr<std::shared_ptr<const MapSnapshot>> MapRegistry::Commit(
     total_bytes_ += published->info.memory_bytes();
     slot = published;
   }
-  Notify({.name = published->name, .version = version, .snapshot = published.get()});
+  Notify({.kind = Change::Kind::kPut,
+          .name = published->name,
+          .version = version,
+          .snapshot = published.get()});
   return published;
 }
 
@@ -182,7 +193,7 @@ absl::Status MapRegistry::Delete(absl::string_view name) {
     total_bytes_ -= it->second->info.memory_bytes();
     maps_.erase(it);
   }
-  Notify({.name = name, .version = last, .snapshot = nullptr});
+  Notify({.kind = Change::Kind::kDelete, .name = name, .version = last, .snapshot = nullptr});
   FoldTombstonesIfNeeded();
   return absl::OkStatus();  // `current` (maybe the last reference) goes outside mu_
 }

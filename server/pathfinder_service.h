@@ -19,6 +19,7 @@
 #include "server/map_registry.h"
 #include "server/path_query.h"
 #include "server/upload_reactor.h"
+#include "server/watch_reactor.h"
 #include "server/worker_pool.h"
 #include "wayfinder/v1/wayfinder.grpc.pb.h"
 
@@ -74,6 +75,17 @@ class PathfinderService final : public v1::Pathfinder::CallbackService {
                                      const v1::GetGraphRequest* request,
                                      v1::GraphGeometry* response) override;
 
+  // List then watch (see WatchHub). Not bounded by --max_call_seconds (a
+  // watch lasts as long as the client wants, within its own deadline);
+  // bounded by --max_watchers and --max_watch_queue instead.
+  grpc::ServerWriteReactor<v1::MapEvent>* WatchMaps(grpc::CallbackServerContext* ctx,
+                                                    const v1::WatchMapsRequest* request) override;
+  // Ends every WatchMaps stream (UNAVAILABLE) and refuses new ones: call
+  // before grpc::Server::Shutdown, which would otherwise wait its whole
+  // grace for streams that never end by themselves.
+  void StopWatches() { watch_hub_.Stop(); }
+  WatchHub::Stats watch_stats() const { return watch_hub_.stats(); }
+
   FlowFieldCache::Stats flow_cache_stats() const { return flow_cache_.stats(); }
   // FindPaths refused before their inline search because the callback
   // threads ran later than --max_queue_wait.
@@ -96,11 +108,12 @@ class PathfinderService final : public v1::Pathfinder::CallbackService {
   // The preamble every handler shares: authorizes the caller for `role`
   // and takes the call's deadline; given the map name the request sent in
   // `field`, also validates it and resolves its current snapshot (NOT_FOUND
-  // when there is no such map). Queries then run on that snapshot whatever
-  // happens to the name meanwhile.
+  // when there is no such map, FAILED_PRECONDITION when it is older than
+  // the request's `min_version`). Queries then run on that snapshot
+  // whatever happens to the name meanwhile.
   absl::StatusOr<CallStart> Begin(grpc::CallbackServerContext* ctx, Role role,
-                                  absl::string_view field = {},
-                                  absl::string_view name = {}) const;
+                                  absl::string_view field = {}, absl::string_view name = {},
+                                  uint64_t min_version = 0) const;
   // The call's deadline: the earlier of the client's (if any) and now +
   // config.max_call_duration, so that every call ends.
   absl::Time DeadlineOf(const grpc::CallbackServerContext* ctx) const;
@@ -135,6 +148,7 @@ class PathfinderService final : public v1::Pathfinder::CallbackService {
   CallbackLateness callback_lateness_;
   std::atomic<uint64_t> late_refusals_{0};
   UploadBudget upload_budget_;
+  WatchHub watch_hub_;
   ArenaMessageAllocator<v1::FindPathRequest, v1::FindPathResponse> find_path_messages_;
   ArenaMessageAllocator<v1::FindPathsRequest, v1::FindPathsResponse> find_paths_messages_;
 };

@@ -100,7 +100,7 @@ PathfinderService::PathfinderService(MapRegistry* registry, WorkerPool* pool,
       query_limits_{config.default_max_expansions, config.max_max_expansions},
       flow_cache_(config.flow_cache_bytes),
       upload_budget_(config.max_upload_buffer_bytes),
-      watch_hub_(registry, {config.max_watch_queue, config.max_watchers}) {
+      watch_hub_(registry, pool, {config.max_watch_queue, config.max_watchers}) {
   // The wait bound is the service's answer to overload; the pool enforces it.
   pool_->set_max_wait(config.max_queue_wait);
   flow_cache_.Follow(*registry_);  // nothing cached outlives its map version

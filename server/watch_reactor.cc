@@ -41,8 +41,9 @@ void RaiseTo(std::atomic<uint64_t>& peak, uint64_t value) {
 
 }  // namespace
 
-WatchHub::WatchHub(MapRegistry* registry, Limits limits)
+WatchHub::WatchHub(MapRegistry* registry, WorkerPool* pool, Limits limits)
     : registry_(registry),
+      pool_(pool),
       limits_{std::max<size_t>(limits.max_queue, 1), std::max<size_t>(limits.max_watchers, 1)} {
   registry_->AddChangeListener([this](const MapRegistry::Change& change) { OnChange(change); });
 }
@@ -58,11 +59,34 @@ grpc::ServerWriteReactor<v1::MapEvent>* WatchHub::Watch(grpc::CallbackServerCont
     }
     names.insert(request.maps(i));
   }
-  WatchReactor* watcher = nullptr;
+  auto* watcher = new WatchReactor(this, std::move(names));
+  watcher->Ref();  // the registration's
+  if (!pool_->TrySubmit([this, watcher] {
+        Register(watcher);
+        watcher->Unref();
+      })) {
+    watcher->End(absl::ResourceExhaustedError(absl::StrCat(
+        "server busy: all ", pool_->threads(), " workers are busy and ", pool_->max_queue(),
+        " requests are waiting; retry with backoff")));
+    watcher->Unref();
+  }
+  return watcher;
+}
+
+void WatchHub::Register(WatchReactor* watcher) {
   absl::Status refused;
   // Registered while the registry holds mutations off: the initial list
   // and the first change the stream hears of are consecutive.
   registry_->ListAndHold([&](const std::vector<std::shared_ptr<const MapSnapshot>>& maps) {
+    std::vector<WatchReactor::Event> initial;
+    for (const std::shared_ptr<const MapSnapshot>& map : maps) {
+      if (!watcher->Watches(map->name)) continue;
+      auto event = std::make_shared<v1::MapEvent>();
+      event->set_map(map->name);
+      event->set_version(map->version);
+      event->set_kind(v1::MapEvent::PUT);
+      initial.push_back(std::move(event));
+    }
     absl::MutexLock lock(&mu_);
     if (stopped_) {
       refused = absl::UnavailableError("the server is shutting down; watch again later");
@@ -74,23 +98,15 @@ grpc::ServerWriteReactor<v1::MapEvent>* WatchHub::Watch(grpc::CallbackServerCont
           "--max_watchers; retry with backoff"));
       return;
     }
-    watcher = new WatchReactor(this, std::move(names));
-    for (const std::shared_ptr<const MapSnapshot>& map : maps) {
-      if (!watcher->Watches(map->name)) continue;
-      auto event = std::make_shared<v1::MapEvent>();
-      event->set_map(map->name);
-      event->set_version(map->version);
-      event->set_kind(v1::MapEvent::PUT);
-      watcher->AddInitial(std::move(event));
-    }
-    watchers_.insert(watcher);
+    // Not if the client gave up meanwhile (OnDone may have run).
+    if (watcher->Start(std::move(initial))) watchers_.insert(watcher);
   });
-  if (watcher == nullptr) {
-    spdlog::info("WatchMaps from {}: {}", ctx->peer(), refused.ToString());
-    return new RejectedWatch(refused);
+  if (!refused.ok()) {
+    spdlog::info("WatchMaps: {}", refused.ToString());
+    watcher->End(refused);
+    return;
   }
   watcher->Pump();  // a change may have started it already; Pump is idempotent
-  return watcher;
 }
 
 void WatchHub::OnChange(const MapRegistry::Change& change) {
@@ -155,11 +171,13 @@ WatchHub::Stats WatchHub::stats() const {
 WatchReactor::WatchReactor(WatchHub* hub, absl::flat_hash_set<std::string> names)
     : hub_(hub), names_(std::move(names)) {}
 
-void WatchReactor::AddInitial(Event event) {
+bool WatchReactor::Start(std::vector<Event> initial) {
   absl::MutexLock lock(&mu_);
-  queue_.push_back(std::move(event));
-  ++initial_left_;
-  hub_->queued_.fetch_add(1, std::memory_order_relaxed);
+  if (end_.has_value() || finished_) return false;
+  hub_->queued_.fetch_add(static_cast<int64_t>(initial.size()), std::memory_order_relaxed);
+  initial_left_ = initial.size();
+  for (Event& event : initial) queue_.push_back(std::move(event));
+  return true;
 }
 
 void WatchReactor::Deliver(const Event& event) {

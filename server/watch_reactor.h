@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <grpcpp/grpcpp.h>
 
@@ -16,6 +17,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "server/map_registry.h"
+#include "server/worker_pool.h"
 #include "wayfinder/v1/wayfinder.grpc.pb.h"
 
 namespace wayfinder::server {
@@ -28,7 +30,9 @@ class WatchReactor;
 // A new stream is registered atomically with the list of current versions
 // it starts with (MapRegistry::ListAndHold), so it sees every change after
 // that list exactly once, in the order the registry made them (Kubernetes'
-// list, then watch).
+// list, then watch). The registration runs on the worker pool: the list
+// waits for a write in progress (its disk write included), which a gRPC
+// callback thread must not.
 //
 // Memory: each stream holds at most `max_queue` events that gRPC has not
 // yet taken (besides its initial list); one more and the stream is ended
@@ -38,7 +42,7 @@ class WatchReactor;
 //
 // Thread-safe. Must outlive every stream it starts (the service owns it;
 // gRPC ends every stream, OnDone included, before the service goes), and
-// `registry` must outlive it.
+// `registry` and `pool` must outlive it.
 class WatchHub {
  public:
   struct Limits {
@@ -62,14 +66,14 @@ class WatchHub {
     uint64_t peak_queue = 0;
   };
 
-  WatchHub(MapRegistry* registry, Limits limits);
+  WatchHub(MapRegistry* registry, WorkerPool* pool, Limits limits);
   WatchHub(const WatchHub&) = delete;
   WatchHub& operator=(const WatchHub&) = delete;
 
   // The reactor of one WatchMaps call (authorized already): validates the
   // names (INVALID_ARGUMENT naming maps[i]), then registers the stream and
-  // queues its initial events. A refused call gets a reactor that finishes
-  // at once.
+  // queues its initial events on the pool (RESOURCE_EXHAUSTED when its
+  // queue is full or --max_watchers streams are open).
   grpc::ServerWriteReactor<v1::MapEvent>* Watch(grpc::CallbackServerContext* ctx,
                                                 const v1::WatchMapsRequest& request);
 
@@ -83,12 +87,16 @@ class WatchHub {
  private:
   friend class WatchReactor;
 
+  // Registers `watcher` (unless it ended meanwhile) with its initial list,
+  // or ends it with the reason it cannot be.
+  void Register(WatchReactor* watcher);
   // The registry's listener: runs on the mutating thread, in change order.
   void OnChange(const MapRegistry::Change& change);
   // Called by a stream's OnDone: no more events for it.
   void Remove(WatchReactor* watcher);
 
   MapRegistry* const registry_;
+  WorkerPool* const pool_;
   const Limits limits_;
   mutable absl::Mutex mu_;
   absl::flat_hash_set<WatchReactor*> watchers_ ABSL_GUARDED_BY(mu_);
@@ -123,8 +131,9 @@ class WatchReactor final : public grpc::ServerWriteReactor<v1::MapEvent> {
   ~WatchReactor() override = default;
 
   bool Watches(absl::string_view map) const { return names_.empty() || names_.contains(map); }
-  // Queues one of the initial events (before the stream is shared).
-  void AddInitial(Event event);
+  // Queues the initial events; false (nothing queued) if the stream has
+  // ended already.
+  bool Start(std::vector<Event> initial);
   // Queues a change; ends the stream with RESOURCE_EXHAUSTED when its queue
   // is full.
   void Deliver(const Event& event);

@@ -54,6 +54,9 @@ ABSL_FLAG(std::string, out, "",
 ABSL_FLAG(std::vector<std::string>, window, {},
           "flow-field: only the cells X,Y,WIDTH,HEIGHT (columns X.., rows Y..)");
 ABSL_FLAG(bool, distances, false, "flow-field: also fetch the distance of every cell");
+ABSL_FLAG(uint64_t, min_version, 0,
+          "find-path, flow-field, render: answer from this map version or newer, else "
+          "FAILED_PRECONDITION (0 = any)");
 
 namespace {
 
@@ -101,6 +104,14 @@ Commands:
                               field (--flow X,Y, repeatable goals) as SVG
       [--graph=quadtree] [--agent_radius=R] [--smoothing=..]
       [--navmesh_method=..]
+  watch [NAME ...]            follow maps (none named = every map): one line
+                              per event, first each map's current version
+                              (PUT), then every PUT, UPDATE and DELETE as it
+                              happens, until interrupted; --json: one JSON
+                              object per line
+
+find-path, flow-field and render take --min_version=V: answer from version V
+of the map or newer, else fail (read your own write).
 
 Security: --token_file=FILE (or $WAYFINDER_TOKEN) sends a bearer token;
 --tls, --tls_ca=PEM, --tls_cert=PEM --tls_key=PEM connect with (mutual) TLS.
@@ -312,6 +323,7 @@ int FindPath(Client& client, const std::vector<std::string>& args) {
   request.mutable_options()->set_smoothing(smoothing);
   request.mutable_options()->set_max_expansions(absl::GetFlag(FLAGS_max_expansions));
   request.mutable_options()->set_allow_partial(absl::GetFlag(FLAGS_allow_partial));
+  request.set_min_version(absl::GetFlag(FLAGS_min_version));
 
   auto response = client.FindPath(request);
   if (!response.ok()) return Fail(response.status());
@@ -353,6 +365,7 @@ int FlowField(Client& client, const std::vector<std::string>& args,
   }
   request.set_graph(graph);
   request.set_include_distances(absl::GetFlag(FLAGS_distances));
+  request.set_min_version(absl::GetFlag(FLAGS_min_version));
   const std::vector<std::string> window = absl::GetFlag(FLAGS_window);
   if (!window.empty()) {
     uint32_t v[4];
@@ -447,6 +460,7 @@ int Render(Client& client, const std::vector<std::string>& args,
   graph_request.set_map(args[0]);
   graph_request.set_graph(graph);
   graph_request.set_agent_radius(absl::GetFlag(FLAGS_agent_radius));
+  graph_request.set_min_version(absl::GetFlag(FLAGS_min_version));
   auto geometry = client.GetGraph(graph_request);
   if (!geometry.ok()) return Fail(geometry.status());
 
@@ -500,6 +514,38 @@ int Render(Client& client, const std::vector<std::string>& args,
   return 0;
 }
 
+// One line per event until the stream ends (or the process is
+// interrupted); flushed, so that a pipe sees each event as it comes.
+int Watch(Client& client, const std::vector<std::string>& args) {
+  const bool json = absl::GetFlag(FLAGS_json);
+  const absl::Status status = client.WatchMaps(args, [json](const v1::MapEvent& event) {
+    if (json) {
+      google::protobuf::util::JsonPrintOptions options;
+      options.preserve_proto_field_names = true;
+      std::string line;
+      (void)google::protobuf::util::MessageToJsonString(event, &line, options);
+      absl::PrintF("%s\n", line);
+    } else {
+      std::string line = absl::StrFormat("%-6s %s version %d", v1::MapEvent::Kind_Name(event.kind()),
+                                         event.map(), event.version());
+      for (const v1::Rect& r : event.changed()) {
+        absl::StrAppend(&line, absl::StrFormat(" changed %g,%g %gx%g", r.x(), r.y(), r.width(),
+                                               r.height()));
+      }
+      if (event.obstacles_added_size() > 0) {
+        absl::StrAppend(&line, " +obstacles ", absl::StrJoin(event.obstacles_added(), ","));
+      }
+      if (event.obstacles_removed_size() > 0) {
+        absl::StrAppend(&line, " -obstacles ", absl::StrJoin(event.obstacles_removed(), ","));
+      }
+      absl::PrintF("%s\n", line);
+    }
+    std::fflush(stdout);
+    return true;
+  });
+  return status.ok() ? 0 : Fail(status);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -543,5 +589,6 @@ int main(int argc, char** argv) {
   if (command == "find-path") return FindPath(*client, args);
   if (command == "flow-field") return FlowField(*client, args, goals);
   if (command == "render") return Render(*client, args, paths, flows);
+  if (command == "watch") return Watch(*client, args);
   return Usage(absl::StrCat("unknown command \"", command, "\""));
 }

@@ -403,6 +403,44 @@ absl::StatusOr<v1::GraphGeometry> Client::GetGraph(const v1::GetGraphRequest& re
   });
 }
 
+bool MapWatch::Next(v1::MapEvent* event) { return reader_->Read(event); }
+
+absl::Status MapWatch::Finish() { return FromGrpcStatus(reader_->Finish()); }
+
+std::unique_ptr<MapWatch> Client::WatchMaps(const std::vector<std::string>& maps,
+                                            Deadline deadline) {
+  std::unique_ptr<MapWatch> watch(new MapWatch());
+  if (deadline.has_value()) {
+    watch->ctx_.set_deadline(absl::ToChronoTime(absl::Now() + *deadline));
+  }
+  if (!options_.bearer_token.empty()) {
+    watch->ctx_.AddMetadata("authorization", absl::StrCat("Bearer ", options_.bearer_token));
+  }
+  v1::WatchMapsRequest request;
+  for (const std::string& name : maps) request.add_maps(name);
+  watch->reader_ = stub_->WatchMaps(&watch->ctx_, request);
+  return watch;
+}
+
+absl::Status Client::WatchMaps(const std::vector<std::string>& maps,
+                               const std::function<bool(const v1::MapEvent&)>& on_event,
+                               Deadline deadline) {
+  std::unique_ptr<MapWatch> watch = WatchMaps(maps, deadline);
+  v1::MapEvent event;
+  bool stopped = false;
+  while (watch->Next(&event)) {
+    if (!on_event(event)) {
+      stopped = true;
+      watch->Cancel();
+      while (watch->Next(&event)) {  // drain what was in flight
+      }
+      break;
+    }
+  }
+  absl::Status status = watch->Finish();
+  return stopped ? absl::OkStatus() : status;
+}
+
 absl::StatusOr<Health> Client::CheckHealth(absl::string_view service, Deadline deadline) {
   grpc::GenericStub generic(channel_);
   grpc::CompletionQueue cq;

@@ -1,6 +1,7 @@
 #ifndef WAYFINDER_CLIENT_CLIENT_H_
 #define WAYFINDER_CLIENT_CLIENT_H_
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -69,6 +70,28 @@ enum class Health { kUnknown, kServing, kNotServing, kServiceUnknown };
 // message is kept).
 absl::Status FromGrpcStatus(const grpc::Status& status);
 
+// One WatchMaps stream (see Client::WatchMaps): the events as they come.
+// Next from one thread at a time; Cancel from any thread.
+class MapWatch {
+ public:
+  // Blocks for the next event; false once the stream has ended (Finish
+  // says how).
+  bool Next(v1::MapEvent* event);
+  // Ends the stream; a Next blocked in another thread returns false.
+  void Cancel() { ctx_.TryCancel(); }
+  // After Next returned false: how the stream ended. RESOURCE_EXHAUSTED:
+  // this watcher fell behind (watch again: a new stream starts with the
+  // current versions); UNAVAILABLE: the server shut down; CANCELLED after
+  // Cancel.
+  absl::Status Finish();
+
+ private:
+  friend class Client;
+  MapWatch() = default;
+  grpc::ClientContext ctx_;
+  std::unique_ptr<grpc::ClientReader<v1::MapEvent>> reader_;
+};
+
 // A small client for wayfinder.v1.Pathfinder: every call has a deadline
 // (the default or the one passed), and results come back as absl types.
 //
@@ -111,6 +134,24 @@ class Client {
       const v1::SampleFlowFieldRequest& request, Deadline deadline = {});
   absl::StatusOr<v1::GraphGeometry> GetGraph(const v1::GetGraphRequest& request,
                                              Deadline deadline = {});
+
+  // Follows `maps` (empty = every map, also those created later): first
+  // one PUT event per watched map that exists, with its current version,
+  // then every change in order. Unlike the other calls, no deadline unless
+  // one is given: the stream lasts until cancelled.
+  std::unique_ptr<MapWatch> WatchMaps(const std::vector<std::string>& maps,
+                                      Deadline deadline = {});
+  // The same, calling `on_event` for each event until it returns false
+  // (which cancels the stream; then OK) or the stream ends (its status).
+  absl::Status WatchMaps(const std::vector<std::string>& maps,
+                         const std::function<bool(const v1::MapEvent&)>& on_event,
+                         Deadline deadline = {});
+
+  // Queries (FindPath, FindPaths, GetFlowField, SampleFlowField,
+  // GetGraph) read a version at least as new as their request's
+  // min_version: set it to the MapInfo.version a write returned (or an
+  // event's version) to read your own write; an older replica answers
+  // FAILED_PRECONDITION.
 
   // Asks grpc.health.v1.Health/Check about `service` ("" = the whole
   // server). Transport errors come back as the error status.

@@ -81,6 +81,12 @@ struct ServerConfig {
   // a call's deadline is the earlier of the client's and its start + this.
   // > 0.
   absl::Duration max_call_duration = absl::Seconds(120);
+  // WatchMaps: events one stream may hold waiting to be sent; one more and
+  // the stream ends with RESOURCE_EXHAUSTED (the watcher fell behind).
+  // >= 1.
+  size_t max_watch_queue = 1024;
+  // WatchMaps streams open at once; beyond it RESOURCE_EXHAUSTED. >= 1.
+  size_t max_watchers = 1024;
   // Size limits of polygon sources (and rects, meshed as polygons).
   PolygonLimits polygon_limits;
   // UpdateMap batches: --max_update_edits, --max_update_mb.

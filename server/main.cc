@@ -103,6 +103,11 @@ ABSL_FLAG(std::string, tls_client_ca, "",
           "PEM CA bundle: require client certificates signed by it (mutual TLS)");
 ABSL_FLAG(std::string, log_level, "",
           "trace, debug, info, warn, error, off; default $WAYFINDER_LOG_LEVEL or info");
+ABSL_FLAG(uint64_t, max_watch_queue, kDefaults.max_watch_queue,
+          "WatchMaps: events one stream may hold waiting to be sent; a watcher further behind "
+          "is ended with RESOURCE_EXHAUSTED (>= 1)");
+ABSL_FLAG(uint64_t, max_watchers, kDefaults.max_watchers,
+          "WatchMaps streams open at once; beyond it RESOURCE_EXHAUSTED (>= 1)");
 ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(5),
           "on SIGTERM, how long calls in flight may take to finish");
 
@@ -182,6 +187,12 @@ int main(int argc, char** argv) {
   config.tls_cert_file = absl::GetFlag(FLAGS_tls_cert);
   config.tls_key_file = absl::GetFlag(FLAGS_tls_key);
   config.tls_client_ca_file = absl::GetFlag(FLAGS_tls_client_ca);
+  config.max_watch_queue = absl::GetFlag(FLAGS_max_watch_queue);
+  config.max_watchers = absl::GetFlag(FLAGS_max_watchers);
+  if (config.max_watch_queue == 0 || config.max_watchers == 0) {
+    spdlog::critical("invalid flags: --max_watch_queue and --max_watchers must be > 0");
+    return 2;
+  }
   if (config.max_queue == 0 || config.max_message_bytes <= 0 ||
       config.max_concurrent_streams <= 0 || config.max_batch_queries <= 0 ||
       config.flow_threads <= 0 || config.flow_threads > 64 || config.default_max_expansions == 0 ||

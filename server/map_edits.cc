@@ -217,10 +217,18 @@ void EditChange::Add(const CellRect& c, const Rect& w) {
              std::max(world.y1, w.y1)};
   }
   any = true;
+  areas.push_back(w);
 }
 
 void EditChange::Add(const EditChange& other) {
-  if (other.any) Add(other.cells, other.world);
+  if (other.any) {
+    cells = CellRect::Union(cells, other.cells);
+    world = any ? Rect{std::min(world.x0, other.world.x0), std::min(world.y0, other.world.y0),
+                       std::max(world.x1, other.world.x1), std::max(world.y1, other.world.y1)}
+                : other.world;
+    any = true;
+    areas.insert(areas.end(), other.areas.begin(), other.areas.end());
+  }
   added.insert(added.end(), other.added.begin(), other.added.end());
   removed.insert(removed.end(), other.removed.begin(), other.removed.end());
 }

@@ -81,6 +81,9 @@ struct EditChange {
   // extent), the obstacles' bounding box on rects and polygons maps.
   Rect world;
   bool any = false;
+  // World units: one box per cell patch and per obstacle added or removed,
+  // in batch order (MapEvent.changed).
+  std::vector<Rect> areas;
   std::vector<std::string> added;
   std::vector<std::string> removed;
 

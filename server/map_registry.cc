@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "server/map_edits.h"
 #include "spdlog/spdlog.h"
 
 namespace wayfinder::server {
@@ -53,6 +54,14 @@ uint64_t MapRegistry::version_floor() const {
 void MapRegistry::AddChangeListener(ChangeListener listener) {
   absl::MutexLock lock(&write_mu_);
   listeners_.push_back(std::move(listener));
+}
+
+void MapRegistry::ListAndHold(
+    absl::FunctionRef<void(const std::vector<std::shared_ptr<const MapSnapshot>>&)> fn) {
+  // Listeners run under write_mu_ too (see Notify): holding it orders this
+  // list against every change's notification.
+  absl::MutexLock lock(&write_mu_);
+  fn(List());
 }
 
 void MapRegistry::set_commit_listener(CommitListener listener) {
@@ -110,7 +119,8 @@ absl::Status MapRegistry::CheckMemory(absl::string_view name, const MapSnapshot*
       max_total_bytes_ >> 20, " MiB; delete maps or raise the limit"));
 }
 
-void MapRegistry::Publish(const std::shared_ptr<const MapSnapshot>& published) {
+void MapRegistry::Publish(const std::shared_ptr<const MapSnapshot>& published,
+                          Change::Kind kind) {
   tombstones_.erase(published->name);
   {
     absl::MutexLock lock(&mu_);
@@ -119,7 +129,25 @@ void MapRegistry::Publish(const std::shared_ptr<const MapSnapshot>& published) {
     total_bytes_ += published->info.memory_bytes();
     slot = published;
   }
-  Notify({.name = published->name, .version = published->version, .snapshot = published.get()});
+  Change change{.kind = kind,
+                .name = published->name,
+                .version = published->version,
+                .snapshot = published.get()};
+  std::vector<v1::Rect> changed;
+  if (kind == Change::Kind::kUpdate && published->change != nullptr) {
+    const EditChange& edit = *published->change;
+    for (const Rect& area : edit.areas) {
+      v1::Rect& r = changed.emplace_back();
+      r.set_x(area.x0);
+      r.set_y(area.y0);
+      r.set_width(area.width());
+      r.set_height(area.height());
+    }
+    change.changed = changed;
+    change.obstacles_added = edit.added;
+    change.obstacles_removed = edit.removed;
+  }
+  Notify(change);
 }
 
 absl::StatusOr<std::shared_ptr<const MapSnapshot>> MapRegistry::Commit(
@@ -159,7 +187,7 @@ absl::StatusOr<std::shared_ptr<const MapSnapshot>> MapRegistry::Commit(
     }
   }
   std::shared_ptr<const MapSnapshot> published = std::move(built);
-  Publish(published);
+  Publish(published, Change::Kind::kPut);
   return published;
 }
 
@@ -203,7 +231,7 @@ absl::StatusOr<std::shared_ptr<const MapSnapshot>> MapRegistry::Update(
   }
   std::shared_ptr<const MapSnapshot> published = std::move(pending->snapshot);
   if (pending->settle) pending->settle(true);
-  Publish(published);
+  Publish(published, Change::Kind::kUpdate);
   return published;
 }
 
@@ -255,7 +283,7 @@ absl::Status MapRegistry::Delete(absl::string_view name, uint64_t expected_versi
     total_bytes_ -= it->second->info.memory_bytes();
     maps_.erase(it);
   }
-  Notify({.name = name, .version = last, .snapshot = nullptr});
+  Notify({.kind = Change::Kind::kDelete, .name = name, .version = last, .snapshot = nullptr});
   FoldTombstonesIfNeeded();
   return absl::OkStatus();  // `current` (maybe the last reference) goes outside mu_
 }

@@ -13,9 +13,11 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "absl/synchronization/mutex.h"
 #include "server/map_snapshot.h"
 #include "server/map_store.h"
@@ -103,20 +105,41 @@ class MapRegistry {
                                                             uint64_t expected_version,
                                                             const PrepareUpdate& prepare);
 
-  // A change to the maps, as listeners see it.
+  // A change to the maps, as listeners see it. Everything it points to
+  // lives only for the listener's call.
   struct Change {
+    // What happened (MapEvent.Kind): a whole new version (PutMap,
+    // UploadMap), an edit batch (UpdateMap), a delete.
+    enum class Kind { kPut, kUpdate, kDelete };
+    Kind kind = Kind::kPut;
     absl::string_view name;
     // The new version, or for a delete the last version the name had.
     uint64_t version = 0;
     // The published snapshot; null for a delete.
     const MapSnapshot* snapshot = nullptr;
+    // kUpdate only, for watchers (MapEvent.changed, obstacles_added,
+    // obstacles_removed): the areas the batch changed in world units (one
+    // bounding box per cell patch or obstacle), and the obstacle ids it
+    // added and removed. Whoever publishes the update fills them.
+    absl::Span<const v1::Rect> changed = {};
+    absl::Span<const std::string> obstacles_added = {};
+    absl::Span<const std::string> obstacles_removed = {};
   };
-  // Called after each successful Commit and Delete, in the order they
-  // happened, on the mutating thread with mutations held off (so keep it
-  // short; it may call Get). Not called for Restore. Add listeners before
-  // the registry is shared.
+  // Called after each successful Commit and Delete (and edit batch), in
+  // the order they happened, on the mutating thread with mutations held
+  // off (so keep it short; it may call Get). Not called for Restore. Add
+  // listeners before the registry is shared.
   using ChangeListener = std::function<void(const Change&)>;
   void AddChangeListener(ChangeListener listener);
+
+  // Calls `fn` with every current snapshot (ordered by name, as List)
+  // while mutations are held off: every change is either already in that
+  // list or reaches the listeners after `fn` returns, never both, never
+  // neither (list, then watch, without a gap: WatchMaps). `fn` must not
+  // mutate the registry. Waits for a mutation in progress (its disk write
+  // included).
+  void ListAndHold(
+      absl::FunctionRef<void(const std::vector<std::shared_ptr<const MapSnapshot>>&)> fn);
 
   // Called after each successful Commit with the published snapshot
   // (metrics). Same rules as AddChangeListener.
@@ -160,8 +183,9 @@ class MapRegistry {
   // max_total_bytes.
   absl::Status CheckMemory(absl::string_view name, const MapSnapshot* current,
                            uint64_t bytes) const;
-  // Makes `snapshot` the current version of its name.
-  void Publish(const std::shared_ptr<const MapSnapshot>& snapshot)
+  // Makes `snapshot` the current version of its name and tells the
+  // listeners (kUpdate: with what the snapshot's edit batch changed).
+  void Publish(const std::shared_ptr<const MapSnapshot>& snapshot, Change::Kind kind)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
 
   MapStore* const store_;

@@ -356,6 +356,19 @@ class ServerCollector final : public prometheus::Collectable {
                           static_cast<double>(s.bytes)));
       out.push_back(UpdateOutcomes(service->update_stats()));
       out.push_back(UpdateLatency(service->update_stats()));
+      const WatchHub::Stats w = service->watch_stats();
+      out.push_back(Gauge("wayfinder_watchers", "WatchMaps streams open",
+                          static_cast<double>(w.watchers)));
+      out.push_back(Counter("wayfinder_watch_events_sent_total",
+                            "MapEvents written to WatchMaps streams",
+                            static_cast<double>(w.events_sent)));
+      out.push_back(Counter("wayfinder_watchers_lagged_total",
+                            "WatchMaps streams ended with RESOURCE_EXHAUSTED for falling more "
+                            "than --max_watch_queue events behind",
+                            static_cast<double>(w.lagged)));
+      out.push_back(Gauge("wayfinder_watch_queued_events",
+                          "MapEvents waiting in WatchMaps streams' queues",
+                          static_cast<double>(w.queued)));
     }
     return out;
   }

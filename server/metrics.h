@@ -48,7 +48,10 @@ class WorkerPool;
 //   wayfinder_maps_memory_bytes, wayfinder_map_memory_bytes{map} (only
 //   with Sources::map_names),
 //   wayfinder_flow_cache_{hits,misses,coalesced,evictions}_total,
-//   wayfinder_flow_cache_entries, wayfinder_flow_cache_bytes.
+//   wayfinder_flow_cache_entries, wayfinder_flow_cache_bytes,
+//   wayfinder_watchers (WatchMaps streams open), wayfinder_watch_events_sent_total,
+//   wayfinder_watchers_lagged_total (ended for falling behind),
+//   wayfinder_watch_queued_events.
 //
 // Thread-safe. The sources must outlive this object; the interceptor
 // factory and commit listener it hands out may outlive it.

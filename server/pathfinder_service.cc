@@ -36,6 +36,15 @@ absl::Status NotFound(absl::string_view field, absl::string_view name) {
   return absl::NotFoundError(absl::StrCat(field, ": map \"", name, "\" does not exist"));
 }
 
+// FAILED_PRECONDITION when `map` is older than the request's min_version
+// (0 = any version).
+absl::Status CheckMinVersion(const MapSnapshot& map, uint64_t min_version) {
+  if (min_version <= map.version) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "min_version: map \"", map.name, "\" is at version ", map.version, ", older than the ",
+      min_version, " asked for; retry once that version is published (WatchMaps tells when)"));
+}
+
 // "queries[3].goal: ..." for a message that starts with a field path,
 // "queries[3]: ..." for one that does not.
 std::string InQuery(int index, absl::string_view message) {
@@ -90,7 +99,8 @@ PathfinderService::PathfinderService(MapRegistry* registry, WorkerPool* pool,
       config_(config),
       query_limits_{config.default_max_expansions, config.max_max_expansions},
       flow_cache_(config.flow_cache_bytes),
-      upload_budget_(config.max_upload_buffer_bytes) {
+      upload_budget_(config.max_upload_buffer_bytes),
+      watch_hub_(registry, pool, {config.max_watch_queue, config.max_watchers}) {
   // The wait bound is the service's answer to overload; the pool enforces it.
   pool_->set_max_wait(config.max_queue_wait);
   flow_cache_.Follow(*registry_);  // nothing cached outlives its map version
@@ -127,7 +137,7 @@ absl::Time PathfinderService::DeadlineOf(const grpc::CallbackServerContext* ctx)
 
 absl::StatusOr<PathfinderService::CallStart> PathfinderService::Begin(
     grpc::CallbackServerContext* ctx, Role role, absl::string_view field,
-    absl::string_view name) const {
+    absl::string_view name, uint64_t min_version) const {
   if (absl::Status s = Authorize(ctx, role); !s.ok()) return s;
   CallStart call{DeadlineOf(ctx), false, nullptr};
   call.server_bound = call.deadline < ClientDeadline(ctx);
@@ -135,6 +145,7 @@ absl::StatusOr<PathfinderService::CallStart> PathfinderService::Begin(
   if (absl::Status s = ValidateMapName(name, field); !s.ok()) return s;
   call.map = registry_->Get(name);
   if (call.map == nullptr) return NotFound(field, name);
+  if (absl::Status s = CheckMinVersion(*call.map, min_version); !s.ok()) return s;
   return call;
 }
 
@@ -330,7 +341,8 @@ grpc::ServerUnaryReactor* PathfinderService::UpdateMap(grpc::CallbackServerConte
 grpc::ServerUnaryReactor* PathfinderService::FindPath(grpc::CallbackServerContext* ctx,
                                                       const v1::FindPathRequest* request,
                                                       v1::FindPathResponse* response) {
-  absl::StatusOr<CallStart> call = Begin(ctx, Role::kRead, "map", request->map());
+  absl::StatusOr<CallStart> call = Begin(ctx, Role::kRead, "map", request->map(),
+                                             request->min_version());
   if (!call.ok()) return Finish(ctx, "FindPath", call.status());
   const absl::Time deadline = call->deadline;
   std::shared_ptr<const MapSnapshot> map = std::move(call->map);
@@ -421,6 +433,7 @@ grpc::ServerUnaryReactor* PathfinderService::FindPaths(grpc::CallbackServerConte
       v1::FindPathResponse* out = response->add_results();
       absl::Status status = ValidateMapName(query.map(), "map");
       if (status.ok() && maps[i] == nullptr) status = NotFound("map", query.map());
+      if (status.ok()) status = CheckMinVersion(*maps[i], query.min_version());
       if (status.ok() && absl::Now() >= deadline) {
         status = absl::DeadlineExceededError(
             server_bound ? absl::StrCat("the server's bound on a call's duration (",
@@ -443,7 +456,8 @@ grpc::ServerUnaryReactor* PathfinderService::FindPaths(grpc::CallbackServerConte
 grpc::ServerUnaryReactor* PathfinderService::GetFlowField(
     grpc::CallbackServerContext* ctx, const v1::GetFlowFieldRequest* request,
     v1::FlowField* response) {
-  absl::StatusOr<CallStart> call = Begin(ctx, Role::kRead, "map", request->map());
+  absl::StatusOr<CallStart> call = Begin(ctx, Role::kRead, "map", request->map(),
+                                             request->min_version());
   if (!call.ok()) return Finish(ctx, "GetFlowField", call.status());
   const absl::Time deadline = call->deadline;
   std::shared_ptr<const MapSnapshot> map = std::move(call->map);
@@ -463,7 +477,8 @@ grpc::ServerUnaryReactor* PathfinderService::GetFlowField(
 grpc::ServerUnaryReactor* PathfinderService::SampleFlowField(
     grpc::CallbackServerContext* ctx, const v1::SampleFlowFieldRequest* request,
     v1::SampleFlowFieldResponse* response) {
-  absl::StatusOr<CallStart> call = Begin(ctx, Role::kRead, "map", request->map());
+  absl::StatusOr<CallStart> call = Begin(ctx, Role::kRead, "map", request->map(),
+                                             request->min_version());
   if (!call.ok()) return Finish(ctx, "SampleFlowField", call.status());
   const absl::Time deadline = call->deadline;
   std::shared_ptr<const MapSnapshot> map = std::move(call->map);
@@ -481,7 +496,8 @@ grpc::ServerUnaryReactor* PathfinderService::SampleFlowField(
 grpc::ServerUnaryReactor* PathfinderService::GetGraph(grpc::CallbackServerContext* ctx,
                                                       const v1::GetGraphRequest* request,
                                                       v1::GraphGeometry* response) {
-  absl::StatusOr<CallStart> call = Begin(ctx, Role::kRead, "map", request->map());
+  absl::StatusOr<CallStart> call = Begin(ctx, Role::kRead, "map", request->map(),
+                                             request->min_version());
   if (!call.ok()) return Finish(ctx, "GetGraph", call.status());
   std::shared_ptr<const MapSnapshot> map = std::move(call->map);
   // Copying a large mesh out is work: off the callback thread.
@@ -492,6 +508,15 @@ grpc::ServerUnaryReactor* PathfinderService::GetGraph(grpc::CallbackServerContex
     *response = *std::move(result);
     return absl::OkStatus();
   });
+}
+
+grpc::ServerWriteReactor<v1::MapEvent>* PathfinderService::WatchMaps(
+    grpc::CallbackServerContext* ctx, const v1::WatchMapsRequest* request) {
+  if (absl::StatusOr<CallStart> call = Begin(ctx, Role::kRead); !call.ok()) {
+    spdlog::info("WatchMaps from {}: {}", ctx->peer(), call.status().ToString());
+    return new RejectedWatch(call.status());
+  }
+  return watch_hub_.Watch(ctx, *request);
 }
 
 }  // namespace wayfinder::server

@@ -20,6 +20,7 @@
 #include "server/path_query.h"
 #include "server/update_map.h"
 #include "server/upload_reactor.h"
+#include "server/watch_reactor.h"
 #include "server/worker_pool.h"
 #include "wayfinder/v1/wayfinder.grpc.pb.h"
 
@@ -78,6 +79,16 @@ class PathfinderService final : public v1::Pathfinder::CallbackService {
   grpc::ServerUnaryReactor* UpdateMap(grpc::CallbackServerContext* ctx,
                                       const v1::UpdateMapRequest* request,
                                       v1::MapInfo* response) override;
+  // List then watch (see WatchHub). Not bounded by --max_call_seconds (a
+  // watch lasts as long as the client wants, within its own deadline);
+  // bounded by --max_watchers and --max_watch_queue instead.
+  grpc::ServerWriteReactor<v1::MapEvent>* WatchMaps(grpc::CallbackServerContext* ctx,
+                                                    const v1::WatchMapsRequest* request) override;
+  // Ends every WatchMaps stream (UNAVAILABLE) and refuses new ones: call
+  // before grpc::Server::Shutdown, which would otherwise wait its whole
+  // grace for streams that never end by themselves.
+  void StopWatches() { watch_hub_.Stop(); }
+  WatchHub::Stats watch_stats() const { return watch_hub_.stats(); }
 
   FlowFieldCache::Stats flow_cache_stats() const { return flow_cache_.stats(); }
   UpdateStats::Snapshot update_stats() const { return update_stats_.Read(); }
@@ -102,11 +113,12 @@ class PathfinderService final : public v1::Pathfinder::CallbackService {
   // The preamble every handler shares: authorizes the caller for `role`
   // and takes the call's deadline; given the map name the request sent in
   // `field`, also validates it and resolves its current snapshot (NOT_FOUND
-  // when there is no such map). Queries then run on that snapshot whatever
-  // happens to the name meanwhile.
+  // when there is no such map, FAILED_PRECONDITION when it is older than
+  // the request's `min_version`). Queries then run on that snapshot
+  // whatever happens to the name meanwhile.
   absl::StatusOr<CallStart> Begin(grpc::CallbackServerContext* ctx, Role role,
-                                  absl::string_view field = {},
-                                  absl::string_view name = {}) const;
+                                  absl::string_view field = {}, absl::string_view name = {},
+                                  uint64_t min_version = 0) const;
   // The call's deadline: the earlier of the client's (if any) and now +
   // config.max_call_duration, so that every call ends.
   absl::Time DeadlineOf(const grpc::CallbackServerContext* ctx) const;
@@ -142,6 +154,7 @@ class PathfinderService final : public v1::Pathfinder::CallbackService {
   std::atomic<uint64_t> late_refusals_{0};
   UploadBudget upload_budget_;
   UpdateStats update_stats_;
+  WatchHub watch_hub_;
   ArenaMessageAllocator<v1::FindPathRequest, v1::FindPathResponse> find_path_messages_;
   ArenaMessageAllocator<v1::FindPathsRequest, v1::FindPathsResponse> find_paths_messages_;
 };

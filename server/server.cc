@@ -178,6 +178,7 @@ void WayfinderServer::Shutdown(absl::Duration grace) {
   if (shut_down_ || server_ == nullptr) return;  // server_ null: Start failed early
   shut_down_ = true;
   server_->GetHealthCheckService()->SetServingStatus(false);
+  service_->StopWatches();  // they never end by themselves: Shutdown would wait out its grace
   server_->Shutdown(absl::ToChronoTime(absl::Now() + grace));
   pool_->Shutdown();
   spdlog::info("server stopped");

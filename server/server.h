@@ -43,6 +43,8 @@ class WayfinderServer {
   WorkerPool& worker_pool_for_testing() { return *pool_; }
   // Bytes held by the UploadMap streams in flight (0 when none is open).
   uint64_t upload_bytes_in_flight() const { return service_->upload_bytes_in_flight(); }
+  // The WatchMaps streams (open, events sent, ended for lag, queued).
+  WatchHub::Stats watch_stats() const { return service_->watch_stats(); }
 
   // Stops taking calls, gives calls in flight up to `grace` to finish,
   // cancels the rest, then drains the worker pool. Idempotent.

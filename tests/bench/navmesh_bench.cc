@@ -242,6 +242,31 @@ double Percentile(std::vector<double> v, double q) {
   return v[std::min(v.size() - 1, static_cast<size_t>(q * (v.size() - 1) + 0.5))];
 }
 
+// Sides without a neighbour that have mesh just beyond their midpoint (an
+// unlinked seam or a T-junction); 0 on a sound mesh.
+uint64_t OpenSeams(const wayfinder::Navmesh& mesh) {
+  uint64_t open = 0;
+  for (uint32_t p = 0; p < mesh.num_polygons(); ++p) {
+    const auto v = mesh.polygon(p);
+    const auto nb = mesh.neighbours(p);
+    for (size_t k = 0; k < v.size(); ++k) {
+      if (nb[k] != wayfinder::Navmesh::kNone) continue;
+      const wayfinder::Point a = mesh.vertices()[v[k]], b = mesh.vertices()[v[(k + 1) % v.size()]];
+      const double len = std::hypot(b.x - a.x, b.y - a.y);
+      const wayfinder::Point out{(a.x + b.x) / 2 + 1e-4 * (b.y - a.y) / len,
+                                 (a.y + b.y) / 2 - 1e-4 * (b.x - a.x) / len};
+      if (mesh.Locate(out) != wayfinder::Navmesh::kNone) {
+        if (open < 5) {
+          std::fprintf(stderr, "open seam: polygon %u side (%g, %g)-(%g, %g)\n", p, a.x, a.y,
+                       b.x, b.y);
+        }
+        ++open;
+      }
+    }
+  }
+  return open;
+}
+
 // Grid meshes in tiles against one tile (today's untiled mesh), same run.
 int RunTiles(int sample, const std::vector<std::string>& tile_sides, uint64_t* invalid) {
   auto maps = wayfinder::reference::LoadMovingAi(
@@ -257,7 +282,7 @@ int RunTiles(int sample, const std::vector<std::string>& tile_sides, uint64_t* i
               sample);
   std::printf("| map | tile | polygons | untiled | ratio | build ms | untiled | ratio |"
               " FUNNEL µs ratio | ANY_ANGLE µs ratio | FUNNEL length ratio | FUNNEL max |"
-              " ANY_ANGLE max rel diff | reachability differs | invalid |\n");
+              " ANY_ANGLE max rel diff | reachability differs | invalid paths + open seams |\n");
   std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   wayfinder::NavmeshSearchScratch scratch;
   struct Totals {
@@ -295,6 +320,7 @@ int RunTiles(int sample, const std::vector<std::string>& tile_sides, uint64_t* i
         return 2;
       }
       Totals t;
+      t.bad += OpenSeams(*tiled);
       t.polys = tiled->num_polygons();
       t.polys0 = whole->num_polygons();
       t.build = ms;
@@ -317,6 +343,11 @@ int RunTiles(int sample, const std::vector<std::string>& tile_sides, uint64_t* i
                                                 scratch);
             const double us = MicrosSince(q0);
             (method == 0 ? (which == 0 ? t.fus0 : t.fus) : (which == 0 ? t.aus0 : t.aus)) += us;
+            if (!r.ok() && t.differs < 3) {
+              std::fprintf(stderr, "%s (%u,%u)->(%u,%u) %s %s: %s\n", m.name.c_str(), p.start_x,
+                           p.start_y, p.goal_x, p.goal_y, which == 0 ? "untiled" : "tiled",
+                           method == 0 ? "FUNNEL" : "ANY_ANGLE", r.status().ToString().c_str());
+            }
             if (r.ok() && r->status == wayfinder::PathStatus::kFound) {
               len[which][method] = r->length;
               if (which == 1 && !wayfinder::PathInFreeSpace(*m.grid, r->waypoints)) ++t.bad;
@@ -324,7 +355,14 @@ int RunTiles(int sample, const std::vector<std::string>& tile_sides, uint64_t* i
           }
         }
         for (int method = 0; method < 2; ++method) {
-          if ((len[0][method] < 0) != (len[1][method] < 0)) ++t.differs;
+          if ((len[0][method] < 0) != (len[1][method] < 0)) {
+            if (t.differs < 3) {
+              std::fprintf(stderr, "%s (%u,%u)->(%u,%u) %s: untiled %g tiled %g\n",
+                           m.name.c_str(), p.start_x, p.start_y, p.goal_x, p.goal_y,
+                           method == 0 ? "FUNNEL" : "ANY_ANGLE", len[0][method], len[1][method]);
+            }
+            ++t.differs;
+          }
         }
         if (len[0][0] > 0 && len[1][0] > 0) {
           t.flen0 += len[0][0];

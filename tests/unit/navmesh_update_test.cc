@@ -191,6 +191,52 @@ TEST(NavmeshTilesTest, TiledMeshCoversTheSameFreeSpaceWithEqualAnyAnglePaths) {
   }
 }
 
+// Lattice mazes cut by tile borders: many cone edges graze wall corners in
+// line with tile-border points. ANY_ANGLE on the tiled mesh must find the
+// same lengths as on one tile (it once lost corners there: longer paths,
+// and goals found unreachable).
+TEST(NavmeshTilesTest, TiledMazesKeepAnyAngleLengthsAndReachability) {
+  std::mt19937 rng(7);
+  int compared = 0;
+  for (int round = 0; round < 400; ++round) {
+    const uint32_t w = 12 + rng() % 30, h = 12 + rng() % 30;
+    std::vector<uint8_t> cells(size_t{w} * h, 0);
+    const uint32_t step = 2 + rng() % 4;
+    for (uint32_t y = 0; y < h; ++y) {
+      for (uint32_t x = 0; x < w; ++x) {
+        if ((x % step == 0 || y % step == 0) && rng() % 3 != 0) {
+          cells[size_t{y} * w + x] = GridMap::kBlocked;
+        }
+      }
+    }
+    auto grid = GridMap::Create(w, h, cells);
+    ASSERT_TRUE(grid.ok());
+    NavmeshBuildOptions whole;
+    whole.grid_tile_cells = 0;
+    NavmeshBuildOptions tiled;
+    tiled.grid_tile_cells = 4 + rng() % 8;
+    auto a = Navmesh::BuildFromGrid(*grid, whole);
+    auto b = Navmesh::BuildFromGrid(*grid, tiled);
+    ASSERT_TRUE(a.ok() && b.ok());
+    std::vector<std::pair<Point, Point>> pairs;
+    for (int k = 0; k < 40; ++k) {
+      const uint32_t sx = rng() % w, sy = rng() % h, gx = rng() % w, gy = rng() % h;
+      if (grid->IsFree(sx, sy) && grid->IsFree(gx, gy)) {
+        pairs.push_back({{sx + 0.5, sy + 0.5}, {gx + 0.5, gy + 0.5}});
+      }
+    }
+    const std::vector<double> la = Lengths(*a, pairs), lb = Lengths(*b, pairs);
+    for (size_t i = 1; i < la.size(); i += 2) {
+      ++compared;
+      ASSERT_NEAR(la[i], lb[i], 1e-9 * std::max(1.0, la[i]))
+          << "round " << round << " tile " << tiled.grid_tile_cells << " ANY_ANGLE ("
+          << pairs[i / 2].first.x << ", " << pairs[i / 2].first.y << ") -> ("
+          << pairs[i / 2].second.x << ", " << pairs[i / 2].second.y << ")";
+    }
+  }
+  EXPECT_GT(compared, 4000);
+}
+
 // Random edits: 8x8 blocks placed and removed, single cells flipped, edits
 // straddling tile borders and on the map's edges; after every one the
 // updated mesh is compared with a fresh build.

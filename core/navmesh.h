@@ -14,6 +14,7 @@
 #include "absl/types/span.h"
 #include "core/any_angle.h"
 #include "core/build_budget.h"
+#include "core/cell_rect.h"
 #include "core/corridor_search.h"
 #include "core/geometry.h"
 #include "core/grid_map.h"
@@ -216,19 +217,15 @@ class Navmesh {
                                                const NavmeshBuildOptions& options,
                                                const BuildBudget& budget = {});
 
-  // The map changed inside the cells [x0, x1) x [y0, y1) (`changed`, a
-  // CellRect): rebuilds the tiles of a BuildFromGrid mesh that the change,
-  // grown by the agent radius, can reach and restitches them. Afterwards the
-  // mesh equals BuildFromGrid(grid) with the same options. `grid` must have
-  // the size the mesh was built from. FAILED_PRECONDITION on a mesh not
-  // built by BuildFromGrid, INVALID_ARGUMENT on another size or a rectangle
-  // outside the map. Not thread-safe: call it on a mesh no query reads.
-  template <typename CellRectT>
-  absl::Status UpdateFromGrid(const GridMap& grid, const CellRectT& changed) {
-    return UpdateFromGridCells(grid, changed.x0, changed.y0, changed.x1, changed.y1);
-  }
-  absl::Status UpdateFromGridCells(const GridMap& grid, uint32_t x0, uint32_t y0, uint32_t x1,
-                                   uint32_t y1);
+  // The map changed inside `changed` (cells): rebuilds the tiles of a
+  // BuildFromGrid mesh that the change, grown by the agent radius, can
+  // reach and restitches them. Afterwards the mesh equals BuildFromGrid(grid)
+  // with the same options. `grid` must have the size the mesh was built
+  // from; an empty rectangle changes nothing. FAILED_PRECONDITION on a mesh
+  // not built by BuildFromGrid, INVALID_ARGUMENT on another size or a
+  // rectangle reaching outside the map. Not thread-safe: call it on a mesh
+  // no query reads.
+  absl::Status UpdateFromGrid(const GridMap& grid, const CellRect& changed);
   // Tiles of a grid mesh (0 for polygon meshes) and how many the last
   // UpdateFromGrid rebuilt.
   size_t num_tiles() const { return tiling_.tiles.size(); }

@@ -253,8 +253,7 @@ absl::StatusOr<Navmesh> Navmesh::BuildFromGrid(const GridMap& grid,
   return mesh;
 }
 
-absl::Status Navmesh::UpdateFromGridCells(const GridMap& grid, uint32_t x0, uint32_t y0,
-                                          uint32_t x1, uint32_t y1) {
+absl::Status Navmesh::UpdateFromGrid(const GridMap& grid, const CellRect& changed) {
   last_update_tiles_ = 0;
   if (tiling_.width == 0) {
     return absl::FailedPreconditionError(
@@ -265,12 +264,13 @@ absl::Status Navmesh::UpdateFromGridCells(const GridMap& grid, uint32_t x0, uint
         "UpdateFromGrid: the grid is ", grid.width(), "x", grid.height(), ", the mesh was built from ",
         tiling_.width, "x", tiling_.height));
   }
-  if (x0 > x1 || y0 > y1 || x1 > tiling_.width || y1 > tiling_.height) {
+  if (changed.empty() || tiling_.tiles.empty()) return absl::OkStatus();
+  const uint32_t x0 = changed.x0, y0 = changed.y0, x1 = changed.x1, y1 = changed.y1;
+  if (x1 > tiling_.width || y1 > tiling_.height) {
     return absl::InvalidArgumentError(absl::StrCat("UpdateFromGrid: changed cells [", x0, ", ", x1,
                                                    ") x [", y0, ", ", y1, ") are not inside the ",
                                                    tiling_.width, "x", tiling_.height, " map"));
   }
-  if (x0 == x1 || y0 == y1 || tiling_.tiles.empty()) return absl::OkStatus();
   // A tile reads the cells within the radius of its square and of the ring
   // of compressed cells round it (at most one cell wide): grow the change
   // by the radius and two cells.

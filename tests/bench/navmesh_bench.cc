@@ -25,6 +25,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "core/cell_rect.h"
 #include "core/line_of_sight.h"
 #include "core/navmesh.h"
 #include "tests/bench/detour_baseline.h"
@@ -457,9 +458,7 @@ int RunUpdates(const std::vector<std::string>& sizes, int edits) {
       std::uniform_int_distribution<uint32_t> at(0, n - 8);
       for (int e = 0; e < edits; ++e) {
         const uint32_t x = at(rng), y = at(rng);
-        struct {
-          uint32_t x0, y0, x1, y1;
-        } rect{x, y, x + 8, y + 8};
+        const wayfinder::CellRect rect{x, y, x + 8, y + 8};
         for (int placed = 1; placed >= 0; --placed) {
           std::vector<uint8_t> cells = base;
           if (placed) {

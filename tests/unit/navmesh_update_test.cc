@@ -15,17 +15,13 @@
 
 #include <gtest/gtest.h>
 
+#include "core/cell_rect.h"
 #include "core/grid_map.h"
 #include "core/navmesh.h"
 #include "core/search_budget.h"
 
 namespace wayfinder {
 namespace {
-
-// The cells [x0, x1) x [y0, y1) (core/cell_rect.h's CellRect once it lands).
-struct TestCellRect {
-  uint32_t x0, y0, x1, y1;
-};
 
 using Ring = std::vector<std::pair<double, double>>;
 
@@ -244,10 +240,10 @@ void RunEdits(double radius, int steps, uint32_t seed) {
   constexpr uint32_t kW = 100, kH = 76, kTile = 32;
   std::mt19937 rng(seed);
   std::vector<uint8_t> base = RandomRaster(kW, kH, 0.08, rng);
-  std::vector<TestCellRect> blocks;
+  std::vector<CellRect> blocks;
   auto effective = [&] {
     std::vector<uint8_t> cells = base;
-    for (const TestCellRect& b : blocks) {
+    for (const CellRect& b : blocks) {
       for (uint32_t y = b.y0; y < b.y1; ++y) {
         for (uint32_t x = b.x0; x < b.x1; ++x) cells[size_t{y} * kW + x] = GridMap::kBlocked;
       }
@@ -278,7 +274,7 @@ void RunEdits(double radius, int steps, uint32_t seed) {
   };
   size_t rebuilt = 0;
   for (int step = 0; step < steps; ++step) {
-    TestCellRect changed{};
+    CellRect changed{};
     const uint32_t kind = rng() % 10;
     if (kind < 4 || (kind < 6 && blocks.empty())) {  // place an 8x8 block
       const uint32_t x = pick(kW, 8), y = pick(kH, 8);
@@ -343,16 +339,16 @@ TEST(NavmeshUpdateTest, RefusesOtherSizesRectsOutsideAndPolygonMeshes) {
   ASSERT_TRUE(grid.ok() && other.ok());
   auto mesh = Navmesh::BuildFromGrid(*grid, {});
   ASSERT_TRUE(mesh.ok());
-  EXPECT_EQ(mesh->UpdateFromGrid(*other, TestCellRect{0, 0, 1, 1}).code(),
+  EXPECT_EQ(mesh->UpdateFromGrid(*other, CellRect{0, 0, 1, 1}).code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(mesh->UpdateFromGrid(*grid, TestCellRect{0, 0, 11, 1}).code(),
+  EXPECT_EQ(mesh->UpdateFromGrid(*grid, CellRect{0, 0, 11, 1}).code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_TRUE(mesh->UpdateFromGrid(*grid, TestCellRect{3, 3, 3, 9}).ok());
+  EXPECT_TRUE(mesh->UpdateFromGrid(*grid, CellRect{3, 3, 3, 9}).ok());
   PolygonMap world;
   world.walkable.push_back({{{0, 0}, {10, 0}, {10, 10}, {0, 10}}});
   auto poly = Navmesh::Build(world, {});
   ASSERT_TRUE(poly.ok());
-  EXPECT_EQ(poly->UpdateFromGrid(*grid, TestCellRect{0, 0, 1, 1}).code(),
+  EXPECT_EQ(poly->UpdateFromGrid(*grid, CellRect{0, 0, 1, 1}).code(),
             absl::StatusCode::kFailedPrecondition);
 }
 

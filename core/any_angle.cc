@@ -50,6 +50,7 @@ absl::StatusOr<PathResult> FindAnyAnglePath(const Navmesh& mesh, uint32_t start_
   }
   if (s.fan_generation.size() < mesh.num_corners()) {
     s.fan_generation.resize(mesh.num_corners(), 0);
+    s.fan_g.resize(mesh.num_corners(), 0);
   }
   if (s.allowed.size() < mesh.num_polygons()) s.allowed.resize(mesh.num_polygons(), 0);
   if (++s.generation == 0) {
@@ -58,15 +59,20 @@ absl::StatusOr<PathResult> FindAnyAnglePath(const Navmesh& mesh, uint32_t start_
     std::fill(s.allowed.begin(), s.allowed.end(), 0);
     s.generation = 1;
   }
-  // Marks polygon p as expanded whole from its corner root_vertex; false
-  // when it already was.
-  auto first_fan = [&](uint32_t p, uint32_t root_vertex) {
+  // Marks polygon p as expanded whole from its corner root_vertex with the
+  // root's cost g; false when it already was, as cheaply. A root can be
+  // reached first the dearer way (bending edge-on at a corner, on a mesh
+  // with sides collinear with the root such as tiled grid meshes): its
+  // fan must be expanded again from the better g, or every successor of
+  // the dearer fan is pruned later and the goal found unreachable.
+  auto first_fan = [&](uint32_t p, uint32_t root_vertex, double g) {
     const auto v = mesh.polygon(p);
     for (uint32_t i = 0; i < v.size(); ++i) {
       if (v[i] != root_vertex) continue;
-      uint32_t& stamp = s.fan_generation[mesh.first_corner(p) + i];
-      if (stamp == s.generation) return false;
-      stamp = s.generation;
+      const uint32_t c = mesh.first_corner(p) + i;
+      if (s.fan_generation[c] == s.generation && s.fan_g[c] <= g + 1e-9) return false;
+      s.fan_generation[c] = s.generation;
+      s.fan_g[c] = g;
       return true;
     }
     return true;  // not a corner of p (a T-junction on a side): not tracked
@@ -148,7 +154,7 @@ absl::StatusOr<PathResult> FindAnyAnglePath(const Navmesh& mesh, uint32_t start_
   // Every side of p from root r (a corner of p, which sees all of it).
   auto expand_fan = [&](uint32_t parent, uint32_t p, const Point& r, uint32_t root_vertex,
                         double g, uint32_t skip_side, bool from_start) {
-    if (root_vertex != kNone && !first_fan(p, root_vertex)) return;
+    if (root_vertex != kNone && !first_fan(p, root_vertex, g)) return;
     const auto v = mesh.polygon(p);
     for (size_t k = 0; k < v.size(); ++k) {
       if (k == skip_side) continue;
@@ -256,6 +262,13 @@ absl::StatusOr<PathResult> FindAnyAnglePath(const Navmesh& mesh, uint32_t start_
         // path bend where a grazing ray meets a corner, but multiplies the
         // nodes round lattice corners; see the note in any_angle.h).
         if (hi - lo <= 1e-12) return;
+        // An end within rounding of the side's corner is that corner: a cone
+        // edge grazing a corner exactly (lattice corners in line, common
+        // where tile borders cut a grid mesh) then keeps the corner's
+        // identity and the path can bend there; else the corner is lost
+        // and the goal may be found unreachable.
+        if (lo < 1e-9) lo = 0;
+        if (hi > 1 - 1e-9) hi = 1;
         const Point x{c.x + lo * (d.x - c.x), c.y + lo * (d.y - c.y)};
         const Point y{c.x + hi * (d.x - c.x), c.y + hi * (d.y - c.y)};
         push_successor(parent, p, k, root, root_vertex, g, lo == 0 ? c : x,

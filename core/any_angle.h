@@ -66,6 +66,8 @@ struct AnyAngleScratch {
   // Generation per polygon corner (Navmesh::first_corner): the polygon was
   // already expanded whole from that corner as root.
   std::vector<uint32_t> fan_generation;
+  // The g of the root when it was (fan_generation current).
+  std::vector<double> fan_g;
   // Generation per polygon: an appendage polygon on the way out from the
   // start or the goal (Navmesh::in_appendage).
   std::vector<uint32_t> allowed;

@@ -322,7 +322,14 @@ Point Navmesh::Centroid(uint32_t t) const {
 }
 
 size_t Navmesh::MemoryBytes() const {
-  return sizeof(*this) + vertices_.capacity() * sizeof(Point) +
+  size_t tiles = (tiling_.xs.capacity() + tiling_.ys.capacity()) * sizeof(double) +
+                 (tiling_.bx.capacity() + tiling_.by.capacity()) * sizeof(uint32_t) +
+                 tiling_.tiles.capacity() * sizeof(navmesh_internal::GridTile);
+  for (const navmesh_internal::GridTile& t : tiling_.tiles) {
+    tiles += t.keys.capacity() * sizeof(uint64_t) +
+             (t.start.capacity() + t.verts.capacity() + t.neighbours.capacity()) * sizeof(uint32_t);
+  }
+  return sizeof(*this) + tiles + vertices_.capacity() * sizeof(Point) +
          (poly_start_.capacity() + poly_verts_.capacity() + poly_neighbours_.capacity() +
           components_.capacity() + appendage_parent_.capacity() + vertex_poly_start_.capacity() +
           vertex_polys_.capacity() +

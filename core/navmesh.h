@@ -14,6 +14,7 @@
 #include "absl/types/span.h"
 #include "core/any_angle.h"
 #include "core/build_budget.h"
+#include "core/cell_rect.h"
 #include "core/corridor_search.h"
 #include "core/geometry.h"
 #include "core/grid_map.h"
@@ -125,9 +126,36 @@ struct NavmeshBuildOptions {
   // edge when the union stays convex): fewer, larger nodes. Grid meshes are
   // always merged.
   bool merge_triangles = false;
+  // Grid sources: the mesh is built in square tiles of this many cells a
+  // side (as Recast does), each meshing the free space inside its square;
+  // both sides of a tile border put the same vertices on it, so polygons
+  // link edge to edge across it. UpdateFromGrid rebuilds only the tiles an
+  // edit reaches. 0 = one tile (the whole map).
+  uint32_t grid_tile_cells = 128;
 };
 
 // Per-stage build times, milliseconds.
+namespace navmesh_internal {
+// One tile of a grid mesh (navmesh_tiles.cc): compressed cells [i0, i1) x
+// [j0, j1) of the tiling's axes, its polygons with tile-local vertex ids
+// (keys[v]: the lattice point j * xs.size() + i of local vertex v) and
+// tile-local neighbours (kNone on walls and on the tile's border).
+struct GridTile {
+  uint32_t i0 = 0, i1 = 0, j0 = 0, j1 = 0;
+  std::vector<uint64_t> keys;
+  std::vector<uint32_t> start, verts, neighbours;
+};
+// How a grid mesh is cut: the axes of compressed-cell coordinates (tile
+// borders included), the axis indices of the tile borders (bx, by: first
+// 0, last the axis' last index) and the tiles, row by row.
+struct GridTiling {
+  uint32_t width = 0, height = 0, tile_cells = 0;
+  std::vector<double> xs, ys;
+  std::vector<uint32_t> bx, by;
+  std::vector<GridTile> tiles;
+};
+}  // namespace navmesh_internal
+
 struct NavmeshBuildStats {
   double clip_ms = 0;         // union, hulls, offsets, difference, clean-up; grids: free
                               // cells, rectangles
@@ -188,6 +216,20 @@ class Navmesh {
   static absl::StatusOr<Navmesh> BuildFromGrid(const GridMap& grid,
                                                const NavmeshBuildOptions& options,
                                                const BuildBudget& budget = {});
+
+  // The map changed inside `changed` (cells): rebuilds the tiles of a
+  // BuildFromGrid mesh that the change, grown by the agent radius, can
+  // reach and restitches them. Afterwards the mesh equals BuildFromGrid(grid)
+  // with the same options. `grid` must have the size the mesh was built
+  // from; an empty rectangle changes nothing. FAILED_PRECONDITION on a mesh
+  // not built by BuildFromGrid, INVALID_ARGUMENT on another size or a
+  // rectangle reaching outside the map. Not thread-safe: call it on a mesh
+  // no query reads.
+  absl::Status UpdateFromGrid(const GridMap& grid, const CellRect& changed);
+  // Tiles of a grid mesh (0 for polygon meshes) and how many the last
+  // UpdateFromGrid rebuilt.
+  size_t num_tiles() const { return tiling_.tiles.size(); }
+  size_t last_update_tiles() const { return last_update_tiles_; }
 
   const std::vector<Point>& vertices() const { return vertices_; }
   size_t num_polygons() const { return poly_start_.empty() ? 0 : poly_start_.size() - 1; }
@@ -279,6 +321,11 @@ class Navmesh {
   void FinishLinked();
   void BuildIndex();
   void BuildComponents();
+  // Grid tiles (navmesh_tiles.cc): meshes tile t from `grid`; joins the
+  // tiles into the mesh's arrays (shared border vertices, links across
+  // tile borders) and finishes it.
+  absl::Status MeshGridTile(const GridMap& grid, size_t t, const BuildBudget& budget);
+  void AssembleGridTiles();
   // Whether polygons `from` and `to`, both round vertex x, are joined by a
   // chain of polygons round x sharing sides.
   bool AroundVertex(uint32_t x, uint32_t from, uint32_t to) const;
@@ -298,6 +345,8 @@ class Navmesh {
   uint64_t num_components_ = 0;
   double area_ = 0;
   NavmeshBuildStats stats_;
+  navmesh_internal::GridTiling tiling_;
+  size_t last_update_tiles_ = 0;
   // Bucket grid: cell (i, j) of size bucket_size_ from (min_x_, min_y_)
   // lists the polygons whose bounding box meets it.
   double min_x_ = 0, min_y_ = 0, bucket_size_ = 1;

@@ -220,13 +220,20 @@ class DelaunayFlipper {
 // cost 30% more polygons and longer corridor paths (wayfinder-navbench,
 // all maps 0.9270 vs 0.9244 of octile). Removed vertices keep their slot
 // in `pts` but belong to no triangle; dead triangles get v[0] = kNoTri.
+//
+// vclass[v]: kFree (as above), kKeep (a vertex both sides of a tile border
+// must have: never removed) or kTileSide (a point on the tile's border the
+// other side does not have: removed whatever its fan, or the border would
+// have a T-junction).
+enum VertexClass : uint8_t { kFree = 0, kKeep = 1, kTileSide = 2 };
 absl::Status RemoveNonCornerVertices(const std::vector<Point>& pts, std::vector<Tri>& tris,
                                     std::vector<uint32_t>& vtri, DelaunayFlipper& flipper,
+                                    const std::vector<uint8_t>& vclass,
                                     const BuildBudget& budget) {
   using navmesh_internal::Cross;
   // Bounds the fans looked at: a wall point seen by more corners than this
   // stays (the mesh is valid either way; the ear search is quadratic).
-  constexpr size_t kMaxFan = 64;
+  constexpr size_t kMaxFreeFan = 64;
   std::vector<uint32_t> fan, q, ext, next, prev, ref, made;
   auto slot_of = [&](uint32_t t, uint32_t v) {
     uint32_t i = 0;
@@ -236,7 +243,8 @@ absl::Status RemoveNonCornerVertices(const std::vector<Point>& pts, std::vector<
   for (uint32_t v = 0; v < pts.size(); ++v) {
     if (v % 65536 == 0) WF_RETURN_IF_ERROR(budget.Check());
     uint32_t t = vtri[v];
-    if (t == kNoTri) continue;
+    if (t == kNoTri || vclass[v] == kKeep) continue;
+    const size_t kMaxFan = vclass[v] == kTileSide ? pts.size() : kMaxFreeFan;
     // Back round v to the outline edge v -> x, or all the way round (v is
     // inside the free space: a rectangle corner the outline does not have).
     const uint32_t start = t;
@@ -526,103 +534,33 @@ PolygonMap PolygonsFromGrid(const GridMap& grid) {
   return map;
 }
 
-absl::StatusOr<Navmesh> Navmesh::BuildFromGrid(const GridMap& grid,
-                                               const NavmeshBuildOptions& options,
-                                               const BuildBudget& budget) {
-  const double r = options.agent_radius;
-  if (!std::isfinite(r) || r < 0 || r > kMaxAgentRadius) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "build.navmesh.agent_radii: must be finite and in [0, ", kMaxAgentRadius, "], got ", r));
-  }
-  const char* polygon_only = options.max_edge_length != 0   ? "max_edge_length"
-                             : options.steiner_spacing != 0 ? "steiner_spacing"
-                             : options.obstacle_hulls       ? "obstacle_hulls"
-                                                            : nullptr;
-  if (polygon_only != nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "build.navmesh.", polygon_only,
-        ": applies to polygons and rects sources; grid maps are meshed exactly from their "
-        "cells"));
-  }
-  WF_RETURN_IF_ERROR(budget.Check());
-  Navmesh mesh;
-  mesh.agent_radius_ = r;
-  mesh.map_area_ = {0, 0, static_cast<double>(grid.width()), static_cast<double>(grid.height())};
-  absl::Time t0 = absl::Now();
-  const uint32_t w = grid.width(), h = grid.height();
 
-  // Every edge of an inflated blocked cell, and of the shrunk map border,
-  // lies on one of the coordinates i - r or i + r: the free space is a
-  // union of cells of the grid of those coordinates ("compressed cells";
-  // at radius 0, the map's own cells).
-  auto axis = [r](uint32_t n) {
-    std::vector<double> v;
-    for (uint32_t i = 0; i <= n; ++i) {
-      for (double c : {i - r, i + r}) {
-        if (c >= r && c <= n - r) v.push_back(c);
-      }
-    }
-    std::sort(v.begin(), v.end());
-    v.erase(std::unique(v.begin(), v.end(), [](double a, double b) { return b - a < 1e-9; }),
-            v.end());
-    return v;
+namespace navmesh_internal {
+
+absl::Status MeshGridTileCells(const std::vector<double>& xs, const std::vector<double>& ys,
+                               const std::vector<uint8_t>& blocked, GridTile& tile,
+                               NavmeshBuildStats& stats, const BuildBudget& budget) {
+  constexpr uint32_t kNone = Navmesh::kNone;
+  absl::Time t0 = absl::Now();
+  const size_t nx = tile.i1 - tile.i0, ny = tile.j1 - tile.j0;
+  const size_t rw = nx + 2;
+  const uint64_t row_keys = xs.size();
+  // Compressed cell (i, j) of the tile, -1 <= i <= nx, -1 <= j <= ny (the
+  // ring round it belongs to the neighbouring tiles or the map's outside).
+  auto is_blocked = [&](int64_t i, int64_t j) {
+    return blocked[size_t(j + 1) * rw + size_t(i + 1)] != 0;
   };
-  const std::vector<double> xs = axis(w), ys = axis(h);
-  if (xs.size() < 2 || ys.size() < 2) {  // the radius closes the whole map
-    mesh.Finish({});
-    return mesh;
-  }
-  const size_t nx = xs.size() - 1, ny = ys.size() - 1;
   // Budget checks every this many rows of compressed cells.
   constexpr size_t kRowsPerCheck = 64;
 
   // owner[j * nx + i]: the rectangle holding compressed cell (i, j), or
-  // kBlocked / kOpen (not yet covered).
-  constexpr uint32_t kBlocked = kNone, kOpen = kNone - 1;
+  // kBlocked / kOpen (not yet covered); kOutsideFree: a free cell of the
+  // ring, in another tile.
+  constexpr uint32_t kBlocked = kNone, kOpen = kNone - 1, kOutsideFree = kNone - 2;
   std::vector<uint32_t> owner(nx * ny);
-  if (r == 0) {
-    for (size_t c = 0; c < owner.size(); ++c) {
-      owner[c] = grid.IsFree(static_cast<uint32_t>(c)) ? kOpen : kBlocked;
-    }
-  } else {
-    // Blocked-cell prefix sums: is any blocked cell within the open square
-    // of half-side r around a point?
-    std::vector<uint32_t> prefix(size_t{w + 1} * (h + 1), 0);
-    for (uint32_t y = 0; y < h; ++y) {
-      for (uint32_t x = 0; x < w; ++x) {
-        prefix[size_t{y + 1} * (w + 1) + x + 1] = prefix[size_t{y} * (w + 1) + x + 1] +
-                                                  prefix[size_t{y + 1} * (w + 1) + x] -
-                                                  prefix[size_t{y} * (w + 1) + x] +
-                                                  (grid.IsFree(x, y) ? 0 : 1);
-      }
-    }
-    auto cell_range = [r](double c, uint32_t n, int64_t* lo, int64_t* hi) {
-      // Cells i with i < c + r and i + 1 > c - r.
-      *lo = std::max<int64_t>(0, static_cast<int64_t>(std::floor(c - r - 1)) + 1);
-      *hi = std::min<int64_t>(n - 1, static_cast<int64_t>(std::ceil(c + r)) - 1);
-    };
-    std::vector<int64_t> x_lo(nx), x_hi(nx);
-    for (size_t i = 0; i < nx; ++i) cell_range((xs[i] + xs[i + 1]) / 2, w, &x_lo[i], &x_hi[i]);
-    for (size_t j = 0; j < ny; ++j) {
-      if (j % kRowsPerCheck == 0) WF_RETURN_IF_ERROR(budget.Check());
-      int64_t y0, y1;
-      cell_range((ys[j] + ys[j + 1]) / 2, h, &y0, &y1);
-      for (size_t i = 0; i < nx; ++i) {
-        const int64_t x0 = x_lo[i], x1 = x_hi[i];
-        bool blocked = false;
-        if (x0 <= x1 && y0 <= y1) {
-          const size_t W = w + 1;
-          blocked = prefix[(y1 + 1) * W + x1 + 1] - prefix[y0 * W + x1 + 1] -
-                        prefix[(y1 + 1) * W + x0] + prefix[y0 * W + x0] >
-                    0;
-        }
-        owner[j * nx + i] = blocked ? kBlocked : kOpen;
-      }
-    }
+  for (size_t j = 0; j < ny; ++j) {
+    for (size_t i = 0; i < nx; ++i) owner[j * nx + i] = is_blocked(i, j) ? kBlocked : kOpen;
   }
-  mesh.stats_.clip_ms = absl::ToDoubleMilliseconds(absl::Now() - t0);
-  t0 = absl::Now();
-  WF_RETURN_IF_ERROR(budget.Check());
 
   // Greedy cover by rectangles, in one sweep down the rows: each open cell
   // not yet covered starts a rectangle as wide as its run of open cells,
@@ -661,26 +599,49 @@ absl::StatusOr<Navmesh> Navmesh::BuildFromGrid(const GridMap& grid,
   // Each rectangle's outline, clockwise on screen, with a vertex wherever
   // the owner across a side changes, so neighbours share whole edges; the
   // owner across each edge is its neighbour (read off the grid: no edge
-  // hashing).
-  auto at = [&](int64_t i, int64_t j) {
-    return i < 0 || j < 0 || i >= int64_t(nx) || j >= int64_t(ny) ? kBlocked
-                                                                    : owner[size_t(j) * nx + size_t(i)];
+  // hashing). Across the tile's border the ring's free and blocked cells
+  // differ too, so a vertex goes wherever the other side's outline meets
+  // the border line.
+  auto at = [&](int64_t i, int64_t j) -> uint32_t {
+    if (i >= 0 && j >= 0 && i < int64_t(nx) && j < int64_t(ny)) {
+      return owner[size_t(j) * nx + size_t(i)];
+    }
+    return is_blocked(i, j) ? kBlocked : kOutsideFree;
   };
+  std::vector<Point> pts;
   std::vector<uint32_t> vertex_ids((nx + 1) * (ny + 1), kNone);
+  std::vector<uint8_t> vclass;
+  // Which points of the tile's border both sides keep: the tile's corners
+  // and every point where the free space on either side begins or ends
+  // along the border line. Both tiles compute it from the same cells.
+  auto keep = [&](int64_t i, int64_t j) {
+    const bool vertical = i == 0 || i == int64_t(nx), horizontal = j == 0 || j == int64_t(ny);
+    if (vertical && horizontal) return true;
+    if (vertical) {
+      return is_blocked(i - 1, j - 1) != is_blocked(i - 1, j) ||
+             is_blocked(i, j - 1) != is_blocked(i, j);
+    }
+    return is_blocked(i - 1, j - 1) != is_blocked(i, j - 1) ||
+           is_blocked(i - 1, j) != is_blocked(i, j);
+  };
   auto vertex = [&](uint32_t i, uint32_t j) {
     uint32_t& id = vertex_ids[size_t{j} * (nx + 1) + i];
     if (id == kNone) {
-      id = static_cast<uint32_t>(mesh.vertices_.size());
-      mesh.vertices_.push_back({xs[i], ys[j]});
+      id = static_cast<uint32_t>(pts.size());
+      pts.push_back({xs[tile.i0 + i], ys[tile.j0 + j]});
+      tile.keys.push_back(uint64_t{tile.j0 + j} * row_keys + tile.i0 + i);
+      const bool border = i == 0 || j == 0 || i == nx || j == ny;
+      vclass.push_back(!border ? kFree : keep(i, j) ? kKeep : kTileSide);
     }
     return id;
   };
+  tile.keys.clear();
   std::vector<uint32_t> rect_start, verts, nbrs;
   rect_start.reserve(boxes.size() + 1);
   rect_start.assign(1, 0);
   verts.reserve(boxes.size() * 5);
   nbrs.reserve(boxes.size() * 5);
-  auto across = [](uint32_t o) { return o == kBlocked ? kNone : o; };
+  auto across = [](uint32_t o) { return o >= kOutsideFree ? kNone : o; };
   for (size_t b = 0; b < boxes.size(); ++b) {
     if (b % (kRowsPerCheck * 64) == 0) WF_RETURN_IF_ERROR(budget.Check());
     const Box& x = boxes[b];
@@ -722,14 +683,14 @@ absl::StatusOr<Navmesh> Navmesh::BuildFromGrid(const GridMap& grid,
   std::vector<uint32_t>().swap(vertex_ids);
   std::vector<uint32_t>().swap(owner);
   std::vector<Box>().swap(boxes);
-  mesh.stats_.clip_ms += absl::ToDoubleMilliseconds(absl::Now() - t0);
+  stats.clip_ms += absl::ToDoubleMilliseconds(absl::Now() - t0);
   t0 = absl::Now();
   WF_RETURN_IF_ERROR(budget.Check());
 
   // The rectangles cut into triangles, linked across rectangle sides (the
   // owner across each side is known; its matching side is found among its
   // few corners), then flipped to the constrained Delaunay triangulation
-  // of the outline.
+  // of the outline (the tile's border is part of it).
   const size_t rects = rect_start.size() - 1;
   std::vector<Tri> tris;
   tris.reserve(verts.size() - 2 * rects);
@@ -738,9 +699,8 @@ absl::StatusOr<Navmesh> Navmesh::BuildFromGrid(const GridMap& grid,
     std::vector<uint32_t> next, prev, ref;
     for (size_t b = 0; b < rects; ++b) {
       if (b % 65536 == 0) WF_RETURN_IF_ERROR(budget.Check());
-      TriangulateConvex(mesh.vertices_, verts.data() + rect_start[b],
-                        rect_start[b + 1] - rect_start[b], rect_start[b], tris, side_edge, next,
-                        prev, ref);
+      TriangulateConvex(pts, verts.data() + rect_start[b], rect_start[b + 1] - rect_start[b],
+                        rect_start[b], tris, side_edge, next, prev, ref);
     }
   }
   for (size_t b = 0; b < rects; ++b) {
@@ -763,16 +723,16 @@ absl::StatusOr<Navmesh> Navmesh::BuildFromGrid(const GridMap& grid,
   std::vector<uint32_t>().swap(verts);
   std::vector<uint32_t>().swap(nbrs);
   {
-    std::vector<uint32_t> vtri(mesh.vertices_.size(), kNoTri);
+    std::vector<uint32_t> vtri(pts.size(), kNoTri);
     for (uint32_t t = 0; t < tris.size(); ++t) {
       for (uint32_t x : tris[t].v) vtri[x] = t;
     }
-    DelaunayFlipper flipper(mesh.vertices_, tris, vtri);
+    DelaunayFlipper flipper(pts, tris, vtri);
     flipper.PushAll();
     WF_RETURN_IF_ERROR(flipper.Run(budget));
-    WF_RETURN_IF_ERROR(RemoveNonCornerVertices(mesh.vertices_, tris, vtri, flipper, budget));
+    WF_RETURN_IF_ERROR(RemoveNonCornerVertices(pts, tris, vtri, flipper, vclass, budget));
   }
-  mesh.stats_.triangulate_ms = absl::ToDoubleMilliseconds(absl::Now() - t0);
+  stats.triangulate_ms += absl::ToDoubleMilliseconds(absl::Now() - t0);
   t0 = absl::Now();
 
   // Triangles merged into convex polygons of at most 5 corners. Measured on
@@ -784,29 +744,28 @@ absl::StatusOr<Navmesh> Navmesh::BuildFromGrid(const GridMap& grid,
   // alone is fast to build but ranks corridors worse and leaves the vertex
   // search only axis-aligned hops.
   WF_ASSIGN_OR_RETURN(MergedMesh merged,
-                      MergeTriangles(mesh.vertices_, std::move(tris), kGridMeshMaxCorners, budget));
-  mesh.poly_start_ = std::move(merged.start);
-  mesh.poly_verts_ = std::move(merged.verts);
+                      MergeTriangles(pts, std::move(tris), kGridMeshMaxCorners, budget));
+  tile.start = std::move(merged.start);
+  tile.verts = std::move(merged.verts);
+  tile.neighbours = std::move(merged.neighbours);
   {
     // Drop the vertices no polygon uses (the removed wall points).
-    std::vector<uint32_t> renumber(mesh.vertices_.size(), kNone);
-    for (uint32_t x : mesh.poly_verts_) renumber[x] = 0;
+    std::vector<uint32_t> renumber(pts.size(), kNone);
+    for (uint32_t x : tile.verts) renumber[x] = 0;
     uint32_t used = 0;
     for (size_t x = 0; x < renumber.size(); ++x) {
       if (renumber[x] == kNone) continue;
       renumber[x] = used;
-      mesh.vertices_[used++] = mesh.vertices_[x];
+      tile.keys[used++] = tile.keys[x];
     }
-    mesh.vertices_.resize(used);
-    mesh.vertices_.shrink_to_fit();
-    for (uint32_t& x : mesh.poly_verts_) x = renumber[x];
+    tile.keys.resize(used);
+    tile.keys.shrink_to_fit();
+    for (uint32_t& x : tile.verts) x = renumber[x];
   }
-  mesh.poly_neighbours_ = std::move(merged.neighbours);
-  WF_RETURN_IF_ERROR(budget.Check());
-  mesh.FinishLinked();
-  mesh.stats_.link_ms = absl::ToDoubleMilliseconds(absl::Now() - t0);
-  WF_RETURN_IF_ERROR(budget.Check());
-  return mesh;
+  stats.link_ms += absl::ToDoubleMilliseconds(absl::Now() - t0);
+  return absl::OkStatus();
 }
+
+}  // namespace navmesh_internal
 
 }  // namespace wayfinder

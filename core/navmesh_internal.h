@@ -52,6 +52,15 @@ std::vector<std::vector<uint32_t>> MergeConvex(const std::vector<Point>& vs,
                                                std::vector<std::vector<uint32_t>> polys,
                                                size_t max_vertices);
 
+// Meshes the free compressed cells [tile.i0, tile.i1) x [tile.j0, tile.j1)
+// of the axes xs, ys (navmesh_from_grid.cc) into tile's polygons.
+// blocked: (i1 - i0 + 2) x (j1 - j0 + 2) flags, row-major, for the cells
+// [i0 - 1, i1 + 1) x [j0 - 1, j1 + 1) (beyond the axes: blocked). Adds its
+// stage times to `stats`.
+absl::Status MeshGridTileCells(const std::vector<double>& xs, const std::vector<double>& ys,
+                               const std::vector<uint8_t>& blocked, GridTile& tile,
+                               NavmeshBuildStats& stats, const BuildBudget& budget);
+
 }  // namespace wayfinder::navmesh_internal
 
 #endif  // WAYFINDER_CORE_NAVMESH_INTERNAL_H_

@@ -25,6 +25,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "core/cell_rect.h"
 #include "core/line_of_sight.h"
 #include "core/navmesh.h"
 #include "tests/bench/detour_baseline.h"
@@ -43,6 +44,13 @@ ABSL_FLAG(std::vector<std::string>, skip, {},
 ABSL_FLAG(bool, grid_triangles, false,
           "mesh grids through the polygon pipeline (outlines, CGAL triangles) instead of "
           "rectangles");
+ABSL_FLAG(std::vector<std::string>, tile_cells, {},
+          "instead of the Detour table, compare grid meshes built in tiles of these sides "
+          "(cells) with one tile: polygons, build time, query time and path lengths, as ratios");
+ABSL_FLAG(std::vector<std::string>, update_sizes, {},
+          "instead of the Detour table, time Navmesh::UpdateFromGrid for an 8x8 block placed and "
+          "removed on seeded N x N grids of these sides against a fresh BuildFromGrid");
+ABSL_FLAG(int, update_edits, 200, "blocks placed (and removed) per --update_sizes grid");
 ABSL_FLAG(bool, show_longer, false,
           "print scenarios where Wayfinder's path is over 2% longer than Detour's");
 
@@ -229,6 +237,257 @@ int RunMovingAi(int sample, uint64_t* invalid) {
   return 0;
 }
 
+double Percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<size_t>(q * (v.size() - 1) + 0.5))];
+}
+
+// Sides without a neighbour that have mesh just beyond their midpoint (an
+// unlinked seam or a T-junction); 0 on a sound mesh.
+uint64_t OpenSeams(const wayfinder::Navmesh& mesh) {
+  uint64_t open = 0;
+  for (uint32_t p = 0; p < mesh.num_polygons(); ++p) {
+    const auto v = mesh.polygon(p);
+    const auto nb = mesh.neighbours(p);
+    for (size_t k = 0; k < v.size(); ++k) {
+      if (nb[k] != wayfinder::Navmesh::kNone) continue;
+      const wayfinder::Point a = mesh.vertices()[v[k]], b = mesh.vertices()[v[(k + 1) % v.size()]];
+      const double len = std::hypot(b.x - a.x, b.y - a.y);
+      const wayfinder::Point out{(a.x + b.x) / 2 + 1e-4 * (b.y - a.y) / len,
+                                 (a.y + b.y) / 2 - 1e-4 * (b.x - a.x) / len};
+      if (mesh.Locate(out) != wayfinder::Navmesh::kNone) {
+        if (open < 5) {
+          std::fprintf(stderr, "open seam: polygon %u side (%g, %g)-(%g, %g)\n", p, a.x, a.y,
+                       b.x, b.y);
+        }
+        ++open;
+      }
+    }
+  }
+  return open;
+}
+
+// Grid meshes in tiles against one tile (today's untiled mesh), same run.
+int RunTiles(int sample, const std::vector<std::string>& tile_sides, uint64_t* invalid) {
+  auto maps = wayfinder::reference::LoadMovingAi(
+      std::filesystem::path(absl::GetFlag(FLAGS_data_dir)) / "movingai", absl::GetFlag(FLAGS_filter));
+  if (!maps.ok()) {
+    std::fprintf(stderr, "wayfinder-navbench: %s (--data_dir)\n", maps.status().ToString().c_str());
+    return 2;
+  }
+  std::printf("Grid NAVMESH in tiles against one tile, Moving AI maps, every %dth scenario, "
+              "radius 0; ratios tiled / untiled (build: best of 3; µs: CORRIDOR+FUNNEL and "
+              "ANY_ANGLE per query; FUNNEL length: sum of lengths, and the largest ratio of one "
+              "path; ANY_ANGLE: largest relative difference of one path).\n\n",
+              sample);
+  std::printf("| map | tile | polygons | untiled | ratio | build ms | untiled | ratio |"
+              " FUNNEL µs ratio | ANY_ANGLE µs ratio | FUNNEL length ratio | FUNNEL max |"
+              " ANY_ANGLE max rel diff | reachability differs | invalid paths + open seams |\n");
+  std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  wayfinder::NavmeshSearchScratch scratch;
+  struct Totals {
+    double polys = 0, polys0 = 0, build = 0, build0 = 0, fus = 0, fus0 = 0, aus = 0, aus0 = 0,
+           flen = 0, flen0 = 0, fmax = 0, amax = 0;
+    uint64_t differs = 0, bad = 0;
+  };
+  std::vector<Totals> totals(tile_sides.size());
+  auto build = [](const wayfinder::GridMap& grid, uint32_t tile, double* ms) {
+    wayfinder::NavmeshBuildOptions options;
+    options.grid_tile_cells = tile;
+    absl::StatusOr<wayfinder::Navmesh> best;
+    *ms = 1e300;
+    for (int rep = 0; rep < 3; ++rep) {
+      auto t0 = Clock::now();
+      auto mesh = wayfinder::Navmesh::BuildFromGrid(grid, options);
+      *ms = std::min(*ms, MicrosSince(t0) / 1000);
+      best = std::move(mesh);
+    }
+    return best;
+  };
+  for (const auto& m : *maps) {
+    double ms0 = 0;
+    auto whole = build(*m.grid, 0, &ms0);
+    if (!whole.ok()) {
+      std::fprintf(stderr, "%s: %s\n", m.name.c_str(), whole.status().ToString().c_str());
+      return 2;
+    }
+    for (size_t s = 0; s < tile_sides.size(); ++s) {
+      const uint32_t tile = static_cast<uint32_t>(std::stoul(tile_sides[s]));
+      double ms = 0;
+      auto tiled = build(*m.grid, tile, &ms);
+      if (!tiled.ok()) {
+        std::fprintf(stderr, "%s: %s\n", m.name.c_str(), tiled.status().ToString().c_str());
+        return 2;
+      }
+      Totals t;
+      t.bad += OpenSeams(*tiled);
+      t.polys = tiled->num_polygons();
+      t.polys0 = whole->num_polygons();
+      t.build = ms;
+      t.build0 = ms0;
+      for (size_t k = 0; k < m.problems.size(); k += sample) {
+        const auto& p = m.problems[k];
+        wayfinder::PathRequest req;
+        req.start = {p.start_x + 0.5, p.start_y + 0.5};
+        req.goal = {p.goal_x + 0.5, p.goal_y + 0.5};
+        req.smoothing = wayfinder::Smoothing::kFunnel;
+        double len[2][2] = {{-1, -1}, {-1, -1}};  // [untiled, tiled][funnel, any-angle]
+        for (int which = 0; which < 2; ++which) {
+          const wayfinder::Navmesh& mesh = which == 0 ? *whole : *tiled;
+          for (int method = 0; method < 2; ++method) {
+            wayfinder::NavmeshPathOptions options;
+            options.method = method == 0 ? wayfinder::NavmeshMethod::kCorridor
+                                         : wayfinder::NavmeshMethod::kAnyAngle;
+            const auto q0 = Clock::now();
+            auto r = wayfinder::FindNavmeshPath(mesh, req, options, wayfinder::SearchBudget(),
+                                                scratch);
+            const double us = MicrosSince(q0);
+            (method == 0 ? (which == 0 ? t.fus0 : t.fus) : (which == 0 ? t.aus0 : t.aus)) += us;
+            if (!r.ok() && t.differs < 3) {
+              std::fprintf(stderr, "%s (%u,%u)->(%u,%u) %s %s: %s\n", m.name.c_str(), p.start_x,
+                           p.start_y, p.goal_x, p.goal_y, which == 0 ? "untiled" : "tiled",
+                           method == 0 ? "FUNNEL" : "ANY_ANGLE", r.status().ToString().c_str());
+            }
+            if (r.ok() && r->status == wayfinder::PathStatus::kFound) {
+              len[which][method] = r->length;
+              if (which == 1 && !wayfinder::PathInFreeSpace(*m.grid, r->waypoints)) ++t.bad;
+            }
+          }
+        }
+        for (int method = 0; method < 2; ++method) {
+          if ((len[0][method] < 0) != (len[1][method] < 0)) {
+            if (t.differs < 3) {
+              std::fprintf(stderr, "%s (%u,%u)->(%u,%u) %s: untiled %g tiled %g\n",
+                           m.name.c_str(), p.start_x, p.start_y, p.goal_x, p.goal_y,
+                           method == 0 ? "FUNNEL" : "ANY_ANGLE", len[0][method], len[1][method]);
+            }
+            ++t.differs;
+          }
+        }
+        if (len[0][0] > 0 && len[1][0] > 0) {
+          t.flen0 += len[0][0];
+          t.flen += len[1][0];
+          t.fmax = std::max(t.fmax, len[1][0] / len[0][0]);
+        }
+        if (len[0][1] > 0 && len[1][1] > 0) {
+          t.amax = std::max(t.amax, std::abs(len[1][1] - len[0][1]) / len[0][1]);
+        }
+      }
+      std::printf("| %s | %u | %.0f | %.0f | %.3f | %.1f | %.1f | %.3f | %.3f | %.3f | %.6f | "
+                  "%.4f | %.2e | %llu | %llu |\n",
+                  m.name.c_str(), tile, t.polys, t.polys0, t.polys / t.polys0, t.build, t.build0,
+                  t.build / t.build0, t.fus / t.fus0, t.aus / t.aus0, t.flen / t.flen0, t.fmax,
+                  t.amax, static_cast<unsigned long long>(t.differs),
+                  static_cast<unsigned long long>(t.bad));
+      std::fflush(stdout);
+      Totals& a = totals[s];
+      a.polys += t.polys;
+      a.polys0 += t.polys0;
+      a.build += t.build;
+      a.build0 += t.build0;
+      a.fus += t.fus;
+      a.fus0 += t.fus0;
+      a.aus += t.aus;
+      a.aus0 += t.aus0;
+      a.flen += t.flen;
+      a.flen0 += t.flen0;
+      a.fmax = std::max(a.fmax, t.fmax);
+      a.amax = std::max(a.amax, t.amax);
+      a.differs += t.differs;
+      a.bad += t.bad;
+      *invalid += t.bad;
+    }
+  }
+  for (size_t s = 0; s < tile_sides.size(); ++s) {
+    const Totals& a = totals[s];
+    std::printf("| **all** | %s | %.0f | %.0f | %.3f | %.1f | %.1f | %.3f | %.3f | %.3f | %.6f | "
+                "%.4f | %.2e | %llu | %llu |\n",
+                tile_sides[s].c_str(), a.polys, a.polys0, a.polys / a.polys0, a.build, a.build0,
+                a.build / a.build0, a.fus / a.fus0, a.aus / a.aus0, a.flen / a.flen0, a.fmax,
+                a.amax, static_cast<unsigned long long>(a.differs),
+                static_cast<unsigned long long>(a.bad));
+  }
+  std::printf("\n");
+  return 0;
+}
+
+// UpdateFromGrid for an 8x8 block placed and removed against a fresh build,
+// on seeded N x N grids (random blocked rectangles of 1..16 cells a side
+// over about 20% of the map), default tiles.
+int RunUpdates(const std::vector<std::string>& sizes, int edits) {
+  std::printf("Grid NAVMESH edits: an 8x8 block placed then removed at a random place, %d "
+              "times, on seeded N x N grids (random rectangles, ~20%% blocked), tiles of %u "
+              "cells; UpdateFromGrid against a fresh BuildFromGrid (median of 3 builds), ms.\n\n",
+              edits, wayfinder::NavmeshBuildOptions{}.grid_tile_cells);
+  std::printf("| grid | radius | polygons | fresh build ms | update median ms | update p99 ms |"
+              " median / build | tiles rebuilt (mean) |\n");
+  std::printf("|---|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (const std::string& size : sizes) {
+    const uint32_t n = static_cast<uint32_t>(std::stoul(size));
+    std::mt19937 rng(n);
+    std::vector<uint8_t> base(size_t{n} * n, 0);
+    std::uniform_int_distribution<uint32_t> side(1, 8), pos(0, n - 1);
+    for (size_t covered = 0; covered < base.size() / 5;) {
+      const uint32_t x = pos(rng), y = pos(rng), w = side(rng), h = side(rng);
+      for (uint32_t j = y; j < std::min(n, y + h); ++j) {
+        for (uint32_t i = x; i < std::min(n, x + w); ++i) {
+          uint8_t& c = base[size_t{j} * n + i];
+          covered += c == 0;
+          c = wayfinder::GridMap::kBlocked;
+        }
+      }
+    }
+    for (double radius : {0.0, 1.0}) {
+      wayfinder::NavmeshBuildOptions options;
+      options.agent_radius = radius;
+      auto grid = wayfinder::GridMap::Create(n, n, base);
+      std::vector<double> builds;
+      absl::StatusOr<wayfinder::Navmesh> mesh;
+      for (int rep = 0; rep < 3; ++rep) {
+        const auto t0 = Clock::now();
+        mesh = wayfinder::Navmesh::BuildFromGrid(*grid, options);
+        builds.push_back(MicrosSince(t0) / 1000);
+      }
+      if (!mesh.ok()) {
+        std::fprintf(stderr, "%u: %s\n", n, mesh.status().ToString().c_str());
+        return 2;
+      }
+      std::vector<double> updates;
+      double tiles = 0;
+      std::uniform_int_distribution<uint32_t> at(0, n - 8);
+      for (int e = 0; e < edits; ++e) {
+        const uint32_t x = at(rng), y = at(rng);
+        const wayfinder::CellRect rect{x, y, x + 8, y + 8};
+        for (int placed = 1; placed >= 0; --placed) {
+          std::vector<uint8_t> cells = base;
+          if (placed) {
+            for (uint32_t j = y; j < y + 8; ++j) {
+              std::fill_n(cells.begin() + size_t{j} * n + x, 8, wayfinder::GridMap::kBlocked);
+            }
+          }
+          grid = wayfinder::GridMap::Create(n, n, std::move(cells));
+          const auto t0 = Clock::now();
+          const absl::Status st = mesh->UpdateFromGrid(*grid, rect);
+          updates.push_back(MicrosSince(t0) / 1000);
+          tiles += mesh->last_update_tiles();
+          if (!st.ok()) {
+            std::fprintf(stderr, "%u: %s\n", n, st.ToString().c_str());
+            return 2;
+          }
+        }
+      }
+      const double build_ms = Percentile(builds, 0.5), median = Percentile(updates, 0.5);
+      std::printf("| %u² | %g | %zu | %.1f | %.2f | %.2f | %.3f | %.1f |\n", n, radius,
+                  mesh->num_polygons(), build_ms, median, Percentile(updates, 0.99),
+                  median / build_ms, tiles / updates.size());
+      std::fflush(stdout);
+    }
+  }
+  std::printf("\n");
+  return 0;
+}
+
 void RunPolygonWorlds(int worlds, int queries, uint64_t* invalid) {
   std::printf("NAVMESH on seeded polygon worlds (100 x 100, 20 concave obstacles that may "
               "overlap and cross the border), %d worlds x %d queries; ratio = length / exact "
@@ -316,6 +575,19 @@ int main(int argc, char** argv) {
       "seeded polygon worlds (against exact shortest paths).");
   absl::ParseCommandLine(argc, argv);
   uint64_t invalid = 0;
+  const std::vector<std::string> tiles = absl::GetFlag(FLAGS_tile_cells);
+  const std::vector<std::string> updates = absl::GetFlag(FLAGS_update_sizes);
+  if (!tiles.empty() || !updates.empty()) {
+    if (!tiles.empty()) {
+      if (int rc = RunTiles(std::max(1, absl::GetFlag(FLAGS_sample)), tiles, &invalid); rc != 0) {
+        return rc;
+      }
+    }
+    if (!updates.empty()) {
+      if (int rc = RunUpdates(updates, absl::GetFlag(FLAGS_update_edits)); rc != 0) return rc;
+    }
+    return invalid == 0 ? 0 : 1;
+  }
   if (const int sample = absl::GetFlag(FLAGS_sample); sample > 0) {
     if (int rc = RunMovingAi(sample, &invalid); rc != 0) return rc;
   }

@@ -1,0 +1,356 @@
+// NAVMESH in tiles: a tiled grid mesh covers the same free space as one
+// tile and its any-angle paths are as short (the seams are invisible), and
+// Navmesh::UpdateFromGrid after any sequence of edits leaves the mesh equal
+// to a fresh tiled build of the final raster: the same polygons (as vertex
+// rings), the same links, the same path lengths.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "core/cell_rect.h"
+#include "core/grid_map.h"
+#include "core/navmesh.h"
+#include "core/search_budget.h"
+
+namespace wayfinder {
+namespace {
+
+using Ring = std::vector<std::pair<double, double>>;
+
+// Polygon p as its ring of points, started at its smallest point.
+Ring CanonicalRing(const Navmesh& mesh, uint32_t p) {
+  Ring ring;
+  for (uint32_t v : mesh.polygon(p)) ring.push_back({mesh.vertices()[v].x, mesh.vertices()[v].y});
+  std::rotate(ring.begin(), std::min_element(ring.begin(), ring.end()), ring.end());
+  return ring;
+}
+
+// The mesh as sorted rings and sorted links (rank of the ring, side's
+// first point, rank of the ring across), independent of polygon and vertex
+// numbering.
+struct MeshShape {
+  std::vector<Ring> rings;
+  std::vector<std::tuple<uint32_t, double, double, uint32_t>> links;
+  bool operator==(const MeshShape&) const = default;
+};
+MeshShape Shape(const Navmesh& mesh) {
+  MeshShape s;
+  const uint32_t n = static_cast<uint32_t>(mesh.num_polygons());
+  std::vector<Ring> by_polygon(n);
+  std::vector<uint32_t> order(n), rank(n);
+  for (uint32_t p = 0; p < n; ++p) {
+    by_polygon[p] = CanonicalRing(mesh, p);
+    order[p] = p;
+  }
+  std::sort(order.begin(), order.end(),
+            [&](uint32_t a, uint32_t b) { return by_polygon[a] < by_polygon[b]; });
+  for (uint32_t i = 0; i < n; ++i) {
+    rank[order[i]] = i;
+    s.rings.push_back(std::move(by_polygon[order[i]]));
+  }
+  for (uint32_t p = 0; p < n; ++p) {
+    const auto v = mesh.polygon(p);
+    const auto nb = mesh.neighbours(p);
+    for (size_t k = 0; k < v.size(); ++k) {
+      if (nb[k] == Navmesh::kNone) continue;
+      s.links.emplace_back(rank[p], mesh.vertices()[v[k]].x, mesh.vertices()[v[k]].y, rank[nb[k]]);
+    }
+  }
+  std::sort(s.links.begin(), s.links.end());
+  return s;
+}
+
+// Every link is mutual and every side without one is a wall: just outside
+// its midpoint there is no mesh (a side left unlinked on a tile border, or
+// a T-junction, would have mesh beyond it).
+void ExpectSeamless(const Navmesh& mesh, const std::string& where) {
+  for (uint32_t p = 0; p < mesh.num_polygons(); ++p) {
+    const auto v = mesh.polygon(p);
+    const auto nb = mesh.neighbours(p);
+    for (size_t k = 0; k < v.size(); ++k) {
+      const Point a = mesh.vertices()[v[k]], b = mesh.vertices()[v[(k + 1) % v.size()]];
+      if (nb[k] != Navmesh::kNone) {
+        const auto w = mesh.polygon(nb[k]);
+        const auto wn = mesh.neighbours(nb[k]);
+        bool back = false;
+        for (size_t j = 0; j < w.size(); ++j) {
+          back |= w[j] == v[(k + 1) % v.size()] && w[(j + 1) % w.size()] == v[k] && wn[j] == p;
+        }
+        ASSERT_TRUE(back) << where << ": link " << p << " -> " << nb[k] << " is not mutual";
+        continue;
+      }
+      // Outward normal of a positive-turn polygon's side (a, b): (dy, -dx).
+      const double len = std::hypot(b.x - a.x, b.y - a.y);
+      const Point out{(a.x + b.x) / 2 + 1e-4 * (b.y - a.y) / len,
+                      (a.y + b.y) / 2 - 1e-4 * (b.x - a.x) / len};
+      ASSERT_EQ(mesh.Locate(out), Navmesh::kNone)
+          << where << ": polygon " << p << " side (" << a.x << ", " << a.y << ")-(" << b.x << ", "
+          << b.y << ") has no neighbour but mesh beyond it";
+    }
+  }
+}
+
+Point RandomPointOnMesh(const Navmesh& mesh, double w, double h, std::mt19937& rng) {
+  std::uniform_real_distribution<double> ux(0, w), uy(0, h);
+  for (int tries = 0; tries < 200; ++tries) {
+    const Point p{ux(rng), uy(rng)};
+    if (mesh.Locate(p) != Navmesh::kNone) return p;
+  }
+  return {-1, -1};
+}
+
+// Path lengths (FUNNEL, ANY_ANGLE; -1 unreachable) between `pairs`.
+std::vector<double> Lengths(const Navmesh& mesh, const std::vector<std::pair<Point, Point>>& pairs) {
+  NavmeshSearchScratch scratch;
+  std::vector<double> out;
+  for (const auto& [s, g] : pairs) {
+    for (NavmeshMethod method : {NavmeshMethod::kCorridor, NavmeshMethod::kAnyAngle}) {
+      PathRequest req;
+      req.start = s;
+      req.goal = g;
+      req.smoothing = Smoothing::kFunnel;
+      NavmeshPathOptions options;
+      options.method = method;
+      auto r = FindNavmeshPath(mesh, req, options, SearchBudget(), scratch);
+      out.push_back(!r.ok() ? -2 : r->status == PathStatus::kFound ? r->length : -1);
+    }
+  }
+  return out;
+}
+
+void ExpectSameLengths(const std::vector<double>& a, const std::vector<double>& b,
+                       const std::string& where) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    ASSERT_NEAR(a[i], b[i], 1e-9 * std::max(1.0, std::abs(b[i])))
+        << where << ": pair " << i / 2 << (i % 2 == 0 ? " FUNNEL" : " ANY_ANGLE");
+  }
+}
+
+std::vector<uint8_t> RandomRaster(uint32_t w, uint32_t h, double density, std::mt19937& rng) {
+  std::vector<uint8_t> cells(size_t{w} * h, 0);
+  std::bernoulli_distribution blocked(density);
+  for (uint8_t& c : cells) c = blocked(rng) ? GridMap::kBlocked : 0;
+  // A few walls with gaps, so that rooms and long corridors cross tiles.
+  std::uniform_int_distribution<uint32_t> ux(0, w - 1), uy(0, h - 1);
+  for (int k = 0; k < 6; ++k) {
+    const uint32_t x = ux(rng), y = uy(rng);
+    for (uint32_t i = 0; i < w; ++i) {
+      if (i % 13 != 5) cells[size_t{y} * w + i] = GridMap::kBlocked;
+    }
+    for (uint32_t j = 0; j < h; ++j) {
+      if (j % 11 != 3) cells[size_t{j} * w + x] = GridMap::kBlocked;
+    }
+  }
+  return cells;
+}
+
+TEST(NavmeshTilesTest, TiledMeshCoversTheSameFreeSpaceWithEqualAnyAnglePaths) {
+  std::mt19937 rng(21);
+  for (int round = 0; round < 24; ++round) {
+    const uint32_t w = 20 + rng() % 60, h = 20 + rng() % 60;
+    const double r = std::vector<double>{0, 0.5, 1, 1.5, 2.25}[round % 5];
+    auto grid = GridMap::Create(w, h, RandomRaster(w, h, 0.1 + 0.05 * (round % 4), rng));
+    ASSERT_TRUE(grid.ok());
+    NavmeshBuildOptions whole;
+    whole.agent_radius = r;
+    whole.grid_tile_cells = 0;
+    NavmeshBuildOptions tiled = whole;
+    tiled.grid_tile_cells = 8 + rng() % 12;
+    auto a = Navmesh::BuildFromGrid(*grid, whole);
+    auto b = Navmesh::BuildFromGrid(*grid, tiled);
+    ASSERT_TRUE(a.ok() && b.ok());
+    const std::string where = "round " + std::to_string(round) + " r " + std::to_string(r) +
+                              " tile " + std::to_string(tiled.grid_tile_cells);
+    EXPECT_NEAR(a->area(), b->area(), 1e-6) << where;
+    ASSERT_NO_FATAL_FAILURE(ExpectSeamless(*b, where));
+    std::vector<std::pair<Point, Point>> pairs;
+    for (int k = 0; k < 30; ++k) {
+      pairs.emplace_back(RandomPointOnMesh(*a, w, h, rng), RandomPointOnMesh(*a, w, h, rng));
+    }
+    const std::vector<double> la = Lengths(*a, pairs), lb = Lengths(*b, pairs);
+    for (size_t i = 0; i < la.size(); ++i) {
+      if (i % 2 == 1) {
+        ASSERT_NEAR(la[i], lb[i], 1e-9 * std::max(1.0, la[i])) << where << " ANY_ANGLE pair " << i / 2;
+      } else {
+        ASSERT_EQ(la[i] < 0, lb[i] < 0) << where << " FUNNEL reachability pair " << i / 2;
+      }
+    }
+  }
+}
+
+// Lattice mazes cut by tile borders: many cone edges graze wall corners in
+// line with tile-border points. ANY_ANGLE on the tiled mesh must find the
+// same lengths as on one tile (it once lost corners there: longer paths,
+// and goals found unreachable).
+TEST(NavmeshTilesTest, TiledMazesKeepAnyAngleLengthsAndReachability) {
+  std::mt19937 rng(7);
+  int compared = 0;
+  for (int round = 0; round < 400; ++round) {
+    const uint32_t w = 12 + rng() % 30, h = 12 + rng() % 30;
+    std::vector<uint8_t> cells(size_t{w} * h, 0);
+    const uint32_t step = 2 + rng() % 4;
+    for (uint32_t y = 0; y < h; ++y) {
+      for (uint32_t x = 0; x < w; ++x) {
+        if ((x % step == 0 || y % step == 0) && rng() % 3 != 0) {
+          cells[size_t{y} * w + x] = GridMap::kBlocked;
+        }
+      }
+    }
+    auto grid = GridMap::Create(w, h, cells);
+    ASSERT_TRUE(grid.ok());
+    NavmeshBuildOptions whole;
+    whole.grid_tile_cells = 0;
+    NavmeshBuildOptions tiled;
+    tiled.grid_tile_cells = 4 + rng() % 8;
+    auto a = Navmesh::BuildFromGrid(*grid, whole);
+    auto b = Navmesh::BuildFromGrid(*grid, tiled);
+    ASSERT_TRUE(a.ok() && b.ok());
+    std::vector<std::pair<Point, Point>> pairs;
+    for (int k = 0; k < 40; ++k) {
+      const uint32_t sx = rng() % w, sy = rng() % h, gx = rng() % w, gy = rng() % h;
+      if (grid->IsFree(sx, sy) && grid->IsFree(gx, gy)) {
+        pairs.push_back({{sx + 0.5, sy + 0.5}, {gx + 0.5, gy + 0.5}});
+      }
+    }
+    const std::vector<double> la = Lengths(*a, pairs), lb = Lengths(*b, pairs);
+    for (size_t i = 1; i < la.size(); i += 2) {
+      ++compared;
+      ASSERT_NEAR(la[i], lb[i], 1e-9 * std::max(1.0, la[i]))
+          << "round " << round << " tile " << tiled.grid_tile_cells << " ANY_ANGLE ("
+          << pairs[i / 2].first.x << ", " << pairs[i / 2].first.y << ") -> ("
+          << pairs[i / 2].second.x << ", " << pairs[i / 2].second.y << ")";
+    }
+  }
+  EXPECT_GT(compared, 4000);
+}
+
+// Random edits: 8x8 blocks placed and removed, single cells flipped, edits
+// straddling tile borders and on the map's edges; after every one the
+// updated mesh is compared with a fresh build.
+void RunEdits(double radius, int steps, uint32_t seed) {
+  constexpr uint32_t kW = 100, kH = 76, kTile = 32;
+  std::mt19937 rng(seed);
+  std::vector<uint8_t> base = RandomRaster(kW, kH, 0.08, rng);
+  std::vector<CellRect> blocks;
+  auto effective = [&] {
+    std::vector<uint8_t> cells = base;
+    for (const CellRect& b : blocks) {
+      for (uint32_t y = b.y0; y < b.y1; ++y) {
+        for (uint32_t x = b.x0; x < b.x1; ++x) cells[size_t{y} * kW + x] = GridMap::kBlocked;
+      }
+    }
+    return cells;
+  };
+  NavmeshBuildOptions options;
+  options.agent_radius = radius;
+  options.grid_tile_cells = kTile;
+  auto grid = GridMap::Create(kW, kH, effective());
+  ASSERT_TRUE(grid.ok());
+  auto mesh = Navmesh::BuildFromGrid(*grid, options);
+  ASSERT_TRUE(mesh.ok());
+  ASSERT_GT(mesh->num_tiles(), 6u);
+  // A coordinate near a tile border, on a map edge or anywhere, for a
+  // rectangle of side `side` on an axis of `n` cells.
+  auto pick = [&](uint32_t n, uint32_t side) {
+    const uint32_t kind = rng() % 4;
+    int64_t c;
+    if (kind == 0) {
+      c = int64_t(kTile) * (1 + rng() % ((n - 1) / kTile)) - int64_t(rng() % (side + 1));
+    } else if (kind == 1) {
+      c = rng() % 2 == 0 ? 0 : int64_t(n) - side;
+    } else {
+      c = rng() % (n - side + 1);
+    }
+    return static_cast<uint32_t>(std::clamp<int64_t>(c, 0, n - side));
+  };
+  size_t rebuilt = 0;
+  for (int step = 0; step < steps; ++step) {
+    CellRect changed{};
+    const uint32_t kind = rng() % 10;
+    if (kind < 4 || (kind < 6 && blocks.empty())) {  // place an 8x8 block
+      const uint32_t x = pick(kW, 8), y = pick(kH, 8);
+      changed = {x, y, x + 8, y + 8};
+      blocks.push_back(changed);
+    } else if (kind < 7) {  // remove one
+      const size_t i = rng() % blocks.size();
+      changed = blocks[i];
+      blocks.erase(blocks.begin() + i);
+    } else if (kind < 9) {  // flip one cell of the base
+      const uint32_t x = pick(kW, 1), y = pick(kH, 1);
+      uint8_t& c = base[size_t{y} * kW + x];
+      c = c == GridMap::kBlocked ? 0 : GridMap::kBlocked;
+      changed = {x, y, x + 1, y + 1};
+    } else {  // repaint a larger rectangle of the base
+      const uint32_t cw = 1 + rng() % 24, ch = 1 + rng() % 24;
+      const uint32_t x = pick(kW, cw), y = pick(kH, ch);
+      std::bernoulli_distribution blocked(0.2);
+      for (uint32_t j = y; j < y + ch; ++j) {
+        for (uint32_t i = x; i < x + cw; ++i) {
+          base[size_t{j} * kW + i] = blocked(rng) ? GridMap::kBlocked : 0;
+        }
+      }
+      changed = {x, y, x + cw, y + ch};
+    }
+    grid = GridMap::Create(kW, kH, effective());
+    ASSERT_TRUE(grid.ok());
+    ASSERT_TRUE(mesh->UpdateFromGrid(*grid, changed).ok());
+    rebuilt += mesh->last_update_tiles();
+    auto fresh = Navmesh::BuildFromGrid(*grid, options);
+    ASSERT_TRUE(fresh.ok());
+    const std::string where = "r " + std::to_string(radius) + " step " + std::to_string(step) +
+                              " changed [" + std::to_string(changed.x0) + ", " +
+                              std::to_string(changed.x1) + ") x [" + std::to_string(changed.y0) +
+                              ", " + std::to_string(changed.y1) + ")";
+    ASSERT_EQ(mesh->num_polygons(), fresh->num_polygons()) << where;
+    ASSERT_TRUE(Shape(*mesh) == Shape(*fresh)) << where << ": polygons or links differ";
+    ASSERT_EQ(mesh->num_components(), fresh->num_components()) << where;
+    std::vector<std::pair<Point, Point>> pairs;
+    for (int k = 0; k < 3; ++k) {
+      pairs.emplace_back(RandomPointOnMesh(*fresh, kW, kH, rng),
+                         RandomPointOnMesh(*fresh, kW, kH, rng));
+    }
+    ASSERT_NO_FATAL_FAILURE(ExpectSameLengths(Lengths(*mesh, pairs), Lengths(*fresh, pairs), where));
+    if (step % 50 == 0) {
+      ASSERT_NO_FATAL_FAILURE(ExpectSeamless(*mesh, where));
+    }
+  }
+  // Local edits rebuild a few of the 12 tiles, not all of them.
+  EXPECT_LT(double(rebuilt) / steps, 0.5 * mesh->num_tiles());
+}
+
+TEST(NavmeshUpdateTest, RadiusZeroEqualsAFreshBuildAfterEveryEdit) { RunEdits(0, 1000, 1); }
+TEST(NavmeshUpdateTest, RadiusOneEqualsAFreshBuildAfterEveryEdit) { RunEdits(1, 1000, 2); }
+TEST(NavmeshUpdateTest, FractionalRadiusEqualsAFreshBuildAfterEveryEdit) {
+  RunEdits(0.75, 300, 3);
+}
+
+TEST(NavmeshUpdateTest, RefusesOtherSizesRectsOutsideAndPolygonMeshes) {
+  auto grid = GridMap::Create(10, 10, std::vector<uint8_t>(100, 0));
+  auto other = GridMap::Create(10, 11, std::vector<uint8_t>(110, 0));
+  ASSERT_TRUE(grid.ok() && other.ok());
+  auto mesh = Navmesh::BuildFromGrid(*grid, {});
+  ASSERT_TRUE(mesh.ok());
+  EXPECT_EQ(mesh->UpdateFromGrid(*other, CellRect{0, 0, 1, 1}).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(mesh->UpdateFromGrid(*grid, CellRect{0, 0, 11, 1}).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(mesh->UpdateFromGrid(*grid, CellRect{3, 3, 3, 9}).ok());
+  PolygonMap world;
+  world.walkable.push_back({{{0, 0}, {10, 0}, {10, 10}, {0, 10}}});
+  auto poly = Navmesh::Build(world, {});
+  ASSERT_TRUE(poly.ok());
+  EXPECT_EQ(poly->UpdateFromGrid(*grid, CellRect{0, 0, 1, 1}).code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace wayfinder

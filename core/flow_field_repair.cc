@@ -154,15 +154,6 @@ class GridOps {
     GridArrowCell<kUniform, kGoals>(g_, i % g_.width, i / g_.width, field_.directions.data(),
                                     field_.distances.data(), reachable, max_distance);
   }
-  double MaxDistance() const {
-    double m = 0;
-    const size_t n = field_.directions.size();
-    for (size_t i = 0; i < n; ++i) {
-      const Label l = Get(static_cast<uint32_t>(i));
-      if (l.reached()) m = std::max(m, l.primary);
-    }
-    return m;
-  }
 
  private:
   uint32_t GoalOf(uint32_t i, uint64_t key) const {
@@ -283,15 +274,6 @@ class HexOps {
       }
       directions[i] = static_cast<uint8_t>(best & 7);
     }
-  }
-  double MaxDistance() const {
-    uint32_t m = 0;
-    const size_t n = field_.directions.size();
-    for (size_t i = 0; i < n; ++i) {
-      const uint32_t word = Word(static_cast<uint32_t>(i));
-      if (word != kHexUnreached) m = std::max(m, StepsOf(word));
-    }
-    return m;
   }
 
  private:
@@ -482,7 +464,24 @@ absl::StatusOr<Outcome> RepairLabels(const Ops& ops, uint32_t width, uint32_t x0
   }
   stats.arrows = s.arrows.size();
   field.reachable_cells = field.reachable_cells + reachable - unreached;
-  field.max_distance = rescan ? ops.MaxDistance() : max_distance;
+  if (rescan) {
+    // A cell that held the largest distance changed: the largest float
+    // first (a tight loop over the floats), then the exact distances of
+    // the cells holding it.
+    float top = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const float d = field.distances[i];
+      top = d != std::numeric_limits<float>::infinity() && d > top ? d : top;
+    }
+    max_distance = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (field.distances[i] == top) {
+        max_distance = std::max(max_distance, ops.Get(static_cast<uint32_t>(i)).primary);
+      }
+    }
+    stats.rescanned = true;
+  }
+  field.max_distance = max_distance;
   return Outcome::kDone;
 }
 

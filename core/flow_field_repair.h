@@ -139,6 +139,7 @@ struct FlowRepairStats {
   uint64_t invalidated = 0;  // cells whose label was dropped in step 1
   uint64_t settled = 0;      // cells popped by step 2's Dijkstra
   uint64_t arrows = 0;       // arrows recomputed
+  bool rescanned = false;    // looked for the largest distance over the whole field
   bool recomputed = false;   // fell back to a fresh computation
 };
 

@@ -65,6 +65,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "core/cell_rect.h"
 #include "core/flow_field.h"
 #include "core/grid_graph.h"
 #include "core/hex_grid.h"
@@ -161,21 +162,19 @@ absl::Status RepairHexFlowField(const HexGraph& graph, uint32_t x0, uint32_t y0,
                                 FlowRepairScratch& scratch, FlowRepairStats* stats = nullptr,
                                 int threads = 1);
 
-// The same with the changed region as a rectangle of cells with members
-// x0, y0, x1, y1 (core/cell_rect.h's CellRect).
-template <typename Rect>
-absl::Status RepairGridFlowField(const GridGraph& graph, const Rect& changed,
-                                 const SearchBudget& budget, RepairableFlowField& f,
-                                 FlowRepairScratch& scratch, FlowRepairStats* stats = nullptr,
-                                 int threads = 1) {
+// The same with the changed region as a CellRect (an empty one changes
+// nothing).
+inline absl::Status RepairGridFlowField(const GridGraph& graph, const CellRect& changed,
+                                        const SearchBudget& budget, RepairableFlowField& f,
+                                        FlowRepairScratch& scratch,
+                                        FlowRepairStats* stats = nullptr, int threads = 1) {
   return RepairGridFlowField(graph, changed.x0, changed.y0, changed.x1, changed.y1, budget, f,
                              scratch, stats, threads);
 }
-template <typename Rect>
-absl::Status RepairHexFlowField(const HexGraph& graph, const Rect& changed,
-                                const SearchBudget& budget, RepairableFlowField& f,
-                                FlowRepairScratch& scratch, FlowRepairStats* stats = nullptr,
-                                int threads = 1) {
+inline absl::Status RepairHexFlowField(const HexGraph& graph, const CellRect& changed,
+                                       const SearchBudget& budget, RepairableFlowField& f,
+                                       FlowRepairScratch& scratch,
+                                       FlowRepairStats* stats = nullptr, int threads = 1) {
   return RepairHexFlowField(graph, changed.x0, changed.y0, changed.x1, changed.y1, budget, f,
                             scratch, stats, threads);
 }

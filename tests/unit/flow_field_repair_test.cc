@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "core/cell_rect.h"
 #include "core/flow_field.h"
 #include "core/grid_graph.h"
 #include "core/grid_map.h"
@@ -31,19 +32,7 @@
 namespace wayfinder {
 namespace {
 
-// The changed cells [x0, x1) x [y0, y1). A local stand-in for
-// core/cell_rect.h's CellRect until that lands on main (the repair takes
-// any type with these members).
-struct Rect {
-  uint32_t x0 = 0, y0 = 0, x1 = 0, y1 = 0;
-  bool empty() const { return x0 >= x1 || y0 >= y1; }
-  static Rect Union(const Rect& a, const Rect& b) {
-    if (a.empty()) return b;
-    if (b.empty()) return a;
-    return {std::min(a.x0, b.x0), std::min(a.y0, b.y0), std::max(a.x1, b.x1),
-            std::max(a.y1, b.y1)};
-  }
-};
+using Rect = CellRect;
 
 SearchBudget Unlimited() { return SearchBudget(); }
 

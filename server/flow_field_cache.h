@@ -17,7 +17,9 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "core/cell_rect.h"
 #include "core/flow_field.h"
+#include "core/flow_field_repair.h"
 
 namespace wayfinder::server {
 
@@ -53,17 +55,39 @@ struct FlowFieldKey {
 // dropped at once, and a field computed on a version that is no longer
 // current is handed to its requesters but not kept.
 //
+// Living maps (issue 21): a field computed with GetOrComputeRepairable
+// keeps its labels and survives UpdateMap. NoteUpdate (called by the
+// registry's change listener for an UPDATE) moves each such field of the
+// old version to the new version's key, marked stale with the changed
+// cells; the first request for it repairs it (core/flow_field_repair.h)
+// before anything reads it, and requests that come meanwhile wait as for a
+// computation in flight. So a stale field is never served: a slot is
+// either a field of exactly its key's version or waits for its repair.
+// Lazy rather than eager: UpdateMap's latency (issue 21: <= 2 ms for GRID)
+// does not grow with the number of cached fields, and only the fields
+// asked for again are repaired (one repair, mostly well under a
+// millisecond at 2048 x 2048, instead of a fresh 100+ ms computation).
+// A field some reader of the old version still holds is copied before
+// its repair; otherwise it is repaired in place.
+//
 // Thread-safe.
 class FlowFieldCache {
  public:
   using Field = std::shared_ptr<const FlowField>;
   using Compute = std::function<absl::StatusOr<FlowField>()>;
+  using ComputeRepairable = std::function<absl::StatusOr<RepairableFlowField>()>;
+  // Repairs a field for the key's version, whose raster differs from the
+  // field's inside `changed` (RepairGridFlowField / RepairHexFlowField on
+  // the new snapshot's graph).
+  using RepairFn = std::function<absl::Status(RepairableFlowField&, const CellRect& changed)>;
 
   struct Stats {
     uint64_t hits = 0;       // answered from a stored field
     uint64_t misses = 0;     // computed
     uint64_t coalesced = 0;  // waited for another request's computation
     uint64_t evictions = 0;
+    uint64_t repairs = 0;         // stale fields repaired for a new version
+    uint64_t repair_failures = 0; // ... that could not be (computed afresh)
     uint64_t entries = 0;
     uint64_t bytes = 0;
   };
@@ -77,6 +101,26 @@ class FlowFieldCache {
   absl::StatusOr<Field> GetOrCompute(const FlowFieldKey& key, absl::Time deadline,
                                      const Compute& compute, bool* hit);
 
+  // GetOrCompute for fields that can follow the map's edits: `compute`
+  // keeps the labels; a field carried over from an older version by
+  // NoteUpdate is repaired with `repair` (by this call, or by the call it
+  // waits for) before it is returned. A repair that fails (a goal now
+  // blocked, the deadline) drops the field and computes afresh, so the
+  // caller sees what a fresh computation says.
+  absl::StatusOr<Field> GetOrComputeRepairable(const FlowFieldKey& key, absl::Time deadline,
+                                               const ComputeRepairable& compute,
+                                               const RepairFn& repair, bool* hit);
+
+  // An UpdateMap made `new_version` of `map` from `old_version`, changing
+  // the cells inside `changed` (of the GRID/HEX raster; the union of the
+  // batch's edits). Fields of old_version with labels move to new_version,
+  // stale until repaired; every other field of old_version or older is
+  // dropped. The registry's change listener calls it for an UPDATE, before
+  // Forget(map, new_version - 1) (see Follow). A non-consecutive pair of
+  // versions just drops the old fields.
+  void NoteUpdate(absl::string_view map, uint64_t old_version, uint64_t new_version,
+                  const CellRect& changed);
+
   // Drops the stored fields of `map` whose version is <= through_version.
   // Fields being computed are left to the check below.
   void Forget(absl::string_view map, uint64_t through_version);
@@ -85,7 +129,11 @@ class FlowFieldCache {
   // versions it retires, and a computed field is kept only if its key's
   // version is the registry's current version of the map. Call once, before
   // the cache or the registry are shared; `registry` must outlive the cache
-  // and change no map once the cache is gone.
+  // and change no map once the cache is gone. For UpdateMap, the listener
+  // must call NoteUpdate(change.name, change.version - 1, change.version,
+  // the update's changed cells) before it forgets version - 1, once
+  // MapRegistry::Change carries the changed region (issue 21, "living");
+  // until then an update drops the old fields like any commit.
   void Follow(MapRegistry& registry);
 
   Stats stats() const;
@@ -94,11 +142,19 @@ class FlowFieldCache {
  private:
   struct Slot {
     Field field;             // set once computed; stays null if that failed
-    bool computing = false;  // a request is computing it now
+    // With labels (GetOrComputeRepairable): the owner `field` aliases.
+    std::shared_ptr<RepairableFlowField> repairable;
+    bool computing = false;  // a request is computing (or repairing) it now
+    bool stale = false;      // carried over by NoteUpdate: repair before use
+    CellRect changed;        // what changed since `repairable` was right
     size_t bytes = 0;
     std::list<const FlowFieldKey*>::iterator lru;  // valid once stored
   };
 
+  // Stores a finished slot (under the LRU), unless it is too large or its
+  // version is no longer current; returns its field either way.
+  Field StoreLocked(const FlowFieldKey& key, const std::shared_ptr<Slot>& slot)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Drops least recently used fields until the total fits.
   void EvictLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 

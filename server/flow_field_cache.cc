@@ -4,6 +4,7 @@
 
 #include "absl/status/status.h"
 #include "core/cell_rect.h"
+#include "server/map_edits.h"
 #include "server/map_registry.h"
 
 namespace wayfinder::server {
@@ -226,7 +227,13 @@ void FlowFieldCache::Forget(absl::string_view map, uint64_t through_version) {
 
 void FlowFieldCache::Follow(MapRegistry& registry) {
   registry.AddChangeListener([this](const MapRegistry::Change& change) {
-    // A commit retires the versions below it, a delete the last one too.
+    // An edit batch carries the previous version's repairable fields over
+    // (repaired on their next request); then a commit retires the versions
+    // below it, a delete the last one too.
+    if (change.kind == MapRegistry::Change::Kind::kUpdate && change.snapshot != nullptr &&
+        change.snapshot->change != nullptr) {
+      NoteUpdate(change.name, change.version - 1, change.version, change.snapshot->change->cells);
+    }
     Forget(change.name, change.snapshot != nullptr ? change.version - 1 : change.version);
   });
   keep_ = [&registry](const FlowFieldKey& key) {

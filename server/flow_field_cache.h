@@ -130,10 +130,8 @@ class FlowFieldCache {
   // version is the registry's current version of the map. Call once, before
   // the cache or the registry are shared; `registry` must outlive the cache
   // and change no map once the cache is gone. For UpdateMap, the listener
-  // must call NoteUpdate(change.name, change.version - 1, change.version,
-  // the update's changed cells) before it forgets version - 1, once
-  // MapRegistry::Change carries the changed region (issue 21, "living");
-  // until then an update drops the old fields like any commit.
+  // calls NoteUpdate(change.name, change.version - 1, change.version,
+  // the batch's changed cells) before it forgets version - 1.
   void Follow(MapRegistry& registry);
 
   Stats stats() const;

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/flow_field.h"
+#include "core/flow_field_repair.h"
 #include "core/grid_search.h"
 #include "core/hex_grid.h"
 #include "core/search_budget.h"
@@ -108,7 +109,28 @@ absl::StatusOr<ResolvedField> Resolve(const MapSnapshot& map, int raw_graph,
                ? ComputeHexFlowField(*map.hex_graph, cells, budget, tls_flow_scratch, threads)
                : ComputeGridFlowField(*map.grid_graph, cells, budget, tls_flow_scratch, threads);
   };
-  WF_ASSIGN_OR_RETURN(out.field, cache.GetOrCompute(key, deadline, compute, &out.cache_hit));
+  if (map.info.edits() == 0) {
+    WF_ASSIGN_OR_RETURN(out.field, cache.GetOrCompute(key, deadline, compute, &out.cache_hit));
+    return out;
+  }
+  // A map that is being edited: keep the search's labels with the field
+  // (8 bytes a cell more), so that the next UpdateMap repairs the field
+  // around the change instead of dropping it (core/flow_field_repair.h).
+  auto compute_repairable = [&]() -> absl::StatusOr<RepairableFlowField> {
+    return out.graph == v1::HEX ? ComputeRepairableHexFlowField(*map.hex_graph, cells, budget,
+                                                                tls_flow_scratch, threads)
+                                : ComputeRepairableGridFlowField(*map.grid_graph, cells, budget,
+                                                                 tls_flow_scratch, threads);
+  };
+  auto repair = [&](RepairableFlowField& f, const CellRect& changed) -> absl::Status {
+    thread_local FlowRepairScratch scratch;
+    return out.graph == v1::HEX ? RepairHexFlowField(*map.hex_graph, changed, budget, f, scratch,
+                                                     nullptr, threads)
+                                : RepairGridFlowField(*map.grid_graph, changed, budget, f,
+                                                      scratch, nullptr, threads);
+  };
+  WF_ASSIGN_OR_RETURN(out.field, cache.GetOrComputeRepairable(key, deadline, compute_repairable,
+                                                              repair, &out.cache_hit));
   return out;
 }
 

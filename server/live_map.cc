@@ -27,32 +27,10 @@ absl::Status InEdits(const absl::Status& status, v1::GraphKind kind) {
                                    " graph cannot be built: ", status.message()));
 }
 
-// Writes `bytes` (row-major over r) into the body's effective raster.
-//
-// The single place where the raster changes. GridMap has no in-place
-// Assign yet, so this makes a new raster (a copy of the map: the fallback's
-// cost, like the graph rebuilds below); once GridMap::Assign lands it is
-// `body.grid->Assign(r, bytes.data())` and every graph keeps its raster.
-void AssignCells(MapBody& body, const CellRect& r, const std::vector<uint8_t>& bytes) {
-  std::vector<uint8_t> cells = body.grid->cells();
-  const uint32_t width = body.grid->width();
-  for (uint32_t y = r.y0; y < r.y1; ++y) {
-    std::copy_n(bytes.begin() + static_cast<ptrdiff_t>(size_t{y - r.y0} * r.width()), r.width(),
-                cells.begin() + static_cast<ptrdiff_t>(size_t{y} * width + r.x0));
-  }
-  GridLimits unlimited;
-  unlimited.max_side = std::numeric_limits<uint32_t>::max();
-  unlimited.max_cells = std::numeric_limits<uint64_t>::max();
-  body.grid = std::make_shared<GridMap>(
-      *GridMap::Create(body.grid->width(), body.grid->height(), std::move(cells), unlimited));
-}
-
-QuadtreeOptions QuadtreeOptionsOf(const v1::BuildOptions& build) {
-  QuadtreeOptions options;
-  options.min_cell_size = build.quadtree().min_cell_size();
-  options.merge = build.quadtree().merge();
-  options.max_aspect = build.quadtree().max_aspect();
-  return options;
+// Writes `bytes` (row-major over r) into the body's effective raster, in
+// place: every graph of the body holds this raster and is repaired next.
+absl::Status AssignCells(MapBody& body, const CellRect& r, const std::vector<uint8_t>& bytes) {
+  return body.grid->Assign(r, bytes.data());
 }
 
 }  // namespace
@@ -67,10 +45,9 @@ size_t MapBody::MemoryBytes() const {
   return bytes;
 }
 
-absl::Status RepairGrid(MapBody& body, const EditChange& /*change*/,
+absl::Status RepairGrid(MapBody& body, const EditChange& change,
                         const RepairContext& /*context*/) {
-  // Fallback: rebuild. (GridGraph::Update(change.cells) replaces this.)
-  body.grid_graph = std::make_shared<GridGraph>(body.grid);
+  body.grid_graph->Update(change.cells);
   v1::GraphInfo* gi = GraphInfoOf(body.info, v1::GRID);
   gi->set_nodes(body.grid->free_cells());
   gi->set_edges(body.grid_graph->num_edges());
@@ -79,10 +56,9 @@ absl::Status RepairGrid(MapBody& body, const EditChange& /*change*/,
   return absl::OkStatus();
 }
 
-absl::Status RepairHex(MapBody& body, const EditChange& /*change*/,
+absl::Status RepairHex(MapBody& body, const EditChange& change,
                        const RepairContext& /*context*/) {
-  // Fallback: rebuild. (HexGraph::Update(change.cells) replaces this.)
-  body.hex_graph = std::make_shared<HexGraph>(body.grid);
+  body.hex_graph->Update(change.cells);
   v1::GraphInfo* gi = GraphInfoOf(body.info, v1::HEX);
   gi->set_nodes(body.grid->free_cells());
   gi->set_edges(body.hex_graph->num_edges());
@@ -91,22 +67,18 @@ absl::Status RepairHex(MapBody& body, const EditChange& /*change*/,
   return absl::OkStatus();
 }
 
-absl::Status RepairQuadtree(MapBody& body, const EditChange& /*change*/,
-                            const RepairContext& context) {
-  // Fallback: rebuild. (QuadtreeGraph::Update(map or field, change)
-  // replaces this.)
-  QuadtreeLimits limits;
-  limits.max_leaves = context.build_limits.max_quadtree_leaves;
-  limits.max_build_bytes = context.build_limits.max_build_bytes;
-  const QuadtreeOptions options = QuadtreeOptionsOf(context.build);
-  absl::StatusOr<QuadtreeGraph> tree =
-      body.grid ? QuadtreeGraph::Build(*body.grid, options, {}, limits)
-                : QuadtreeGraph::Build(EffectiveField(body.geometry), options, {}, {}, limits);
-  if (!tree.ok()) return InEdits(tree.status(), v1::QUADTREE);
-  body.quadtree = std::make_shared<QuadtreeGraph>(*std::move(tree));
+absl::Status RepairQuadtree(MapBody& body, const EditChange& change,
+                            const RepairContext& /*context*/) {
+  // In place: only the tree under the changed area, its leaves' links and
+  // the touched merge blocks are redone.
+  const absl::Status repaired = body.grid
+                                    ? body.quadtree->Update(*body.grid, change.cells)
+                                    : body.quadtree->Update(EffectiveField(body.geometry),
+                                                            change.world);
+  if (!repaired.ok()) return InEdits(repaired, v1::QUADTREE);
   v1::GraphInfo* gi = GraphInfoOf(body.info, v1::QUADTREE);
   gi->set_nodes(body.quadtree->leaves().size());
-  gi->set_edges(body.quadtree->links().size());
+  gi->set_edges(body.quadtree->num_links());
   gi->set_components(body.quadtree->num_components());
   gi->set_memory_bytes(body.quadtree->MemoryBytes());
   gi->set_leaves_before_merge(body.quadtree->leaves_before_merge());
@@ -114,13 +86,37 @@ absl::Status RepairQuadtree(MapBody& body, const EditChange& /*change*/,
   return absl::OkStatus();
 }
 
-absl::Status RepairNavmesh(MapBody& body, const EditChange& /*change*/,
+absl::Status RepairNavmesh(MapBody& body, const EditChange& change,
                            const RepairContext& context) {
-  // Fallback: rebuild every radius. (Navmesh::UpdateFromGrid /
-  // Navmesh::Update(polygons, change.world) replace this.)
   v1::GraphInfo* gi = GraphInfoOf(body.info, v1::NAVMESH);
-  PolygonMap polygons;
-  if (!body.grid) polygons = EffectivePolygons(body.geometry);
+  if (body.grid) {
+    // Grid meshes are built in tiles: each radius re-meshes the tiles the
+    // change (grown by the radius) reaches.
+    uint64_t polygons_total = 0, links = 0, bytes = 0, components = 0;
+    for (size_t k = 0; k < body.navmeshes.size(); ++k) {
+      Navmesh& mesh = *body.navmeshes[k];
+      const absl::Status repaired = mesh.UpdateFromGrid(*body.grid, change.cells);
+      if (!repaired.ok()) return InEdits(repaired, v1::NAVMESH);
+      v1::NavmeshInfo* ni = gi->mutable_navmeshes(static_cast<int>(k));
+      ni->set_triangles(mesh.num_triangles());
+      ni->set_polygons(mesh.num_polygons());
+      ni->set_vertices(mesh.vertices().size());
+      ni->set_area(mesh.area());
+      ni->set_memory_bytes(mesh.MemoryBytes());
+      polygons_total += mesh.num_polygons();
+      links += mesh.num_links();
+      bytes += mesh.MemoryBytes();
+      components += mesh.num_components();
+    }
+    gi->set_nodes(polygons_total);
+    gi->set_edges(links);
+    gi->set_components(components);
+    gi->set_memory_bytes(bytes);
+    return absl::OkStatus();
+  }
+  // Polygon and rects maps: every radius is built again (per-tile
+  // polygon meshes are not there yet).
+  const PolygonMap polygons = EffectivePolygons(body.geometry);
   NavmeshLimits limits;
   limits.max_polygons = context.build_limits.max_navmesh_polygons;
   limits.max_total_polygons = context.build_limits.max_navmesh_polygons_total;
@@ -137,8 +133,7 @@ absl::Status RepairNavmesh(MapBody& body, const EditChange& /*change*/,
     options.merge_triangles = context.build.navmesh().merge_triangles();
     limits.polygons_before = polygons_total;
     absl::StatusOr<Navmesh> mesh =
-        body.grid ? Navmesh::BuildFromGrid(*body.grid, options)
-                  : Navmesh::Build(polygons, options, context.polygon_limits, {}, limits);
+        Navmesh::Build(polygons, options, context.polygon_limits, {}, limits);
     if (!mesh.ok()) return InEdits(mesh.status(), v1::NAVMESH);
     WF_RETURN_IF_ERROR(CheckNavmeshLimits(options.agent_radius, mesh->num_polygons(),
                                           mesh->MemoryBytes(), /*predicted=*/false, limits));
@@ -172,7 +167,8 @@ absl::Status Refresh(MapBody& body, const EditChange& change, const RepairContex
   if (!change.any) return absl::OkStatus();
   if (body.grid) {
     if (!change.cells.empty()) {
-      AssignCells(body, change.cells, EffectiveCells(body.geometry, change.cells));
+      WF_RETURN_IF_ERROR(
+          AssignCells(body, change.cells, EffectiveCells(body.geometry, change.cells)));
     }
     body.info.set_free_cells(body.grid->free_cells());
   } else {

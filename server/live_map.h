@@ -61,8 +61,9 @@ struct RepairContext {
 // The per-graph repairs after a batch changed the body's geometry (and,
 // for grid-based maps, its effective raster inside change.cells). Each
 // leaves the graph as a fresh build of the body's geometry would be.
-// Today each rebuilds its graph from the body (correct, slow); the core's
-// in-place repairs replace those lines (LIVING.md, "Core API").
+// Grid-based maps are repaired in place (GridMap::Assign, then each
+// graph's Update over the changed cells); NAVMESH of rects and polygons
+// maps is still rebuilt whole from the body's geometry.
 absl::Status RepairGrid(MapBody& body, const EditChange& change, const RepairContext& context);
 absl::Status RepairHex(MapBody& body, const EditChange& change, const RepairContext& context);
 absl::Status RepairQuadtree(MapBody& body, const EditChange& change,

@@ -350,6 +350,13 @@ class ServerCollector final : public prometheus::Collectable {
       out.push_back(Counter("wayfinder_flow_cache_evictions_total",
                             "Flow fields dropped to stay within the cache's memory",
                             static_cast<double>(s.evictions)));
+      out.push_back(Counter("wayfinder_flow_cache_repairs_total",
+                            "Cached flow fields repaired for the next version after an "
+                            "UpdateMap (instead of computed afresh)",
+                            static_cast<double>(s.repairs)));
+      out.push_back(Counter("wayfinder_flow_cache_repair_failures_total",
+                            "Flow field repairs that failed and were computed afresh",
+                            static_cast<double>(s.repair_failures)));
       out.push_back(Gauge("wayfinder_flow_cache_entries", "Flow fields cached",
                           static_cast<double>(s.entries)));
       out.push_back(Gauge("wayfinder_flow_cache_bytes", "Memory of the cached flow fields, bytes",

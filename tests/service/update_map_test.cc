@@ -515,6 +515,55 @@ void RandomEditsEqualFresh(bool hex) {
   }
 }
 
+// A cached flow field follows the map's edits: after every batch the field
+// the server answers (repaired from the previous version's, not computed
+// afresh) equals the field of the same final raster uploaded fresh.
+TEST(UpdateMap, CachedFlowFieldsAreRepairedAndEqualAFreshField) {
+  server::ServerConfig config;
+  config.metrics_listen = "127.0.0.1:0";
+  ServerHarness h(config);
+  const uint32_t w = 40, hgt = 30;
+  v1::Map map = GridMapFromRows("live", OpenRows(w, hgt));
+  Put(h, map);
+  std::vector<uint8_t> cells(size_t{w} * hgt, 0);
+  std::mt19937 rng(31);
+  auto uni = [&](uint32_t n) { return static_cast<uint32_t>(rng() % n); };
+  auto field = [&](const std::string& name, v1::FlowField* out) {
+    v1::GetFlowFieldRequest req;
+    req.set_map(name);
+    *req.add_goals() = Pt(0.5, 0.5);
+    *req.add_goals() = Pt(w - 0.5, hgt - 0.5);
+    req.set_include_distances(true);
+    return h.stub().GetFlowField(Ctx().get(), req, out);
+  };
+  for (int step = 0; step < 30; ++step) {
+    // Blocks and costs away from the two goal cells.
+    const uint32_t x = 1 + uni(w - 6), y = 1 + uni(hgt - 6), pw = 1 + uni(4), ph = 1 + uni(4);
+    const uint8_t value = std::vector<uint8_t>{0, 4, 255, 255}[uni(4)];
+    v1::MapInfo info;
+    ASSERT_TRUE(Update(h, Batch("live", {Cells(x, y, pw, ph, value)}), &info).ok());
+    for (uint32_t yy = y; yy < y + ph; ++yy) {
+      for (uint32_t xx = x; xx < x + pw; ++xx) cells[yy * w + xx] = value;
+    }
+    v1::Map fresh = map;
+    fresh.set_name("fresh");
+    fresh.mutable_grid()->set_cells(std::string(cells.begin(), cells.end()));
+    Put(h, fresh);
+    v1::FlowField live_field, fresh_field;
+    ASSERT_TRUE(field("live", &live_field).ok());
+    ASSERT_TRUE(field("fresh", &fresh_field).ok());
+    EXPECT_EQ(live_field.map_version(), info.version());
+    ASSERT_EQ(live_field.directions(), fresh_field.directions()) << "step " << step;
+    ASSERT_EQ(live_field.distances_size(), fresh_field.distances_size());
+    for (int i = 0; i < live_field.distances_size(); ++i) {
+      ASSERT_EQ(live_field.distances(i), fresh_field.distances(i)) << "step " << step << " cell " << i;
+    }
+  }
+  // Every field after the first edit came from a repair.
+  const std::string metrics = HttpGet(h.server().metrics_port(), "/metrics");
+  EXPECT_NE(metrics.find("wayfinder_flow_cache_repairs_total 29"), std::string::npos) << metrics;
+}
+
 TEST(UpdateMap, RandomGridEditsAnswerAsAFreshUploadGridQuadtreeNavmesh) {
   RandomEditsEqualFresh(/*hex=*/false);
 }

@@ -48,8 +48,13 @@ struct ServerConfig {
   // SETTINGS_MAX_CONCURRENT_STREAMS). Further calls wait in the client's
   // channel, which costs little; gRPC's own default (no limit) lets one
   // client pile thousands of calls into the server's transport, where each
-  // costs about twice the CPU and the backlog feeds itself.
-  int max_concurrent_streams = 128;
+  // costs about twice the CPU and the backlog feeds itself. 32 rather than
+  // more: every call a connection has open waits in front of any other
+  // client's call on gRPC's two callback threads, so under a flood of 64
+  // connections the cap bounds how long a cheap call from another client
+  // waits (docs/benchmarks.md, overload); two search workers need far
+  // fewer than 32 calls in flight to stay busy.
+  int max_concurrent_streams = 32;
   // Size limits of grid sources.
   GridLimits grid_limits;
   // Expansion budget of a search whose request leaves max_expansions at 0.

@@ -1,7 +1,7 @@
 #ifndef WAYFINDER_CORE_FLOW_FIELD_REPAIR_H_
 #define WAYFINDER_CORE_FLOW_FIELD_REPAIR_H_
 
-// Flow fields that survive map edits (issue 21, point 4): a field computed
+// Flow fields that survive map edits: a field computed
 // on one raster is repaired in place for the raster after an edit inside a
 // rectangle of cells, and then equals, byte for byte, the field a fresh
 // ComputeGridFlowField / ComputeHexFlowField gives on the new raster --

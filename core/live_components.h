@@ -2,7 +2,7 @@
 #define WAYFINDER_CORE_LIVE_COMPONENTS_H_
 
 // Connected components of a raster graph (GRID cells 4-connected, HEX cells
-// 6-connected) that an edit repairs in place (living maps, issue 21)
+// 6-connected) that an edit repairs in place (living maps)
 // instead of labelling the whole map again.
 //
 // Each cell holds a raw id; raw ids map to a component id through an alias

@@ -1,7 +1,7 @@
 #ifndef WAYFINDER_CORE_OBSTACLE_RASTER_H_
 #define WAYFINDER_CORE_OBSTACLE_RASTER_H_
 
-// Which raster cells an obstacle covers (living maps, issue 21): an
+// Which raster cells an obstacle covers (living maps): an
 // obstacle on a grid-based map (GRID/Moving AI or HEX) blocks every cell
 // whose interior meets the obstacle's interior with positive area. A shape
 // that only touches a cell along its side or in a point does not cover it

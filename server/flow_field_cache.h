@@ -55,7 +55,7 @@ struct FlowFieldKey {
 // dropped at once, and a field computed on a version that is no longer
 // current is handed to its requesters but not kept.
 //
-// Living maps (issue 21): a field computed with GetOrComputeRepairable
+// Living maps: a field computed with GetOrComputeRepairable
 // keeps its labels and survives UpdateMap. NoteUpdate (called by the
 // registry's change listener for an UPDATE) moves each such field of the
 // old version to the new version's key, marked stale with the changed
@@ -63,7 +63,7 @@ struct FlowFieldKey {
 // before anything reads it, and requests that come meanwhile wait as for a
 // computation in flight. So a stale field is never served: a slot is
 // either a field of exactly its key's version or waits for its repair.
-// Lazy rather than eager: UpdateMap's latency (issue 21: <= 2 ms for GRID)
+// Lazy rather than eager: UpdateMap's latency (a target of <= 2 ms for GRID)
 // does not grow with the number of cached fields, and only the fields
 // asked for again are repaired (one repair, mostly well under a
 // millisecond at 2048 x 2048, instead of a fresh 100+ ms computation).

@@ -1,4 +1,4 @@
-// wayfinder-editbench: the in-place repair of living maps (issue 21) in
+// wayfinder-editbench: the in-place repair of living maps in
 // process. An 8x8 block is placed at a random spot, then removed, on
 // 512², 2048² and 4096² grids, open (no walls) and noisy (25% random
 // walls); each edit is GridMap::Assign + GridGraph::Update (and

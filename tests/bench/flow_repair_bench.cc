@@ -1,6 +1,6 @@
 // wayfinder-flowrepairbench: a cached flow field repaired after a local
 // edit (core/flow_field_repair.h) against computing it afresh, in the same
-// run (issue 21, target: repair <= 20% of the full time at 2048 x 2048).
+// run (target: repair <= 20% of the full time at 2048 x 2048).
 //
 // Maps (2048 x 2048, as wayfinder-flowbench makes them): random 20%
 // blocked, random 20% blocked with costs 1-9, open, and the Moving AI maze

@@ -1,4 +1,4 @@
-// FlowFieldCache and living maps (issue 21): fields carried to the next
+// FlowFieldCache and living maps: fields carried to the next
 // version by NoteUpdate are repaired before anyone reads them, equal a fresh
 // computation, and never reach a caller of the wrong version.
 

@@ -1,4 +1,4 @@
-// GridGraph::Update (living maps, issue 21): seeded random edit sequences
+// GridGraph::Update (living maps): seeded random edit sequences
 // (cell patches blocking, unblocking and changing costs, rect and polygon
 // obstacles added and removed, edits on map edges, whole-map edits, 1 x N
 // maps) and, after every step, the repaired graph against a fresh

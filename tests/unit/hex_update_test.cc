@@ -1,4 +1,4 @@
-// HexGraph::Update (living maps, issue 21): seeded random edit sequences
+// HexGraph::Update (living maps): seeded random edit sequences
 // (wall patches, rect and polygon obstacles over hexagons added and
 // removed, map edges, whole-map edits, 1 x N maps) and, after every step,
 // the repaired graph against a fresh HexGraph: moves and edges exactly,

@@ -2,7 +2,7 @@
 #define WAYFINDER_TESTS_UNIT_LIVING_RASTER_H_
 
 // A living grid or hex map for the update property tests, kept the way
-// LIVING.md says the server keeps one: a base raster (cell patches applied
+// the server keeps one: a base raster (cell patches applied
 // in order) plus live obstacles; the effective raster (base, with every
 // cell an obstacle covers blocked) is the GridMap the graphs read. Each
 // random edit changes the base or the obstacles, writes the effective

@@ -42,5 +42,39 @@ int main(int argc, char** argv) {
               path->length());
   for (const auto& p : path->waypoints()) std::printf(" (%g, %g)", p.x(), p.y());
   std::printf("\n");
-  return 0;
+
+  // Close the gap with a named obstacle: one atomic UpdateMap batch, applied
+  // only if the map is still at the version we stored (else ABORTED).
+  wayfinder::v1::UpdateMapRequest update;
+  update.set_map("cpp-demo");
+  update.set_expected_version(info->version());
+  wayfinder::v1::Obstacle* door = update.add_edits()->mutable_add_obstacle();
+  door->set_id("door");
+  door->mutable_rect()->set_x(2);
+  door->mutable_rect()->set_y(2);
+  door->mutable_rect()->set_width(1);
+  door->mutable_rect()->set_height(1);
+  info = client->UpdateMap(update);
+  if (!info.ok()) {
+    std::fprintf(stderr, "UpdateMap: %s\n", info.status().ToString().c_str());
+    return 1;
+  }
+  request.set_min_version(info->version());  // never plan on a version before the edit
+  path = client->FindPath(request);
+  if (!path.ok()) {
+    std::fprintf(stderr, "FindPath: %s\n", path.status().ToString().c_str());
+    return 1;
+  }
+  std::printf("door closed: version %llu, %s\n",
+              static_cast<unsigned long long>(info->version()),
+              wayfinder::v1::PathStatus_Name(path->status()).c_str());
+
+  // WatchMaps: the current version of each watched map, then every change,
+  // until the callback returns false.
+  absl::Status watched = client->WatchMaps({"cpp-demo"}, [](const wayfinder::v1::MapEvent& e) {
+    std::printf("watch: %s %s version %llu\n", wayfinder::v1::MapEvent::Kind_Name(e.kind()).c_str(),
+                e.map().c_str(), static_cast<unsigned long long>(e.version()));
+    return false;
+  });
+  return watched.ok() ? 0 : 1;
 }

@@ -24,6 +24,29 @@ const cells = Buffer.from([0, 0, 255, 0,
                            0, 0, 0,   0]);
 const map = { name: 'node-demo', grid: { width: 4, height: 3, cells } };
 
+// Close the gap with a named obstacle: one atomic UpdateMap batch, applied only
+// if the map is still at the version we stored (else ABORTED). Then plan with
+// min_version, so no path is found on a version before the edit, and watch.
+function closeTheDoor(version, request) {
+  const door = { id: 'door', rect: { x: 2, y: 2, width: 1, height: 1 } };
+  const update = { map: 'node-demo', expected_version: version, edits: [{ add_obstacle: door }] };
+  client.UpdateMap(update, { deadline: deadline() }, (err, info) => {
+    if (err) throw err;
+    client.FindPath({ ...request, min_version: info.version }, { deadline: deadline() },
+      (err, path) => {
+        if (err) throw err;
+        console.log(`door closed: version ${info.version}, ${path.status}`);
+        // WatchMaps: the current version of each watched map, then every change.
+        const watch = client.WatchMaps({ maps: ['node-demo'] });
+        watch.on('data', (event) => {
+          console.log(`watch: ${event.kind} ${event.map} version ${event.version}`);
+          watch.cancel();
+        });
+        watch.on('error', () => client.close());  // CANCELLED, after the cancel above
+      });
+  });
+}
+
 client.PutMap({ map }, { deadline: deadline() }, (err, info) => {
   if (err) throw err;
   console.log(`stored ${info.name} version ${info.version}`);
@@ -37,7 +60,7 @@ client.PutMap({ map }, { deadline: deadline() }, (err, info) => {
     console.log(`${path.status} length ${path.length.toFixed(4)}: ${points}`);
     client.FindPath({ ...request, goal: { x: 9, y: 9 } }, { deadline: deadline() }, (err) => {
       console.log(`error: ${grpc.status[err.code]}: ${err.details}`);
-      client.close();
+      closeTheDoor(info.version, request);
     });
   });
 });

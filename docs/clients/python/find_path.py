@@ -36,3 +36,20 @@ with grpc.insecure_channel("127.0.0.1:50051", options=OPTIONS) as channel:
         stub.FindPath(request, timeout=2)
     except grpc.RpcError as e:  # e.code() is a grpc.StatusCode, e.details() the message
         print(f"error: {e.code().name}: {e.details()}")
+
+    # Close the gap with a named obstacle: one atomic UpdateMap batch, applied
+    # only if the map is still at the version we stored (else ABORTED).
+    door = wf.Obstacle(id="door", rect=wf.Rect(x=2, y=2, width=1, height=1))
+    info = stub.UpdateMap(wf.UpdateMapRequest(map="py-demo", expected_version=info.version,
+                                              edits=[wf.MapEdit(add_obstacle=door)]), timeout=2)
+    request.goal.x = 3.5
+    request.min_version = info.version  # never plan on a version before the edit
+    path = stub.FindPath(request, timeout=2)
+    print(f"door closed: version {info.version}, {wf.PathStatus.Name(path.status)}")
+
+    # WatchMaps: the current version of each watched map, then every change.
+    events = stub.WatchMaps(wf.WatchMapsRequest(maps=["py-demo"]))
+    for event in events:
+        print(f"watch: {wf.MapEvent.Kind.Name(event.kind)} {event.map} version {event.version}")
+        events.cancel()
+        break

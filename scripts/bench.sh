@@ -21,6 +21,13 @@
 #   6. Overload (scripts/overload-bench.sh): a cheap FindPath's latency
 #      while wayfinder-load floods the server with ANY_ANGLE FindPaths at
 #      20,000/s (three rounds of 20 probes; quick: one round of 10).
+#   7. Living maps over gRPC (wayfinder-editlatency, its own server with
+#      --max_map_cells raised): edit latency, UpdateMap until a FindPath
+#      across the edit answers from the new version, per graph kind at
+#      512², 2048², 4096² and on a polygon world (quick: 512² only); then
+#      sustained edits at 1,000/s on a 2048² GRID map while wayfinder-load
+#      runs FindPath on it: QPS with and without edits, server RSS
+#      before/after (full: 60 s of edits; quick: 3 s).
 #
 # full takes under 10 minutes on the 2-core development machine, quick
 # under 1 minute (CI runs it to keep every benchmark working).
@@ -182,5 +189,74 @@ kill -TERM "$server" 2>/dev/null || true
 wait "$server" 2>/dev/null || true
 say ""
 run "$(dirname "$0")/overload-bench.sh" "$build" "$data" "$mode"
+
+# 7. Living maps: its own server (4096² needs more than the default
+# --max_map_cells).
+say ""
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+addr=127.0.0.1:$port
+"$build/server/wayfinder-server" --listen="$addr" --log_level=warn --max_map_cells=33554432 \
+  >"$work/live-server.log" 2>&1 &
+server=$!
+for _ in $(seq 1 100); do
+  "$build/client/wayfinder-probe" --server="$addr" >/dev/null 2>&1 && break
+  sleep 0.1
+done
+say "Machine load before the living-map runs (1, 5, 15 min): $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
+say ""
+if [ "$mode" = full ]; then
+  run "$bench/wayfinder-editlatency" --server="$addr" --mode=latency --sizes=512,2048,4096 \
+    --edits=201 --polygon_edits=41
+  base_s=10; edit_s=60
+else
+  run "$bench/wayfinder-editlatency" --server="$addr" --mode=latency --sizes=512 \
+    --edits=41 --polygon_edits=11
+  base_s=2; edit_s=3
+fi
+"$bench/wayfinder-editlatency" --server="$addr" --mode=setup --map=sustain --size=2048 \
+  --graphs=grid --scen_out="$work/sustain.scen"
+sustain_load() {  # seconds -> JSON
+  "$build/client/wayfinder-load" --server="$addr" --json --warmup=0.5 --duration="$1" \
+    --concurrency=4 --map=sustain --scen="$work/sustain.scen" --mix=findpath:grid
+}
+rss() { awk '/^VmRSS/ {print $2}' "/proc/$server/status"; }
+sustain_load "$base_s" >"$work/base1.json"
+rss_before=$(rss)
+# The edits start with the load's warm-up and end with it.
+"$bench/wayfinder-editlatency" --server="$addr" --mode=sustain --map=sustain --size=2048 \
+  --rate=1000 --duration="$edit_s.5" >"$work/edits.json" &
+edits=$!
+sustain_load "$edit_s" >"$work/with.json"
+wait "$edits" || true
+rss_after=$(rss)
+sustain_load "$base_s" >"$work/base2.json"
+rss_end=$(rss)
+kill -TERM "$server" 2>/dev/null || true
+wait "$server" 2>/dev/null || true
+say ""
+say "$(python3 - "$work" "$rss_before" "$rss_after" "$rss_end" "$edit_s" <<'PY'
+import json, sys
+work, before, after, end, edit_s = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+b1, b2, w = (json.load(open("%s/%s.json" % (work, n))) for n in ("base1", "base2", "with"))
+e = json.load(open(work + "/edits.json"))
+base = (b1["qps"] + b2["qps"]) / 2
+ratio = w["qps"] / base
+print("## Living maps: sustained edits (2048² GRID map, 15% walls) while wayfinder-load runs FindPath (concurrency 4)\n")
+print("| | FindPath QPS | p50 µs | p99 µs | errors |\n|---|---:|---:|---:|---:|")
+for name, r in (("no edits, before", b1), ("with edits (%s s)" % edit_s, w), ("no edits, after", b2)):
+    print("| %s | %.0f | %.0f | %.0f | %d |" % (name, r["qps"], r["latency_us"]["p50"],
+                                            r["latency_us"]["p99"], r["errors"]))
+print("\nEdits: %d sent in %.1f s, %.0f/s sustained (answered OK) of %.0f/s asked (8x8 building "
+      "placed/removed, %d threads each sending one at a time), %d errors%s; UpdateMap p50 %.2f ms, "
+      "p99 %.2f ms, max %.1f ms." % (
+      e["edits"], e["seconds"], e["rate"], e["target_rate"], e["threads"], e["errors"],
+      (" (" + e["first_error"] + ")") if e["errors"] else "",
+      e["update_ms"]["p50"], e["update_ms"]["p99"], e["update_ms"]["max"]))
+print("FindPath QPS with edits / without (mean of before and after): %.0f%% (target >= 50%%): %s." % (
+      100 * ratio, "met" if ratio >= 0.5 else "MISSED"))
+print("Server RSS (both bodies of the map already made): %.1f MiB before the edits, %.1f MiB after (%+.1f MiB), %.1f MiB after the last "
+      "run." % (before / 1024, after / 1024, (after - before) / 1024, end / 1024))
+PY
+)"
 say ""
 say "(bench.sh $mode took $(( $(date +%s) - started )) s)"

@@ -490,6 +490,10 @@ int Sustain(const wayfinder::client::ClientOptions& options) {
           if (first_error.empty()) first_error = info.status().ToString();
         }
       }
+      // Leave the map as found: another run starts with no building.
+      for (int site : mine) {
+        if (placed[site]) (void)client->UpdateMap(BuildingEdit(map, sites[site], site, false));
+      }
     });
   }
   for (std::thread& th : pool) th.join();

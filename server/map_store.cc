@@ -476,6 +476,7 @@ absl::Status MapStore::AppendEdit(absl::string_view name, const storage::v1::Sto
 absl::Status MapStore::Compact(absl::string_view name) {
   const std::shared_ptr<Log> log = FindLog(name, /*create=*/false);
   if (log == nullptr) return absl::OkStatus();
+  absl::MutexLock compact_lock(&log->compact_mu);
   uint64_t generation, snapshot_version, target_version, end;
   {
     absl::MutexLock lock(&log->mu);
@@ -685,7 +686,7 @@ absl::Status MapStore::FoldEdits(storage::v1::StoredMap& snapshot,
       }
     }
     snapshot.set_version(batch.version());
-    snapshot.set_edits(snapshot.edits() + 1);
+    snapshot.set_edit_count(snapshot.edit_count() + 1);
   }
   return absl::OkStatus();
 }

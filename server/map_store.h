@@ -198,6 +198,9 @@ class MapStore {
  private:
   // One map's log as the store knows it.
   struct Log {
+    // Held across a compaction (one at a time per map: they share the
+    // snapshot's temporary file). Taken before mu.
+    absl::Mutex compact_mu;
     mutable absl::Mutex mu;
     int fd ABSL_GUARDED_BY(mu) = -1;  // open for appending; -1: not open
     uint64_t version ABSL_GUARDED_BY(mu) = 0;

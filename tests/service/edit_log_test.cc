@@ -349,7 +349,7 @@ TEST(EditLogTest, CompactionFoldsTheLogIntoTheMapFile) {
   const auto& m = contents.maps[0];
   EXPECT_TRUE(MessageDifferencer::Equals(m.stored, Folded(edits, 5)));
   EXPECT_EQ(m.stored.version(), 6u);
-  EXPECT_EQ(m.stored.edits(), 5u);
+  EXPECT_EQ(m.stored.edit_count(), 5u);
   EXPECT_EQ(m.stored.created_unix_ms(), 1234);
   ASSERT_EQ(m.edits.size(), 1u);
   EXPECT_EQ(m.edits[0].version(), 7u);
@@ -517,8 +517,11 @@ TEST(EditLogTest, BackgroundCompactionBoundsTheLog) {
     edits = SaveAndAppend(*store, 23);
     store->WaitForCompactions();
     const auto stats = store->log_stats("m");
-    EXPECT_GE(stats->compactions, 4u);
-    EXPECT_LE(stats->edits, 5u);
+    // How many compactions ran depends on timing; that the last one left
+    // the log within its bound does not (every append above it schedules
+    // one).
+    EXPECT_GE(stats->compactions, 1u);
+    EXPECT_LE(stats->edits, 4u);
     EXPECT_EQ(stats->version, 24u);
   }
   const MapStore::Contents contents = OpenStore(dir.path())->LoadAll();
@@ -589,7 +592,7 @@ TEST(EditLogTest, FoldingPatchesTheBaseAndKeepsObstaclesInOrder) {
   e.add_edits()->set_remove_obstacle("b");
   ASSERT_TRUE(MapStore::FoldEdits(s, {e}).ok());
   EXPECT_EQ(s.version(), 2u);
-  EXPECT_EQ(s.edits(), 1u);
+  EXPECT_EQ(s.edit_count(), 1u);
   EXPECT_EQ(s.map().grid().cells().substr(62), "\x05\x06");
   ASSERT_EQ(s.obstacles_size(), 2);
   EXPECT_EQ(s.obstacles(0).id(), "a");

@@ -118,6 +118,7 @@ kill_server() {
 # what the server says about map $1, checking its path answer.
 observe() {
   local n=$1 out rc=0 size fp length fpver c
+  obs_ned=0 obs_obs="" obs_cell=-
   out=$(cli get "$n" 2>&1) || rc=$?
   if [ "$rc" -eq 1 ] && grep -q "NOT_FOUND" <<<"$out"; then
     obs_ver=0 obs_con=-
@@ -144,7 +145,7 @@ observe() {
   obs_obs=$(echo "$out" | sed -n 's/^edits: .*obstacles: \(.*\)$/\1/p')
   [ "$obs_obs" != none ] || obs_obs=""
   obs_obs=$(echo "$obs_obs" | tr -d ' ' | tr ',' '\n' | sed '/^$/d' | sort | paste -sd, -)
-  : "${obs_ned:=0}"
+  [ -n "$obs_ned" ] || obs_ned=0
   # The patched cell: a path to it, or FAILED_PRECONDITION when blocked.
   rc=0
   out=$(cli --graph=grid find-path "$n" 1.5 1.5 "$patch_x.5" "$patch_y.5" 2>&1) || rc=$?

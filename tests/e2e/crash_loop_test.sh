@@ -84,7 +84,8 @@ patch_x=18 patch_y=2
 # A CLI without `update` (a server without UpdateMap) runs the rounds with
 # puts and deletes only.
 edits=0
-if "$cli_bin" --help 2>&1 | grep -q "^  update NAME"; then edits=1; fi
+cli_help=$("$cli_bin" --help 2>&1 || true)
+if grep -q "^  update NAME" <<<"$cli_help"; then edits=1; fi
 
 # --- The ledger: what the server acknowledged. version 0 = absent; top =
 # the highest version the name has had (it survives a delete); ned = batches

@@ -12,9 +12,13 @@
 #include <optional>
 #include <sstream>
 
+#include <zlib.h>
+
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "core/movingai.h"
+#include "core/status_macros.h"
 #include "spdlog/spdlog.h"
 
 namespace wayfinder::server {
@@ -26,6 +30,16 @@ constexpr char kMapExtension[] = ".wfmap";
 constexpr char kTombstoneExtension[] = ".wfgone";
 constexpr char kFloorFile[] = "version_floor";
 constexpr char kTempMarker[] = ".tmp-";
+constexpr char kLogExtension[] = ".wflog";
+// The first bytes of every edit log: a log of another format (or another
+// file renamed into place) is not read as records.
+constexpr char kLogHeader[] = "WFLOG01\n";
+constexpr size_t kLogHeaderBytes = sizeof(kLogHeader) - 1;
+// Length and CRC before each record's payload.
+constexpr size_t kRecordHeaderBytes = 8;
+// No batch comes near this (gRPC messages are bounded far lower); a length
+// above it is a corrupt length field, not an allocation to attempt.
+constexpr uint32_t kMaxRecordBytes = uint32_t{1} << 30;
 
 absl::Status ErrnoError(absl::string_view what, const std::string& path) {
   return absl::UnavailableError(
@@ -77,6 +91,137 @@ absl::Status CheckRecord(absl::string_view stem, absl::string_view name, uint64_
   return absl::OkStatus();
 }
 
+void PutLe32(std::string& out, uint32_t v) {
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
+uint32_t GetLe32(const char* p) {
+  uint32_t v = 0;
+  for (int i = 3; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(p[i]);
+  return v;
+}
+
+// zlib's CRC-32 (the polynomial of the upload path's crc32 field): a
+// dependency already, and hardware-accelerated where zlib is.
+uint32_t RecordCrc(const char* length_bytes, absl::string_view payload) {
+  uLong crc = crc32(0L, Z_NULL, 0);
+  crc = crc32(crc, reinterpret_cast<const Bytef*>(length_bytes), 4);
+  crc = crc32_z(crc, reinterpret_cast<const Bytef*>(payload.data()), payload.size());
+  return static_cast<uint32_t>(crc);
+}
+
+std::string EncodeRecord(const std::string& payload) {
+  std::string record;
+  record.reserve(kRecordHeaderBytes + payload.size());
+  PutLe32(record, static_cast<uint32_t>(payload.size()));
+  PutLe32(record, RecordCrc(record.data(), payload));
+  record += payload;
+  return record;
+}
+
+// An edit log read from its bytes, for a map file at `map_version`.
+struct LogScan {
+  // The records above map_version, in order.
+  std::vector<storage::v1::StoredEdit> edits;
+  // Records at or below map_version (skipped).
+  uint64_t stale = 0;
+  // Where the last good record ends: the file is cut here if `problem`.
+  size_t good_end = 0;
+  // The check that failed, empty if the whole log is good.
+  std::string problem;
+  // The failure is a write torn by a crash (at the end of the file), not
+  // corruption.
+  bool torn = false;
+};
+
+LogScan ScanLog(absl::string_view bytes, uint64_t map_version) {
+  LogScan scan;
+  if (bytes.size() < kLogHeaderBytes ||
+      bytes.substr(0, kLogHeaderBytes) != absl::string_view(kLogHeader, kLogHeaderBytes)) {
+    scan.problem = "the file does not start with the edit log header WFLOG01";
+    return scan;
+  }
+  size_t offset = kLogHeaderBytes;
+  scan.good_end = offset;
+  while (offset < bytes.size()) {
+    const size_t left = bytes.size() - offset;
+    if (left < kRecordHeaderBytes) {
+      scan.problem = absl::StrCat("short record at offset ", offset, ": ", left,
+                                  " bytes, less than its 8-byte length and CRC");
+      scan.torn = true;
+      break;
+    }
+    const uint32_t length = GetLe32(bytes.data() + offset);
+    const uint32_t stored_crc = GetLe32(bytes.data() + offset + 4);
+    if (length > kMaxRecordBytes) {
+      scan.problem = absl::StrCat("record at offset ", offset, " has length ", length,
+                                  ", above the bound of ", kMaxRecordBytes);
+      break;
+    }
+    if (left - kRecordHeaderBytes < length) {
+      scan.problem = absl::StrCat("short record at offset ", offset, ": length ", length,
+                                  " but only ", left - kRecordHeaderBytes, " bytes follow");
+      scan.torn = true;
+      break;
+    }
+    const absl::string_view payload = bytes.substr(offset + kRecordHeaderBytes, length);
+    const uint32_t crc = RecordCrc(bytes.data() + offset, payload);
+    const size_t end = offset + kRecordHeaderBytes + length;
+    if (crc != stored_crc) {
+      scan.problem = absl::StrCat("bad CRC in the record at offset ", offset, " (stored ",
+                                  stored_crc, ", computed ", crc, ")");
+      // A write cut short by power loss may leave the file extended with
+      // zeros or stale blocks: on the last record that is a torn write.
+      scan.torn = end == bytes.size();
+      break;
+    }
+    storage::v1::StoredEdit edit;
+    if (!edit.ParseFromArray(payload.data(), static_cast<int>(payload.size()))) {
+      scan.problem =
+          absl::StrCat("the record at offset ", offset, " is not a readable StoredEdit");
+      break;
+    }
+    if (edit.version() <= map_version && scan.edits.empty()) {
+      ++scan.stale;  // already in the map file (a compaction or re-upload was cut short)
+    } else {
+      const uint64_t expected =
+          scan.edits.empty() ? map_version + 1 : scan.edits.back().version() + 1;
+      if (edit.version() != expected) {
+        scan.problem = absl::StrCat("version gap: the record at offset ", offset,
+                                    " has version ", edit.version(), ", expected ", expected);
+        break;
+      }
+      scan.edits.push_back(std::move(edit));
+    }
+    offset = end;
+    scan.good_end = offset;
+  }
+  return scan;
+}
+
+absl::Status PatchRaster(std::string& raster, uint64_t width, uint64_t height, uint32_t x,
+                         uint32_t y, uint32_t w, uint32_t h, const std::string& bytes,
+                         absl::string_view what) {
+  if (raster.size() != width * height || uint64_t{x} + w > width ||
+      uint64_t{y} + h > height || bytes.size() != uint64_t{w} * h) {
+    return absl::DataLossError(absl::StrCat(
+        what, " (", w, " x ", h, " at ", x, ", ", y, ", ", bytes.size(),
+        " bytes) does not fit the map's ", width, " x ", height, " raster"));
+  }
+  for (uint32_t row = 0; row < h; ++row) {
+    std::memcpy(raster.data() + (uint64_t{y} + row) * width + x, bytes.data() + uint64_t{row} * w,
+                w);
+  }
+  return absl::OkStatus();
+}
+
+// The raster of a Moving AI text, in GridSource coding.
+absl::StatusOr<GridMap> ParseStoredMovingAi(const std::string& text) {
+  // Stored maps were accepted under the server's limits, whatever they were.
+  return ParseMovingAiMap(text, GridLimits{.max_side = 65535,
+                                           .max_cells = uint64_t{65535} * 65535});
+}
+
 void MoveFileAside(const std::string& path, absl::string_view why) {
   const std::string aside = absl::StrCat(path, ".corrupt");
   spdlog::error("storage: {} moved aside to {}: {}", path, aside, std::string(why));
@@ -88,6 +233,27 @@ void MoveFileAside(const std::string& path, absl::string_view why) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<MapStore>> MapStore::Open(const std::string& data_dir) {
+  return Open(data_dir, Options());
+}
+
+MapStore::MapStore(std::string dir, const Options& options)
+    : dir_(std::move(dir)), options_(options) {}
+
+MapStore::Log::~Log() {
+  absl::MutexLock lock(&mu);
+  if (fd >= 0) ::close(fd);
+}
+
+MapStore::~MapStore() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  if (compactor_.joinable()) compactor_.join();
+}
+
+absl::StatusOr<std::unique_ptr<MapStore>> MapStore::Open(const std::string& data_dir,
+                                                         const Options& options) {
   const std::string dir = (fs::path(data_dir) / "maps").string();
   std::error_code ec;
   fs::create_directories(dir, ec);
@@ -107,7 +273,11 @@ absl::StatusOr<std::unique_ptr<MapStore>> MapStore::Open(const std::string& data
       fs::remove(entry.path(), ec);
     }
   }
-  return std::unique_ptr<MapStore>(new MapStore(dir));
+  std::unique_ptr<MapStore> store(new MapStore(dir, options));
+  if (options.background_compaction) {
+    store->compactor_ = std::thread([s = store.get()] { s->CompactorLoop(); });
+  }
+  return store;
 }
 
 std::string MapStore::MapPath(absl::string_view name) const {
@@ -118,22 +288,43 @@ std::string MapStore::TombstonePath(absl::string_view name) const {
   return absl::StrCat(dir_, "/", name, kTombstoneExtension);
 }
 
-absl::Status MapStore::WriteFile(const std::string& path, const std::string& bytes) {
-  const std::string temp = absl::StrCat(path, kTempMarker, ::getpid());
+std::string MapStore::LogPath(absl::string_view name) const {
+  return absl::StrCat(dir_, "/", name, kLogExtension);
+}
+
+namespace {
+
+// Writes `bytes` to the new file `temp` and makes them durable; removes
+// `temp` on failure.
+absl::Status WriteTemp(const std::string& temp, const std::string& bytes) {
   const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return ErrnoError("create", temp);
   absl::Status status = WriteAll(fd, bytes, temp);
   if (status.ok() && ::fsync(fd) != 0) status = ErrnoError("fsync", temp);
   if (::close(fd) != 0 && status.ok()) status = ErrnoError("close", temp);
-  if (status.ok() && ::rename(temp.c_str(), path.c_str()) != 0) {
-    status = ErrnoError("rename", temp);
-  }
-  if (!status.ok()) {
+  if (!status.ok()) ::unlink(temp.c_str());
+  return status;
+}
+
+// Renames `temp` over `path` and makes that durable in `dir`; removes
+// `temp` if the rename fails.
+absl::Status CommitTemp(const std::string& temp, const std::string& path,
+                        const std::string& dir) {
+  if (::rename(temp.c_str(), path.c_str()) != 0) {
+    absl::Status status = ErrnoError("rename", temp);
     ::unlink(temp.c_str());
     return status;
   }
   // The rename is durable only once the directory entry is.
-  return FsyncPath(dir_, O_RDONLY | O_DIRECTORY);
+  return FsyncPath(dir, O_RDONLY | O_DIRECTORY);
+}
+
+}  // namespace
+
+absl::Status MapStore::WriteFile(const std::string& path, const std::string& bytes) {
+  const std::string temp = absl::StrCat(path, kTempMarker, ::getpid());
+  if (absl::Status s = WriteTemp(temp, bytes); !s.ok()) return s;
+  return CommitTemp(temp, path, dir_);
 }
 
 absl::Status MapStore::RemoveFile(const std::string& path) {
@@ -144,25 +335,385 @@ absl::Status MapStore::RemoveFile(const std::string& path) {
   return FsyncPath(dir_, O_RDONLY | O_DIRECTORY);
 }
 
+std::shared_ptr<MapStore::Log> MapStore::FindLog(absl::string_view name, bool create) {
+  absl::MutexLock lock(&mu_);
+  auto it = logs_.find(name);
+  if (it != logs_.end()) return it->second;
+  if (!create) return nullptr;
+  return logs_.emplace(std::string(name), std::make_shared<Log>()).first->second;
+}
+
 absl::Status MapStore::Save(const storage::v1::StoredMap& stored) {
+  const std::string& name = stored.map().name();
   std::string bytes;
   if (!stored.SerializeToString(&bytes)) {
-    return absl::InternalError("storage: cannot serialise map " + stored.map().name());
+    return absl::InternalError("storage: cannot serialise map " + name);
   }
-  if (absl::Status s = WriteFile(MapPath(stored.map().name()), bytes); !s.ok()) return s;
+  const std::shared_ptr<Log> log = FindLog(name, /*create=*/true);
+  absl::MutexLock lock(&log->mu);
+  if (absl::Status s = WriteFile(MapPath(name), bytes); !s.ok()) return s;
+  // The file on disk is now this version, whatever follows.
+  ++log->generation;
+  log->version = stored.version();
+  log->snapshot_version = stored.version();
+  log->edits = 0;
+  log->map_bytes = bytes.size();
+  log->broken = false;
   // Only once the map is durable: a crash before this leaves both files,
   // and the map wins at load.
-  return RemoveFile(TombstonePath(stored.map().name()));
+  if (absl::Status s = RemoveFile(TombstonePath(name)); !s.ok()) return s;
+  // Likewise: the old log's records are all at or below this version, so
+  // until it is gone they are stale.
+  if (log->fd >= 0) ::close(log->fd);
+  log->fd = -1;
+  const std::string log_path = LogPath(name);
+  absl::Status removed = RemoveFile(log_path);
+  struct stat st;
+  log->log_bytes = ::stat(log_path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+  return removed;
 }
 
 absl::Status MapStore::Delete(const storage::v1::Tombstone& tombstone) {
+  const std::string& name = tombstone.name();
   std::string bytes;
   if (!tombstone.SerializeToString(&bytes)) {
-    return absl::InternalError("storage: cannot serialise tombstone " + tombstone.name());
+    return absl::InternalError("storage: cannot serialise tombstone " + name);
   }
-  if (absl::Status s = WriteFile(TombstonePath(tombstone.name()), bytes); !s.ok()) return s;
+  const std::shared_ptr<Log> log = FindLog(name, /*create=*/false);
+  std::optional<absl::MutexLock> lock;
+  if (log != nullptr) lock.emplace(&log->mu);
+  if (absl::Status s = WriteFile(TombstonePath(name), bytes); !s.ok()) return s;
   // Only once the tombstone is durable: the name is never without both.
-  return RemoveFile(MapPath(tombstone.name()));
+  if (absl::Status s = RemoveFile(MapPath(name)); !s.ok()) return s;
+  if (log != nullptr) {
+    ++log->generation;
+    log->version = 0;  // no map: appends are refused
+    if (log->fd >= 0) ::close(log->fd);
+    log->fd = -1;
+    absl::MutexLock map_lock(&mu_);
+    logs_.erase(name);
+  }
+  // Only once the map file is gone: a log without its map is removed at
+  // load, while a map without its log would go back to an older version.
+  return RemoveFile(LogPath(name));
+}
+
+bool MapStore::ShouldCompact(const Log& log) const {
+  if (log.edits == 0) return false;
+  return log.edits > options_.max_log_edits ||
+         log.log_bytes > std::max<uint64_t>(log.map_bytes, options_.min_log_bytes);
+}
+
+absl::Status MapStore::AppendEdit(absl::string_view name, const storage::v1::StoredEdit& edit) {
+  const std::shared_ptr<Log> log = FindLog(name, /*create=*/false);
+  if (log == nullptr) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("storage: no stored map \"", name, "\" to log an edit of"));
+  }
+  std::string payload;
+  if (!edit.SerializeToString(&payload) || payload.size() > kMaxRecordBytes) {
+    return absl::InternalError(absl::StrCat("storage: cannot serialise an edit of map ", name));
+  }
+  const std::string record = EncodeRecord(payload);
+  const std::string path = LogPath(name);
+  bool compact = false;
+  {
+    absl::MutexLock lock(&log->mu);
+    if (log->version == 0) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("storage: no stored map \"", name, "\" to log an edit of"));
+    }
+    if (log->broken) {
+      return absl::UnavailableError(absl::StrCat(
+          "storage: the edit log of map \"", name,
+          "\" could not be repaired after a failed write; upload the map again"));
+    }
+    if (edit.version() != log->version + 1) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("storage: edit of map \"", name, "\" has version ", edit.version(),
+                       ", the stored map is at ", log->version));
+    }
+    if (log->fd < 0) {
+      if (log->log_bytes == 0) {
+        // Created whole (header only) and durable in the directory before
+        // any record goes in, so a log is never without its header.
+        if (absl::Status s = WriteFile(path, std::string(kLogHeader, kLogHeaderBytes));
+            !s.ok()) {
+          return s;
+        }
+        log->log_bytes = kLogHeaderBytes;
+      }
+      log->fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+      if (log->fd < 0) return ErrnoError("open", path);
+    }
+    absl::Status status = WriteAll(log->fd, record, path);
+    if (status.ok() && ::fdatasync(log->fd) != 0) status = ErrnoError("fdatasync", path);
+    if (!status.ok()) {
+      // Cut the partial record off, or a later append would land behind
+      // it and be lost to the cut at load.
+      if (::ftruncate(log->fd, static_cast<off_t>(log->log_bytes)) != 0 ||
+          ::fdatasync(log->fd) != 0) {
+        spdlog::error("storage: cannot cut {} back to {} bytes after a failed append: {}", path,
+                      log->log_bytes, std::strerror(errno));
+        log->broken = true;
+        ::close(log->fd);
+        log->fd = -1;
+      }
+      return status;
+    }
+    log->version = edit.version();
+    ++log->edits;
+    log->log_bytes += record.size();
+    compact = options_.background_compaction && ShouldCompact(*log);
+  }
+  if (compact) {
+    absl::MutexLock lock(&mu_);
+    if (queued_.insert(std::string(name)).second) queue_.emplace_back(name);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status MapStore::Compact(absl::string_view name) {
+  const std::shared_ptr<Log> log = FindLog(name, /*create=*/false);
+  if (log == nullptr) return absl::OkStatus();
+  absl::MutexLock compact_lock(&log->compact_mu);
+  uint64_t generation, snapshot_version, target_version, end;
+  {
+    absl::MutexLock lock(&log->mu);
+    if (log->version == 0 || log->edits == 0 || log->broken) return absl::OkStatus();
+    generation = log->generation;
+    snapshot_version = log->snapshot_version;
+    target_version = log->version;
+    end = log->log_bytes;
+  }
+  // Without the lock: appends go on behind `end`; a Save or Delete bumps
+  // the generation, and then this snapshot is dropped below.
+  const std::string map_path = MapPath(name);
+  const std::string log_path = LogPath(name);
+  std::optional<std::string> map_bytes = ReadFile(map_path);
+  std::optional<std::string> log_bytes = ReadFile(log_path);
+  storage::v1::StoredMap stored;
+  if (!map_bytes.has_value() || !log_bytes.has_value() || log_bytes->size() < end ||
+      !stored.ParseFromString(*map_bytes) || stored.version() != snapshot_version) {
+    absl::MutexLock lock(&log->mu);
+    if (log->generation != generation) return absl::OkStatus();  // replaced meanwhile
+    return absl::DataLossError(absl::StrCat("storage: cannot compact map ", name, ": ",
+                                            map_path, " or ", log_path,
+                                            " is not what the store wrote"));
+  }
+  LogScan scan = ScanLog(absl::string_view(*log_bytes).substr(0, end), snapshot_version);
+  if (!scan.problem.empty() || scan.good_end != end ||
+      (scan.edits.empty() ? snapshot_version : scan.edits.back().version()) != target_version) {
+    absl::MutexLock lock(&log->mu);
+    if (log->generation != generation) return absl::OkStatus();
+    return absl::DataLossError(absl::StrCat("storage: cannot compact map ", name, ": ",
+                                            log_path, ": ", scan.problem));
+  }
+  if (absl::Status s = FoldEdits(stored, scan.edits); !s.ok()) {
+    return absl::DataLossError(
+        absl::StrCat("storage: cannot compact map ", name, ": ", s.message()));
+  }
+  std::string snapshot;
+  if (!stored.SerializeToString(&snapshot)) {
+    return absl::InternalError(absl::StrCat("storage: cannot serialise map ", name));
+  }
+  // Not Save's temporary name: a Save of the same map may run meanwhile.
+  const std::string temp = absl::StrCat(map_path, kTempMarker, ::getpid(), "-compact");
+  if (absl::Status s = WriteTemp(temp, snapshot); !s.ok()) return s;
+
+  absl::MutexLock lock(&log->mu);
+  if (log->generation != generation) {
+    ::unlink(temp.c_str());
+    return absl::OkStatus();
+  }
+  // The snapshot first, durably: from here the log's first records are stale.
+  if (absl::Status s = CommitTemp(temp, map_path, dir_); !s.ok()) return s;
+  log->snapshot_version = target_version;
+  log->map_bytes = snapshot.size();
+  log->edits = log->version - target_version;
+  ++log->compactions;
+  // Then a log of the records appended since `end` (if any) replaces it.
+  std::string tail;
+  if (log->log_bytes > end) {
+    std::optional<std::string> now = ReadFile(log_path);
+    if (!now.has_value() || now->size() < log->log_bytes) {
+      return absl::DataLossError(absl::StrCat("storage: cannot reread ", log_path,
+                                              " (the snapshot is written; its records stay)"));
+    }
+    tail = now->substr(end, log->log_bytes - end);
+  }
+  if (log->fd >= 0) ::close(log->fd);
+  log->fd = -1;
+  absl::Status status;
+  if (tail.empty()) {
+    status = RemoveFile(log_path);
+    if (status.ok()) log->log_bytes = 0;
+  } else {
+    std::string fresh(kLogHeader, kLogHeaderBytes);
+    fresh += tail;
+    status = WriteFile(log_path, fresh);
+    if (status.ok()) log->log_bytes = fresh.size();
+  }
+  // On an error the old log stays whole (its first records now stale) and
+  // appends go on behind it.
+  return status;
+}
+
+void MapStore::CompactorLoop() {
+  absl::MutexLock lock(&mu_);
+  while (true) {
+    mu_.Await(absl::Condition(
+        +[](MapStore* s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(s->mu_) {
+          return s->stopping_ || !s->queue_.empty();
+        },
+        this));
+    if (stopping_) return;
+    const std::string name = std::move(queue_.front());
+    queue_.pop_front();
+    queued_.erase(name);
+    compacting_ = true;
+    mu_.Unlock();
+    const absl::Time start = absl::Now();
+    const absl::Status status = Compact(name);
+    if (status.ok()) {
+      spdlog::debug("storage: compacted the edit log of map {} in {:.1f} ms", name,
+                    absl::ToDoubleMilliseconds(absl::Now() - start));
+    } else {
+      spdlog::error("storage: {}", status.ToString());
+    }
+    mu_.Lock();
+    compacting_ = false;
+  }
+}
+
+void MapStore::WaitForCompactions() {
+  absl::MutexLock lock(&mu_);
+  mu_.Await(absl::Condition(
+      +[](MapStore* s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(s->mu_) {
+        return s->stopping_ || (s->queue_.empty() && !s->compacting_);
+      },
+      this));
+}
+
+std::optional<MapStore::LogStats> MapStore::log_stats(absl::string_view name) const {
+  std::shared_ptr<Log> log;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = logs_.find(name);
+    if (it == logs_.end()) return std::nullopt;
+    log = it->second;
+  }
+  absl::MutexLock lock(&log->mu);
+  if (log->version == 0) return std::nullopt;
+  return LogStats{.version = log->version,
+                  .snapshot_version = log->snapshot_version,
+                  .edits = log->edits,
+                  .log_bytes = log->log_bytes,
+                  .compactions = log->compactions};
+}
+
+absl::Status MapStore::FoldEdits(storage::v1::StoredMap& snapshot,
+                                 absl::Span<const storage::v1::StoredEdit> edits) {
+  v1::Map& map = *snapshot.mutable_map();
+  // A movingai map's size, once its text has been read.
+  uint64_t width = 0, height = 0;
+  for (const storage::v1::StoredEdit& batch : edits) {
+    const std::string where = absl::StrCat("edit version ", batch.version());
+    for (int i = 0; i < batch.edits_size(); ++i) {
+      const v1::MapEdit& edit = batch.edits(i);
+      const std::string what = absl::StrCat(where, ", edits[", i, "]");
+      switch (edit.edit_case()) {
+        case v1::MapEdit::kCells: {
+          const v1::CellPatch& p = edit.cells();
+          if (map.has_grid()) {
+            WF_RETURN_IF_ERROR(PatchRaster(*map.mutable_grid()->mutable_cells(),
+                                                 map.grid().width(), map.grid().height(), p.x(),
+                                                 p.y(), p.width(), p.height(), p.cells(), what));
+          } else if (map.source_case() == v1::Map::kMovingai) {
+            if (width == 0) {
+              absl::StatusOr<GridMap> grid = ParseStoredMovingAi(map.movingai());
+              if (!grid.ok()) {
+                return absl::DataLossError(absl::StrCat(what, ": ", grid.status().message()));
+              }
+              width = grid->width();
+              height = grid->height();
+              if (snapshot.base_cells().empty()) {
+                snapshot.set_base_cells(std::string(grid->cells().begin(), grid->cells().end()));
+              }
+            }
+            WF_RETURN_IF_ERROR(PatchRaster(*snapshot.mutable_base_cells(), width, height,
+                                                 p.x(), p.y(), p.width(), p.height(), p.cells(),
+                                                 what));
+          } else {
+            return absl::DataLossError(absl::StrCat(what, ": a cell patch on a map without cells"));
+          }
+          break;
+        }
+        case v1::MapEdit::kHex: {
+          const v1::HexPatch& p = edit.hex();
+          if (!map.has_hex()) {
+            return absl::DataLossError(absl::StrCat(what, ": a hex patch on a map not of hexes"));
+          }
+          WF_RETURN_IF_ERROR(PatchRaster(*map.mutable_hex()->mutable_walls(),
+                                               map.hex().width(), map.hex().height(), p.x(), p.y(),
+                                               p.width(), p.height(), p.walls(), what));
+          break;
+        }
+        case v1::MapEdit::kAddObstacle: {
+          for (const v1::Obstacle& o : snapshot.obstacles()) {
+            if (o.id() == edit.add_obstacle().id()) {
+              return absl::DataLossError(absl::StrCat(what, ": obstacle \"", o.id(),
+                                                      "\" is added while it is live"));
+            }
+          }
+          *snapshot.add_obstacles() = edit.add_obstacle();
+          break;
+        }
+        case v1::MapEdit::kRemoveObstacle: {
+          auto* obstacles = snapshot.mutable_obstacles();
+          auto it = std::find_if(obstacles->begin(), obstacles->end(), [&](const v1::Obstacle& o) {
+            return o.id() == edit.remove_obstacle();
+          });
+          if (it == obstacles->end()) {
+            return absl::DataLossError(absl::StrCat(what, ": obstacle \"", edit.remove_obstacle(),
+                                                    "\" is removed but not live"));
+          }
+          obstacles->erase(it);  // keeps the others in the order they were added
+          break;
+        }
+        case v1::MapEdit::EDIT_NOT_SET:
+          return absl::DataLossError(absl::StrCat(what, ": an empty edit"));
+      }
+    }
+    snapshot.set_version(batch.version());
+    snapshot.set_edit_count(snapshot.edit_count() + 1);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<v1::MapEdit>> MapStore::SnapshotEdits(
+    const storage::v1::StoredMap& snapshot) {
+  std::vector<v1::MapEdit> edits;
+  if (!snapshot.base_cells().empty()) {
+    if (snapshot.map().source_case() != v1::Map::kMovingai) {
+      return absl::DataLossError("base_cells on a map that is not a movingai map");
+    }
+    absl::StatusOr<GridMap> grid = ParseStoredMovingAi(snapshot.map().movingai());
+    if (!grid.ok()) return absl::DataLossError(grid.status().message());
+    if (snapshot.base_cells().size() != grid->size()) {
+      return absl::DataLossError(absl::StrCat("base_cells: ", snapshot.base_cells().size(),
+                                              " bytes for a ", grid->width(), " x ",
+                                              grid->height(), " map"));
+    }
+    v1::CellPatch& patch = *edits.emplace_back().mutable_cells();
+    patch.set_width(grid->width());
+    patch.set_height(grid->height());
+    patch.set_cells(snapshot.base_cells());
+  }
+  for (const v1::Obstacle& obstacle : snapshot.obstacles()) {
+    *edits.emplace_back().mutable_add_obstacle() = obstacle;
+  }
+  return edits;
 }
 
 absl::Status MapStore::FoldTombstones(const std::vector<std::string>& names, uint64_t floor) {
@@ -185,7 +736,76 @@ absl::Status MapStore::FoldTombstones(const std::vector<std::string>& names, uin
 }
 
 void MapStore::MoveAside(absl::string_view name, absl::string_view why) {
+  const std::shared_ptr<Log> log = FindLog(name, /*create=*/false);
+  if (log != nullptr) {
+    absl::MutexLock lock(&log->mu);
+    ++log->generation;
+    log->version = 0;
+    if (log->fd >= 0) ::close(log->fd);
+    log->fd = -1;
+    absl::MutexLock map_lock(&mu_);
+    logs_.erase(name);
+  }
   MoveFileAside(MapPath(name), why);
+  const std::string log_path = LogPath(name);
+  if (::access(log_path.c_str(), F_OK) == 0) {
+    MoveFileAside(log_path, absl::StrCat("the edit log of a map moved aside: ", why));
+  }
+}
+
+std::vector<storage::v1::StoredEdit> MapStore::LoadLog(const std::string& name,
+                                                       uint64_t version, Log& log) {
+  absl::MutexLock lock(&log.mu);
+  const std::string path = LogPath(name);
+  log.version = version;
+  log.snapshot_version = version;
+  log.edits = 0;
+  log.log_bytes = 0;
+  if (::access(path.c_str(), F_OK) != 0) return {};
+  std::optional<std::string> bytes = ReadFile(path);
+  if (!bytes.has_value()) {
+    MoveFileAside(path, "not a readable edit log; the map loads without its edits");
+    return {};
+  }
+  LogScan scan = ScanLog(*bytes, version);
+  if (!scan.problem.empty()) {
+    if (scan.good_end == 0) {
+      MoveFileAside(path, absl::StrCat(scan.problem, "; the map loads without its edits"));
+      return {};
+    }
+    if (scan.torn) {
+      spdlog::warn("storage: {}: {}: a write torn by a crash (never acknowledged), cut at byte "
+                   "{}; {} edits before it kept",
+                   path, scan.problem, scan.good_end, scan.edits.size());
+    } else {
+      const std::string aside = absl::StrCat(path, ".corrupt");
+      spdlog::error("storage: {}: {}: cut at byte {}, {} edits before it kept, the {} bytes "
+                    "after it moved to {}",
+                    path, scan.problem, scan.good_end, scan.edits.size(),
+                    bytes->size() - scan.good_end, aside);
+      if (absl::Status s = WriteFile(aside, bytes->substr(scan.good_end)); !s.ok()) {
+        spdlog::error("{}", s.ToString());
+      }
+    }
+    // Appends must follow the last good record, or the next load would cut
+    // them off with the bad one.
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || ::ftruncate(fd, static_cast<off_t>(scan.good_end)) != 0 ||
+        ::fsync(fd) != 0) {
+      spdlog::error("storage: cannot cut {} at byte {}: {}; edits of map {} are refused", path,
+                    scan.good_end, std::strerror(errno), name);
+      log.broken = true;
+    }
+    if (fd >= 0) ::close(fd);
+  }
+  log.log_bytes = scan.good_end;
+  if (scan.edits.empty() && scan.stale > 0 && !log.broken) {
+    // Every record is in the map file already.
+    if (RemoveFile(path).ok()) log.log_bytes = 0;
+  }
+  log.edits = scan.edits.size();
+  log.version = version + scan.edits.size();
+  return std::move(scan.edits);
 }
 
 MapStore::Contents MapStore::LoadAll() {
@@ -193,8 +813,14 @@ MapStore::Contents MapStore::LoadAll() {
   std::error_code ec;
   std::vector<fs::path> map_files;
   std::vector<fs::path> tombstone_files;
+  std::vector<fs::path> log_files;
+  {
+    absl::MutexLock lock(&mu_);
+    logs_.clear();
+  }
   for (const auto& entry : fs::directory_iterator(dir_, ec)) {
     if (entry.path().extension() == kMapExtension) map_files.push_back(entry.path());
+    if (entry.path().extension() == kLogExtension) log_files.push_back(entry.path());
     if (entry.path().extension() == kTombstoneExtension) {
       tombstone_files.push_back(entry.path());
     }
@@ -221,20 +847,44 @@ MapStore::Contents MapStore::LoadAll() {
     const std::string stem = file.stem().string();
     std::optional<std::string> bytes = ReadFile(file);
     storage::v1::StoredMap stored;
+    absl::Status check = absl::OkStatus();
     if (!bytes.has_value() || !stored.ParseFromString(*bytes)) {
-      MoveFileAside(file.string(), "not a readable stored map");
+      check = absl::DataLossError("not a readable stored map");
+    } else {
+      check = CheckRecord(stem, stored.map().name(), stored.version());
+    }
+    if (!check.ok()) {
+      MoveFileAside(file.string(), check.message());
+      const std::string log_path = LogPath(stem);
+      if (::access(log_path.c_str(), F_OK) == 0) {
+        MoveFileAside(log_path, "the edit log of a map moved aside");
+      }
       continue;
     }
-    if (absl::Status s = CheckRecord(stem, stored.map().name(), stored.version()); !s.ok()) {
-      MoveFileAside(file.string(), s.message());
-      continue;
+    const std::shared_ptr<Log> log = FindLog(stem, /*create=*/true);
+    {
+      absl::MutexLock lock(&log->mu);
+      log->map_bytes = bytes->size();
     }
-    contents.maps.push_back(std::move(stored));
+    LoadedMap& loaded = contents.maps.emplace_back();
+    loaded.edits = LoadLog(stem, stored.version(), *log);
+    loaded.stored = std::move(stored);
   }
 
   absl::flat_hash_map<std::string, uint64_t> map_versions;
-  for (const storage::v1::StoredMap& stored : contents.maps) {
-    map_versions[stored.map().name()] = stored.version();
+  for (const LoadedMap& loaded : contents.maps) {
+    // With its edits: a delete cut short by a crash left a tombstone at the
+    // version of the last edit.
+    map_versions[loaded.stored.map().name()] = loaded.version();
+  }
+  for (const fs::path& file : log_files) {
+    const std::string stem = file.stem().string();
+    if (map_versions.contains(stem)) continue;
+    // A delete cut short between removing the map and its log.
+    spdlog::info("storage: removing {}: no map {} (a delete was cut short)", file.string(), stem);
+    if (::unlink(file.c_str()) != 0) {
+      spdlog::error("storage: cannot remove {}: {}", file.string(), std::strerror(errno));
+    }
   }
   for (const fs::path& file : tombstone_files) {
     const std::string stem = file.stem().string();

@@ -2,14 +2,22 @@
 #define WAYFINDER_SERVER_MAP_STORE_H_
 
 #include <cstdint>
+#include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/types/span.h"
 #include "wayfinder/storage/v1/stored_map.pb.h"
 
 namespace wayfinder::server {
@@ -21,7 +29,28 @@ namespace wayfinder::server {
 //                  name), so that a re-created name continues above it;
 //   version_floor  a serialized VersionFloor: the highest version of the
 //                  tombstones the registry has folded away (see
-//                  MapRegistry), absent while there were none.
+//                  MapRegistry), absent while there were none;
+//   <name>.wflog   the map's edit log (absent until its first edit): an
+//                  8-byte header "WFLOG01\n", then one record per
+//                  acknowledged UpdateMap batch, each
+//                    uint32 little-endian length of the payload,
+//                    uint32 little-endian CRC-32 (zlib) of those 4 length
+//                           bytes followed by the payload,
+//                    payload: a serialized StoredEdit.
+//                  Record versions go up by exactly 1 from the map file's
+//                  version. Records at or below the map file's version are
+//                  stale (left by a crash during a compaction or a
+//                  re-upload) and skipped.
+//
+// Edits: AppendEdit appends a record and fdatasyncs the log before it
+// returns, so an acknowledged edit survives kill -9 and power loss. Once a
+// log grows past a bound (see Options), it is compacted: the map file is
+// rewritten as a snapshot with the log's edits folded in (atomically, as
+// below), and only then is the log replaced by one holding the records
+// above the snapshot's version. A crash in between leaves a new map file
+// and an old log whose records it already contains: stale, skipped. Saving
+// a new upload of a name (PutMap) and deleting it remove its log after the
+// map file or tombstone is durable, with the same reasoning.
 //
 // Writes are atomic and durable before they return: a temporary file is
 // written and fsynced, renamed over the old one, and the directory fsynced.
@@ -34,12 +63,44 @@ namespace wayfinder::server {
 // The registry decides what to keep (which versions, which tombstones);
 // the store only records it.
 //
-// Thread-compatible: the registry serialises all mutations.
+// Thread-safety: Save, Delete, FoldTombstones, MoveAside and LoadAll are
+// thread-compatible (the registry serialises them). AppendEdit and Compact
+// are thread-safe with respect to each other and to those: each map's log
+// has its own lock, so edits of different maps append and sync in
+// parallel, and a compaction (on the store's own thread unless
+// Options::background_compaction is false) writes the snapshot without
+// holding it.
 class MapStore {
  public:
+  // When a map's edit log is compacted into its map file: as soon as it
+  // holds more than max_log_edits batches, or more bytes than
+  // max(the map file's size, min_log_bytes). The byte bound makes a
+  // compaction (which writes one map file) cost at most as much as the log
+  // writes since the last one: disk writes stay within twice the edits' own
+  // and disk use within twice the map's. The record bound caps the batches
+  // a restart replays (each an incremental repair) on maps whose file
+  // dwarfs their edits.
+  struct Options {
+    uint64_t max_log_edits = 1000;
+    uint64_t min_log_bytes = 64 << 10;
+    // Compact on the store's own thread (off the reply path); false: only
+    // when Compact is called (tests).
+    bool background_compaction = true;
+  };
+
+  // A stored map and the edits its log holds above its version, in order
+  // (versions stored.version() + 1, + 2, ...): the map as acknowledged is
+  // the snapshot with these applied.
+  struct LoadedMap {
+    storage::v1::StoredMap stored;
+    std::vector<storage::v1::StoredEdit> edits;
+    // The version acknowledged last: stored.version() + edits.size().
+    uint64_t version() const { return stored.version() + edits.size(); }
+  };
+
   // Everything the store holds, as read at start-up.
   struct Contents {
-    std::vector<storage::v1::StoredMap> maps;
+    std::vector<LoadedMap> maps;
     // Deleted names. (A name has a map and a tombstone only if the
     // tombstone's version is above the map's, which this store never
     // writes.)
@@ -50,41 +111,141 @@ class MapStore {
   // Creates <data_dir>/maps if needed and removes temporary files left by a
   // crash.
   static absl::StatusOr<std::unique_ptr<MapStore>> Open(const std::string& data_dir);
+  static absl::StatusOr<std::unique_ptr<MapStore>> Open(const std::string& data_dir,
+                                                        const Options& options);
+  // Waits for a compaction in progress, closes the logs.
+  ~MapStore();
 
   // Stores `stored` as the current map of its name, replacing the name's
-  // map or tombstone.
+  // map or tombstone, and its edit log (a new upload starts without edits).
   absl::Status Save(const storage::v1::StoredMap& stored);
-  // Replaces the map `tombstone.name()` by its tombstone.
+  // Replaces the map `tombstone.name()` by its tombstone, then removes its
+  // edit log.
   absl::Status Delete(const storage::v1::Tombstone& tombstone);
+
+  // Appends `edit` (one acknowledged batch) to the edit log of map `name`
+  // and makes it durable (fdatasync) before it returns. `edit.version()`
+  // must be the map's current version (as saved, loaded or appended last)
+  // + 1: FAILED_PRECONDITION otherwise, or when the store holds no map
+  // `name`. Storage errors are UNAVAILABLE; the log is then cut back to its
+  // last complete record (the edit is not stored; the caller must not
+  // publish it). May schedule a compaction (see Options).
+  absl::Status AppendEdit(absl::string_view name, const storage::v1::StoredEdit& edit);
+
+  // Compacts the edit log of `name` now (see the class comment): OK also
+  // when there is nothing to compact or the map was replaced or deleted
+  // meanwhile. Appends to the map wait only while the files are swapped,
+  // not while the snapshot is written. Errors leave the map file and log
+  // as they were (both still load).
+  absl::Status Compact(absl::string_view name);
+  // Waits until the background compactions scheduled so far are done.
+  void WaitForCompactions();
+
+  // What the store knows of a map's log (nullopt: no such map).
+  struct LogStats {
+    uint64_t version = 0;           // current version (map file + log)
+    uint64_t snapshot_version = 0;  // the map file's version
+    uint64_t edits = 0;             // records above the map file's version
+    uint64_t log_bytes = 0;         // the log file's size (0: no log)
+    uint64_t compactions = 0;       // compactions done since Open
+  };
+  std::optional<LogStats> log_stats(absl::string_view name) const;
+
+  // Folds edit batches, in order, into a snapshot: applies their cell and
+  // hex patches to the base raster, adds and removes their obstacles, and
+  // sets the version and edit count (see StoredMap). DATA_LOSS naming the
+  // batch if one does not fit the map (a patch outside it, an obstacle id
+  // added twice or removed unknown): a validated, acknowledged batch never
+  // does. On an error `snapshot` is partly folded.
+  static absl::Status FoldEdits(storage::v1::StoredMap& snapshot,
+                                absl::Span<const storage::v1::StoredEdit> edits);
+  // The edits that turn a build of `snapshot.map()` into the snapshot (its
+  // base_cells as one CellPatch, then its obstacles added in order); empty
+  // for a map never edited. DATA_LOSS if base_cells does not fit the map.
+  static absl::StatusOr<std::vector<wayfinder::v1::MapEdit>> SnapshotEdits(
+      const storage::v1::StoredMap& snapshot);
   // Records `floor` as the version floor, then forgets the tombstones of
   // `names`. The caller passes a floor at least as high as the current one
   // and as every forgotten tombstone.
   absl::Status FoldTombstones(const std::vector<std::string>& names, uint64_t floor);
 
-  // Every readable stored map and tombstone, and the version floor. An
+  // Every readable stored map with its edits, every tombstone, and the
+  // version floor. An
   // unreadable file, or one that fails a check (the name inside must be the
   // file's name, versions start at 1), is renamed to "<file>.corrupt" (kept
   // for inspection, never loaded again) and logged with the check it
   // failed; the other maps still load. A tombstone of a name that also has
   // a map (a crash cut a delete or a re-create short) is removed: the map
-  // is current.
+  // (with its log) is current.
+  //
+  // An edit log is read up to its first record that fails a check, and cut
+  // there (the file truncated, so that later appends follow the last good
+  // record), with the check logged: a short record or a bad CRC on the
+  // last record is a write torn by a crash (the edit was never
+  // acknowledged); a bad CRC further on, an unreadable record or a version
+  // that does not follow its predecessor is corruption, and the cut-off
+  // bytes are kept in <name>.wflog.corrupt. The records before the cut are
+  // always kept, and a torn batch is never returned. A log without its map
+  // (a crash cut a delete short) is removed.
   Contents LoadAll();
 
-  // Moves a stored map aside as corrupt (e.g. it no longer builds).
+  // Moves a stored map and its edit log aside as corrupt (e.g. it no
+  // longer builds).
   void MoveAside(absl::string_view name, absl::string_view why);
 
   const std::string& dir() const { return dir_; }
 
  private:
-  explicit MapStore(std::string dir) : dir_(std::move(dir)) {}
+  // One map's log as the store knows it.
+  struct Log {
+    // Held across a compaction (one at a time per map: they share the
+    // snapshot's temporary file). Taken before mu.
+    absl::Mutex compact_mu;
+    mutable absl::Mutex mu;
+    int fd ABSL_GUARDED_BY(mu) = -1;  // open for appending; -1: not open
+    uint64_t version ABSL_GUARDED_BY(mu) = 0;
+    uint64_t snapshot_version ABSL_GUARDED_BY(mu) = 0;
+    uint64_t edits ABSL_GUARDED_BY(mu) = 0;
+    uint64_t log_bytes ABSL_GUARDED_BY(mu) = 0;  // 0: no log file
+    uint64_t map_bytes ABSL_GUARDED_BY(mu) = 0;
+    // Bumped when the map is replaced or deleted: a compaction started
+    // before then is dropped.
+    uint64_t generation ABSL_GUARDED_BY(mu) = 0;
+    // An append failed and the log could not be cut back: refuse appends
+    // until the map is saved again.
+    bool broken ABSL_GUARDED_BY(mu) = false;
+    uint64_t compactions ABSL_GUARDED_BY(mu) = 0;
+    ~Log();
+  };
+
+  MapStore(std::string dir, const Options& options);
   std::string MapPath(absl::string_view name) const;
   std::string TombstonePath(absl::string_view name) const;
+  std::string LogPath(absl::string_view name) const;
   // Writes `bytes` to `path` atomically and durably (see the class comment).
   absl::Status WriteFile(const std::string& path, const std::string& bytes);
   // Removes `path` if it exists and makes that durable.
   absl::Status RemoveFile(const std::string& path);
+  // The log state of `name`, created if `create`; null if absent.
+  std::shared_ptr<Log> FindLog(absl::string_view name, bool create);
+  // Reads <name>.wflog for a map at `version`, cutting it as LoadAll says.
+  std::vector<storage::v1::StoredEdit> LoadLog(const std::string& name, uint64_t version,
+                                               Log& log);
+  bool ShouldCompact(const Log& log) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(log.mu);
+  void CompactorLoop();
 
   std::string dir_;  // <data_dir>/maps
+  const Options options_;
+
+  // Taken after a Log::mu when both are held.
+  mutable absl::Mutex mu_;
+  absl::flat_hash_map<std::string, std::shared_ptr<Log>> logs_ ABSL_GUARDED_BY(mu_);
+  // Background compaction: names waiting, and whether one is running.
+  std::deque<std::string> queue_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_set<std::string> queued_ ABSL_GUARDED_BY(mu_);
+  bool compacting_ ABSL_GUARDED_BY(mu_) = false;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread compactor_;
 };
 
 }  // namespace wayfinder::server

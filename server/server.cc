@@ -153,7 +153,8 @@ void WayfinderServer::LoadStoredMaps() {
                                 tombstone.deleted_unix_ms());
   }
   int loaded = 0;
-  for (storage::v1::StoredMap& stored : contents.maps) {
+  for (MapStore::LoadedMap& entry : contents.maps) {
+    storage::v1::StoredMap& stored = entry.stored;
     UpgradeStoredMap(*stored.mutable_map());
     absl::StatusOr<std::unique_ptr<MapSnapshot>> built =
         BuildMap(stored.map(), config_.grid_limits, config_.polygon_limits);

@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
-# Crash loop: the real wayfinder-server on one --data_dir, a client putting
-# and deleting maps, `kill -9` at random moments, restart, many rounds. Every
-# acknowledged PutMap / DeleteMap (the CLI exited 0) must survive: after each
-# restart every map of the ledger is there with its version and content (its
-# size, and the length of a path whose octile length differs per content),
-# deleted maps stay deleted, nothing else is listed, and versions of a name
-# only ever go up (a re-created name continues above its deleted version).
+# Crash loop: the real wayfinder-server on one --data_dir, a client putting,
+# editing (UpdateMap) and deleting maps, `kill -9` at random moments,
+# restart, many rounds. Every acknowledged PutMap / UpdateMap / DeleteMap
+# (the CLI exited 0) must survive: after each restart every map of the
+# ledger is there with its version and content (its size, and the length of
+# a path whose octile length differs per content), its edits (the number of
+# batches since the upload, the live obstacles, and the cell the batches
+# patch: blocked or free), deleted maps stay deleted, nothing else is
+# listed, and versions of a name only ever go up (a re-created name
+# continues above its deleted version). Each batch adds or removes two
+# obstacles at once and patches a cell: a batch half applied (torn) shows
+# as a state the ledger never had.
 # The one operation whose CLI call did not succeed (the kill came in flight)
 # may have landed or not; both states are accepted and the ledger follows
 # what the server reports.
 # Some rounds also kill the server while it is still loading. At the end the
 # data directory holds exactly the ledger's maps: no temporary or *.corrupt
-# files, and a tombstone (NAME.wfgone) for every name deleted last.
+# files, a tombstone (NAME.wfgone) for every name deleted last, and edit
+# logs (NAME.wflog) only of current maps.
 #   usage: crash_loop_test.sh SERVER CLI PROBE EXAMPLES_DIR [ROUNDS]
 #   env:   CRASH_SEED (default: the PID) to replay the same random choices.
 set -euo pipefail
@@ -71,12 +77,24 @@ for d in 1 2 3 4; do
   content_length[d]=$(awk -v d="$d" 'BEGIN{printf "%.6f", 13 + 2 * d * (sqrt(2) - 1)}')
 done
 query=(1.5 1.5 14.5 1.5)
+# Batches patch the cell (18, 2), inside every content and on no shortest
+# path of the query, and add obstacles far outside every map (so that the
+# query's answer stays the content's).
+patch_x=18 patch_y=2
+# A CLI without `update` (a server without UpdateMap) runs the rounds with
+# puts and deletes only.
+edits=0
+cli_help=$("$cli_bin" --help 2>&1 || true)
+if grep -q "^  update NAME" <<<"$cli_help"; then edits=1; fi
 
 # --- The ledger: what the server acknowledged. version 0 = absent; top =
-# the highest version the name has had (it survives a delete).
-declare -A ver con top
-for n in "${names[@]}"; do ver[$n]=0; con[$n]=-; top[$n]=0; done
-unk_kind="" unk_name="" unk_content=""  # the op in flight at the kill, if any
+# the highest version the name has had (it survives a delete); ned = batches
+# since the upload, obs = the live obstacles (sorted, comma-separated), cell
+# = the patched cell's value (- if not patched since the upload).
+declare -A ver con top ned obs cell
+for n in "${names[@]}"; do ver[$n]=0; con[$n]=-; top[$n]=0; ned[$n]=0; obs[$n]=""; cell[$n]=-; done
+# The op in flight at the kill, if any.
+unk_kind="" unk_name="" unk_content="" unk_batch="" unk_val=""
 
 start_server() {  # [kill_after]: kill -9 that soon after the start instead
   addr="127.0.0.1:$(free_port)"
@@ -105,6 +123,7 @@ kill_server() {
 # what the server says about map $1, checking its path answer.
 observe() {
   local n=$1 out rc=0 size fp length fpver c
+  obs_ned=0 obs_obs="" obs_cell=-
   out=$(cli get "$n" 2>&1) || rc=$?
   if [ "$rc" -eq 1 ] && grep -q "NOT_FOUND" <<<"$out"; then
     obs_ver=0 obs_con=-
@@ -127,9 +146,40 @@ observe() {
   awk -v a="$length" -v b="${content_length[obs_con]}" 'BEGIN{exit !(a - b < 1e-3 && b - a < 1e-3)}' \
     || fail "find-path $n (content c$obs_con): length $length, expected ${content_length[obs_con]}"
   [ "$fpver" = "$obs_ver" ] || fail "find-path $n answered from version $fpver, get says $obs_ver"
+  obs_ned=$(echo "$out" | sed -n 's/^edits: *\([0-9][0-9]*\) batches.*/\1/p')
+  obs_obs=$(echo "$out" | sed -n 's/^edits: .*obstacles: \(.*\)$/\1/p')
+  [ "$obs_obs" != none ] || obs_obs=""
+  obs_obs=$(echo "$obs_obs" | tr -d ' ' | tr ',' '\n' | sed '/^$/d' | sort | paste -sd, -)
+  [ -n "$obs_ned" ] || obs_ned=0
+  [ "$edits" -eq 1 ] || return 0
+  # The patched cell: a path to it, or FAILED_PRECONDITION when blocked.
+  rc=0
+  out=$(cli --graph=grid find-path "$n" 1.5 1.5 "$patch_x.5" "$patch_y.5" 2>&1) || rc=$?
+  if [ "$rc" -ne 0 ]; then
+    grep -q "is blocked" <<<"$out" || fail "find-path $n to the patched cell: $out"
+    obs_cell=255
+  else
+    obs_cell=1
+  fi
 }
 
-state() { if [ "$1" -eq 0 ]; then echo "absent"; else echo "v$1/c$2"; fi; }
+# A map's state as a string: absent, or version/content/batches/obstacles/
+# cell (the cell only when patched since the upload: $6 is the ledger's).
+state() {
+  if [ "$1" -eq 0 ]; then echo "absent"; return; fi
+  local c=$5
+  [ "$6" != - ] || c=-
+  echo "v$1/c$2/e$3/o[$4]/p$c"
+}
+
+# The obstacles after a batch: $1 the set, $2 add or rm, $3 the batch id.
+batch_obstacles() {
+  if [ "$2" = add ]; then
+    printf '%s\n' ${1//,/ } "a$3" "b$3" | sed '/^$/d' | sort | paste -sd, -
+  else
+    printf '%s\n' ${1//,/ } | { grep -vx -e "a$3" -e "b$3" -e '' || true; } | sort | paste -sd, -
+  fi
+}
 
 verified=0 resolved_new=0 resolved_old=0
 # After a restart: every name is in its acknowledged state, or, for the op
@@ -138,24 +188,36 @@ verify() {
   local n expect alt got listed want
   for n in "${names[@]}"; do
     observe "$n"
-    expect=$(state "${ver[$n]}" "${con[$n]}")
-    got=$(state "$obs_ver" "$obs_con")
-    alt=""
+    expect=$(state "${ver[$n]}" "${con[$n]}" "${ned[$n]}" "${obs[$n]}" "${cell[$n]}" "${cell[$n]}")
+    got=$(state "$obs_ver" "$obs_con" "$obs_ned" "$obs_obs" "$obs_cell" "${cell[$n]}")
+    alt="" alt_got="" alt_obs="" alt_ned=0 alt_cell=-
     if [ "$unk_name" = "$n" ]; then
-      if [ "$unk_kind" = put ]; then alt=$(state $((top[$n] + 1)) "$unk_content"); else alt=absent; fi
+      case $unk_kind in
+        put) alt_obs="" alt_ned=0 alt_cell=- ;;
+        update)
+          alt_obs=$(batch_obstacles "${obs[$n]}" "$unk_content" "$unk_batch")
+          alt_ned=$((ned[$n] + 1)) alt_cell=$unk_val ;;
+      esac
+      case $unk_kind in
+        put) alt=$(state $((top[$n] + 1)) "$unk_content" 0 "" - -) ;;
+        update)
+          alt=$(state $((top[$n] + 1)) "${con[$n]}" "$alt_ned" "$alt_obs" "$alt_cell" "$alt_cell") ;;
+        *) alt=absent ;;
+      esac
+      alt_got=$(state "$obs_ver" "$obs_con" "$obs_ned" "$obs_obs" "$obs_cell" "$alt_cell")
     fi
     if [ "$got" = "$expect" ]; then
       [ -z "$alt" ] || resolved_old=$((resolved_old + 1))
-    elif [ -n "$alt" ] && [ "$got" = "$alt" ]; then
+    elif [ -n "$alt" ] && [ "$alt_got" = "$alt" ]; then
       resolved_new=$((resolved_new + 1))
-      ver[$n]=$obs_ver con[$n]=$obs_con
+      ver[$n]=$obs_ver con[$n]=$obs_con ned[$n]=$alt_ned obs[$n]=$alt_obs cell[$n]=$alt_cell
       [ "$obs_ver" -eq 0 ] || top[$n]=$obs_ver
     else
       fail "map $n: acknowledged $expect${alt:+ (or $alt, in flight at the kill)}, server has $got"
     fi
     verified=$((verified + 1))
   done
-  unk_kind="" unk_name="" unk_content=""
+  unk_kind="" unk_name="" unk_content="" unk_batch="" unk_val=""
   listed=$(cli list) || fail "list: $listed"
   listed=$(echo "$listed" | awk 'NR > 1 {print $1, $2}' | sort)
   want=$(for n in "${names[@]}"; do [ "${ver[$n]}" -eq 0 ] || echo "$n ${ver[$n]}"; done | sort)
@@ -166,51 +228,81 @@ verify() {
 # time. A line goes to $work/ops only once the CLI exited 0 (acknowledged);
 # the first failure (the kill) is logged as unknown and ends the loop.
 client_loop() {
-  local n c out rc v
+  local n c out rc v r batch val kind j=0 args
   while true; do
     n=${names[RANDOM % ${#names[@]}]}
-    if [ "${ver[$n]}" -ne 0 ] && [ $((RANDOM % 100)) -lt 35 ]; then
+    r=$((RANDOM % 100))
+    if [ "${ver[$n]}" -ne 0 ] && [ "$r" -lt 15 ]; then
       rc=0; out=$(cli delete "$n" 2>&1) || rc=$?
-      if [ "$rc" -ne 0 ]; then echo "unknown delete $n - - $rc"; return 0; fi
-      echo "ack delete $n - - -"
-      ver[$n]=0 con[$n]=-
+      if [ "$rc" -ne 0 ]; then echo "unknown delete $n - - $rc - -"; return 0; fi
+      echo "ack delete $n - - - - -"
+      ver[$n]=0 con[$n]=- ned[$n]=0 obs[$n]="" cell[$n]=-
+    elif [ "$edits" -eq 1 ] && [ "${ver[$n]}" -ne 0 ] && [ "$r" -lt 75 ]; then
+      # One batch: two obstacles added (or the two of an earlier batch
+      # removed) and the cell patched, all or nothing.
+      val=$((RANDOM % 2 ? 255 : 1))
+      if [ -n "${obs[$n]}" ] && [ $((RANDOM % 100)) -lt 40 ]; then
+        kind=rm
+        batch=${obs[$n]%%,*}; batch=${batch#a}
+        args=("remove:a$batch" "cells:$patch_x,$patch_y,1,1=$val" "remove:b$batch")
+      else
+        kind=add
+        j=$((j + 1)); batch="r${round}x$j"
+        args=("rect:a$batch=1000,1000,1,1" "cells:$patch_x,$patch_y,1,1=$val"
+              "rect:b$batch=1000,1000,1,1")
+      fi
+      rc=0; out=$(cli update "$n" "${args[@]}" 2>&1) || rc=$?
+      if [ "$rc" -ne 0 ]; then echo "unknown update $n $kind - $rc $batch $val"; return 0; fi
+      v=$(echo "$out" | sed -n 's/^version: *\([0-9][0-9]*\)$/\1/p')
+      echo "ack update $n $kind ${v:-?} $((top[$n] + 1)) $batch $val"
+      top[$n]=$((top[$n] + 1))
+      ver[$n]=${top[$n]} ned[$n]=$((ned[$n] + 1)) cell[$n]=$val
+      obs[$n]=$(batch_obstacles "${obs[$n]}" "$kind" "$batch")
     else
       c=$((RANDOM % ncontents))
       [ "$c" != "${con[$n]}" ] || c=$(((c + 1) % ncontents))
       rc=0; out=$(cli put-map "${content_file[c]}" --name="$n" 2>&1) || rc=$?
-      if [ "$rc" -ne 0 ]; then echo "unknown put $n $c - $rc"; return 0; fi
+      if [ "$rc" -ne 0 ]; then echo "unknown put $n $c - $rc - -"; return 0; fi
       v=$(echo "$out" | sed -n "s/^stored $n version \([0-9][0-9]*\) .*/\1/p")
-      echo "ack put $n $c ${v:-?} $((top[$n] + 1))"
+      echo "ack put $n $c ${v:-?} $((top[$n] + 1)) - -"
       top[$n]=$((top[$n] + 1))
-      ver[$n]=${top[$n]} con[$n]=$c
+      ver[$n]=${top[$n]} con[$n]=$c ned[$n]=0 obs[$n]="" cell[$n]=-
     fi
   done
 }
 
 # Replays the client's log into the ledger.
 apply_ops() {
-  local status kind n c v want
-  while read -r status kind n c v want; do
+  local status kind n c v want batch val
+  while read -r status kind n c v want batch val; do
     if [ "$status" = unknown ]; then
-      unk_kind=$kind unk_name=$n unk_content=$c
+      unk_kind=$kind unk_name=$n unk_content=$c unk_batch=$batch unk_val=$val
       continue
     fi
-    if [ "$kind" = put ]; then
-      [ "$v" = "$want" ] || fail "put $n acknowledged version $v, expected $want"
-      ver[$n]=$v con[$n]=$c top[$n]=$v
-      acked_puts=$((acked_puts + 1))
-    else
-      ver[$n]=0 con[$n]=-
-      acked_deletes=$((acked_deletes + 1))
-    fi
+    case $kind in
+      put)
+        [ "$v" = "$want" ] || fail "put $n acknowledged version $v, expected $want"
+        ver[$n]=$v con[$n]=$c top[$n]=$v ned[$n]=0 obs[$n]="" cell[$n]=-
+        acked_puts=$((acked_puts + 1)) ;;
+      update)
+        [ "$v" = "$want" ] || fail "update $n acknowledged version $v, expected $want"
+        ver[$n]=$v top[$n]=$v ned[$n]=$((ned[$n] + 1)) cell[$n]=$val
+        obs[$n]=$(batch_obstacles "${obs[$n]}" "$c" "$batch")
+        acked_updates=$((acked_updates + 1)) ;;
+      *)
+        ver[$n]=0 con[$n]=- ned[$n]=0 obs[$n]="" cell[$n]=-
+        acked_deletes=$((acked_deletes + 1)) ;;
+    esac
   done <"$work/ops"
 }
 
-# Only NAME.wfmap and NAME.wfgone files (and version_floor, were there
-# enough deleted names) and, right after a kill, temporaries of them.
+# Only NAME.wfmap, NAME.wflog and NAME.wfgone files (and version_floor,
+# were there enough deleted names) and, right after a kill, temporaries of
+# them.
 check_files() {  # $1: 1 if temporaries are allowed
   local f bad
   bad=$(find "$data" -type f ! -name '*.wfmap' ! -name '*.wfgone' ! -name version_floor \
+          ! -name '*.wflog' ! -name '*.wflog.tmp-*' \
           ! -name '*.wfmap.tmp-*' ! -name '*.wfgone.tmp-*' ! -name 'version_floor.tmp-*' | sort) \
     || fail "cannot list the data dir $data"
   [ -z "$bad" ] || fail "unexpected files in the data dir: $bad"
@@ -220,7 +312,7 @@ check_files() {  # $1: 1 if temporaries are allowed
   fi
 }
 
-acked_puts=0 acked_deletes=0 mid_write=0 load_kills=0 in_flight=0
+acked_puts=0 acked_updates=0 acked_deletes=0 mid_write=0 load_kills=0 in_flight=0
 started=$SECONDS
 round=0
 start_server
@@ -266,12 +358,18 @@ want=$(for n in "${names[@]}"; do
   if [ "${ver[$n]}" -eq 0 ] && [ "${top[$n]}" -ne 0 ]; then echo "$n"; fi
 done | sort)
 [ "$gone" = "$want" ] || fail "data dir has tombstones [$gone], deleted names [$want]"
+logs=$(find "$data" -type f -name '*.wflog' -printf '%f\n' | sed 's/\.wflog$//' | sort)
+orphans=$(comm -23 <(echo "$logs") <(echo "$stored") | sed '/^$/d')
+[ -z "$orphans" ] || fail "edit logs of maps that are not stored: $orphans"
 check_files 0
 # Guard against a vacuous pass (a client that never got an op through).
-[ $((acked_puts + acked_deletes)) -ge "$rounds" ] \
-  || fail "only $((acked_puts + acked_deletes)) ops acknowledged in $rounds rounds"
+[ $((acked_puts + acked_deletes + acked_updates)) -ge "$rounds" ] \
+  || fail "only $((acked_puts + acked_deletes + acked_updates)) ops acknowledged in $rounds rounds"
+[ "$edits" -eq 0 ] || [ "$acked_updates" -gt 0 ] \
+  || fail "no UpdateMap acknowledged in $rounds rounds"
 
 echo "crash loop: $rounds rounds (seed $seed) in $((SECONDS - started)) s:" \
-  "$acked_puts puts and $acked_deletes deletes acknowledged, $verified map checks;" \
+  "$acked_puts puts, $acked_updates updates and $acked_deletes deletes acknowledged," \
+  "$verified map checks;" \
   "$in_flight ops cut off by a kill ($resolved_new had landed, $resolved_old had not)," \
   "$mid_write left a temporary file; $load_kills kills while loading"

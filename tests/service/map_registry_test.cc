@@ -60,7 +60,8 @@ Reopened Reopen(const std::string& dir, size_t max_tombstones) {
   for (const auto& t : contents.tombstones) {
     r.registry->RestoreTombstone(t.name(), t.version(), t.deleted_unix_ms());
   }
-  for (const auto& stored : contents.maps) {
+  for (const auto& loaded : contents.maps) {
+    const auto& stored = loaded.stored;
     auto built = server::BuildMap(stored.map(), {});
     EXPECT_TRUE(built.ok()) << built.status();
     r.registry->Restore(*std::move(built), stored.version(), stored.created_unix_ms());

@@ -235,9 +235,9 @@ class LiveMap::Pin {
 LiveMap::LiveMap(const v1::Map& source, const RepairContext& context)
     : source_(source), context_(context) {}
 
-absl::StatusOr<std::unique_ptr<MapSnapshot>> LiveMap::Adopt(
-    std::unique_ptr<MapSnapshot> built, const v1::Map& source,
-    std::vector<storage::v1::StoredEdit> history, const RepairContext& context) {
+absl::StatusOr<std::unique_ptr<MapSnapshot>> LiveMap::Adopt(std::unique_ptr<MapSnapshot> built,
+                                                             const v1::Map& source, Replay replay,
+                                                             const RepairContext& context) {
   RepairContext ctx = context;
   ctx.build = source.build();
   std::shared_ptr<LiveMap> live(new LiveMap(source, ctx));
@@ -265,13 +265,22 @@ absl::StatusOr<std::unique_ptr<MapSnapshot>> LiveMap::Adopt(
   body->info = built->info;
   built.reset();
 
+  // One Refresh over everything the replay changed: the graphs are
+  // repaired once, not once per batch.
   EditChange replayed;
-  for (const storage::v1::StoredEdit& edit : history) {
+  if (!replay.snapshot_edits.empty()) {
+    google::protobuf::RepeatedPtrField<v1::MapEdit> start(
+        std::make_move_iterator(replay.snapshot_edits.begin()),
+        std::make_move_iterator(replay.snapshot_edits.end()));
+    replayed.Add(ApplyEdits(start, g));
+  }
+  for (const storage::v1::StoredEdit& edit : replay.logged) {
     replayed.Add(ApplyEdits(edit.edits(), g));
   }
   WF_RETURN_IF_ERROR(Refresh(*body, replayed, ctx));
-  body->applied = history.size();
-  live->history_ = std::move(history);
+  // The only body has applied everything: nothing to keep for another.
+  body->applied = replay.snapshot_batches + replay.logged.size();
+  live->history_start_ = body->applied;
   MapBody* first = body.get();
   {
     std::lock_guard<std::mutex> lock(live->mu_);
@@ -334,7 +343,10 @@ absl::StatusOr<LiveMap::Prepared> LiveMap::Prepare(
       }
     }
     for (const auto& b : bodies_) {
-      if (b->pins == 0 && b.get() != current_ && (spare == nullptr || b->applied > spare->applied)) {
+      // (A body behind the kept history cannot catch up; Settle never
+      // trims past a body it keeps, so this is only a guard.)
+      if (b->pins == 0 && b.get() != current_ && b->applied >= history_start_ &&
+          (spare == nullptr || b->applied > spare->applied)) {
         spare = b.get();
       }
     }
@@ -352,12 +364,13 @@ absl::StatusOr<LiveMap::Prepared> LiveMap::Prepare(
   // From here the spare is ours alone: no snapshot pins it, and writers are
   // serialised.
   EditChange change;
-  for (size_t i = spare->applied; i < history_.size(); ++i) {
-    change.Add(ApplyEdits(history_[i].edits(), spare->geometry));
+  const uint64_t end = history_start_ + history_.size();
+  for (uint64_t i = spare->applied; i < end; ++i) {
+    change.Add(ApplyEdits(history_[i - history_start_].edits(), spare->geometry));
   }
   const EditChange batch = ApplyEdits(edits, spare->geometry);
   change.Add(batch);
-  spare->applied = history_.size() + 1;
+  spare->applied = end + 1;
   if (absl::Status s = Refresh(*spare, change, context_); !s.ok()) {
     std::lock_guard<std::mutex> lock(mu_);
     spare->discarded = true;
@@ -368,17 +381,10 @@ absl::StatusOr<LiveMap::Prepared> LiveMap::Prepare(
   prepared.body = spare;
   prepared.snapshot = SnapshotOf(*spare);
   prepared.snapshot->change = std::make_shared<const EditChange>(batch);
-  storage::v1::StoredMap& stored = prepared.stored;
-  *stored.mutable_map() = source_;
-  stored.set_version(version);
-  stored.set_created_unix_ms(unix_ms);
-  stored.mutable_edits()->Reserve(static_cast<int>(history_.size() + 1));
-  for (const storage::v1::StoredEdit& e : history_) *stored.add_edits() = e;
-  storage::v1::StoredEdit* edit = stored.add_edits();
-  edit->set_version(version);
-  *edit->mutable_edits() = edits;
-  edit->set_unix_ms(unix_ms);
-  pending_ = *edit;
+  prepared.edit.set_version(version);
+  *prepared.edit.mutable_edits() = edits;
+  prepared.edit.set_unix_ms(unix_ms);
+  pending_ = prepared.edit;
   return prepared;
 }
 
@@ -387,6 +393,18 @@ void LiveMap::Settle(MapBody* body, bool published) {
   if (published) {
     history_.push_back(std::move(pending_));
     current_ = body;
+    // Keep only what a body still lacks: the spare on the other side of
+    // Left-Right missed this batch; a body pinned by a long query (kept
+    // beside a copy) maybe more, until it is reused or dropped. Discarded
+    // bodies are never reused.
+    uint64_t keep_from = history_start_ + history_.size();
+    for (const auto& b : bodies_) {
+      if (!b->discarded) keep_from = std::min(keep_from, b->applied);
+    }
+    while (history_start_ < keep_from && !history_.empty()) {
+      history_.pop_front();
+      ++history_start_;
+    }
   } else {
     body->discarded = true;
   }

@@ -2,6 +2,7 @@
 #define WAYFINDER_SERVER_LIVE_MAP_H_
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <vector>
 
@@ -39,8 +40,8 @@ struct MapBody {
   std::shared_ptr<HexGraph> hex_graph;
   // MapInfo of this body's state (graphs, free cells; no version).
   v1::MapInfo info;
-  // How many batches of LiveMap's history this body has applied.
-  size_t applied = 0;
+  // How many batches since the upload this body has applied (MapInfo.edits).
+  uint64_t applied = 0;
   // Snapshots pinning this body (guarded by LiveMap's mutex).
   int pins = 0;
   // Set when a prepared batch was not published: the body is ahead of
@@ -88,22 +89,34 @@ absl::Status RepairNavmesh(MapBody& body, const EditChange& change,
 // shared_ptr::use_count, so that release and reuse are ordered.
 class LiveMap : public std::enable_shared_from_this<LiveMap> {
  public:
+  // What a restart replays on a stored map: the edits that turn the
+  // snapshot's source into the snapshot (MapStore::SnapshotEdits: base
+  // raster, live obstacles; not counted as a batch, no version of their
+  // own), how many batches the snapshot holds (StoredMap.edit_count), and
+  // the batches logged after it, oldest first.
+  struct Replay {
+    std::vector<v1::MapEdit> snapshot_edits;
+    uint64_t snapshot_batches = 0;
+    std::vector<storage::v1::StoredEdit> logged;
+  };
+
   // Makes `built` (BuildMap's result for `source`) the first body of a new
-  // live map, applies `history` (batches stored with the map, oldest
-  // first) to it, and returns the snapshot to commit, pinning that body.
-  // Errors: a stored batch no longer applies (it is then lost to the
-  // caller's judgement).
-  static absl::StatusOr<std::unique_ptr<MapSnapshot>> Adopt(
-      std::unique_ptr<MapSnapshot> built, const v1::Map& source,
-      std::vector<storage::v1::StoredEdit> history, const RepairContext& context);
+  // live map, applies `replay` to it (ApplyEdits on the geometry, then one
+  // Refresh of the graphs over everything that changed: the path UpdateMap
+  // takes), and returns the snapshot to commit, pinning that body.
+  // MapInfo.edits starts at snapshot_batches + logged.size(). Errors: a
+  // stored batch no longer applies (it is then lost to the caller's
+  // judgement).
+  static absl::StatusOr<std::unique_ptr<MapSnapshot>> Adopt(std::unique_ptr<MapSnapshot> built,
+                                                            const v1::Map& source, Replay replay,
+                                                            const RepairContext& context);
 
   // A batch applied to a spare body, ready to publish.
   struct Prepared {
     // Pins the edited body; not yet current. Its version is not stamped.
     std::unique_ptr<MapSnapshot> snapshot;
-    // What to store: the map as uploaded plus every batch since (with this
-    // one), at `version`.
-    storage::v1::StoredMap stored;
+    // What to store: this batch, as the edit log's record of `version`.
+    storage::v1::StoredEdit edit;
     MapBody* body = nullptr;
   };
 
@@ -115,7 +128,8 @@ class LiveMap : public std::enable_shared_from_this<LiveMap> {
   // The batch Prepare made on `body` was published (true) or not (false).
   void Settle(MapBody* body, bool published);
 
-  // Tests and metrics.
+  // Tests and metrics. history(): the batches kept for bodies that have
+  // not applied them yet.
   size_t bodies() const;
   uint64_t copies() const;
   uint64_t reuses() const;
@@ -134,9 +148,13 @@ class LiveMap : public std::enable_shared_from_this<LiveMap> {
   // The map as uploaded (source and build options).
   const v1::Map source_;
   const RepairContext context_;
-  // Every batch since the upload, oldest first (stored with the map until
-  // the edit log lands).
-  std::vector<storage::v1::StoredEdit> history_;
+  // The batches some body has not applied yet, oldest first: history_[i]
+  // is batch number history_start_ + i (MapBody::applied counts batches
+  // since the upload). Trimmed when a batch is settled, so it holds what
+  // the spare body missed (one batch), more only while an old body is
+  // pinned by a long query; never every batch since the upload.
+  std::deque<storage::v1::StoredEdit> history_;
+  uint64_t history_start_ = 0;
   // The batch last prepared, until settled.
   storage::v1::StoredEdit pending_;
 

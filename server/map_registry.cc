@@ -220,10 +220,10 @@ absl::StatusOr<std::shared_ptr<const MapSnapshot>> MapRegistry::Update(
   }
   Stamp(*pending->snapshot, version, now_ms);
   if (store_ != nullptr) {
-    // Durability of an edit: the whole map with every batch since its
-    // upload, rewritten per batch. The edit log replaces this one call
-    // with MapStore::AppendEdit(name, the last StoredEdit).
-    if (absl::Status s = store_->Save(pending->stored); !s.ok()) {
+    // Durability of an edit: one record appended to the map's edit log
+    // and fdatasynced (compaction folds the log into the map file later,
+    // off this path).
+    if (absl::Status s = store_->AppendEdit(name, pending->edit); !s.ok()) {
       spdlog::error("map {}: edit not stored, version {} discarded: {}", std::string(name), version,
                     s.ToString());
       return fail(s);

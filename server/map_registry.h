@@ -87,8 +87,8 @@ class MapRegistry {
   struct PendingUpdate {
     // The new version (stamped and published by Update).
     std::unique_ptr<MapSnapshot> snapshot;
-    // What storage keeps of the map from this version on.
-    storage::v1::StoredMap stored;
+    // The batch as the map's edit log records it (MapStore::AppendEdit).
+    storage::v1::StoredEdit edit;
     // Called once, with mutations held off: whether `snapshot` was
     // published.
     std::function<void(bool published)> settle;

@@ -222,6 +222,40 @@ absl::StatusOr<GridMap> ParseStoredMovingAi(const std::string& text) {
                                            .max_cells = uint64_t{65535} * 65535});
 }
 
+// A StoredMap written by the release before the edit log holds in field 4
+// every UpdateMap batch since its upload, and `version` is the last one's.
+// Takes the batches out, leaving the map as uploaded at the version before
+// the first batch, and returns them as if logged (versions snapshot + 1, +
+// 2, ...). Empty for any other record. DATA_LOSS if the batches cannot sit
+// below the record's version (no server wrote that).
+absl::StatusOr<std::vector<storage::v1::StoredEdit>> TakeLegacyEdits(
+    storage::v1::StoredMap& stored) {
+  const uint64_t n = static_cast<uint64_t>(stored.edits_size());
+  if (n == 0) return std::vector<storage::v1::StoredEdit>();
+  if (n >= stored.version()) {
+    return absl::DataLossError(absl::StrCat("version ", stored.version(), " with ", n,
+                                            " edit batches (field 4) below it"));
+  }
+  const uint64_t snapshot_version = stored.version() - n;
+  std::vector<storage::v1::StoredEdit> edits;
+  edits.reserve(n);
+  for (storage::v1::StoredEdit& edit : *stored.mutable_edits()) {
+    const uint64_t expected = snapshot_version + edits.size() + 1;
+    if (edit.version() != expected) {
+      // Never written so (a batch's version is its predecessor's + 1);
+      // the map's acknowledged version is the record's, so number them up
+      // to it.
+      spdlog::warn("storage: map {}: stored batch {} has version {}, numbered {}",
+                   stored.map().name(), edits.size(), edit.version(), expected);
+      edit.set_version(expected);
+    }
+    edits.push_back(std::move(edit));
+  }
+  stored.clear_edits();
+  stored.set_version(snapshot_version);
+  return edits;
+}
+
 void MoveFileAside(const std::string& path, absl::string_view why) {
   const std::string aside = absl::StrCat(path, ".corrupt");
   spdlog::error("storage: {} moved aside to {}: {}", path, aside, std::string(why));
@@ -509,9 +543,15 @@ absl::Status MapStore::Compact(absl::string_view name) {
     return absl::DataLossError(absl::StrCat("storage: cannot compact map ", name, ": ",
                                             log_path, ": ", scan.problem));
   }
-  if (absl::Status s = FoldEdits(stored, scan.edits); !s.ok()) {
+  // A map file of the release before the edit log keeps its batches in
+  // field 4: they come first (and the snapshot has no field 4 after).
+  absl::StatusOr<std::vector<storage::v1::StoredEdit>> legacy = TakeLegacyEdits(stored);
+  absl::Status folded = legacy.status();
+  if (folded.ok()) folded = FoldEdits(stored, *legacy);
+  if (folded.ok()) folded = FoldEdits(stored, scan.edits);
+  if (!folded.ok()) {
     return absl::DataLossError(
-        absl::StrCat("storage: cannot compact map ", name, ": ", s.message()));
+        absl::StrCat("storage: cannot compact map ", name, ": ", folded.message()));
   }
   std::string snapshot;
   if (!stored.SerializeToString(&snapshot)) {
@@ -853,6 +893,15 @@ MapStore::Contents MapStore::LoadAll() {
     } else {
       check = CheckRecord(stem, stored.map().name(), stored.version());
     }
+    // A file of the release before the edit log: its batches (field 4) go
+    // first, below the file's version, which the log continues.
+    const uint64_t file_version = stored.version();
+    absl::StatusOr<std::vector<storage::v1::StoredEdit>> legacy =
+        std::vector<storage::v1::StoredEdit>();
+    if (check.ok()) {
+      legacy = TakeLegacyEdits(stored);
+      if (!legacy.ok()) check = legacy.status();
+    }
     if (!check.ok()) {
       MoveFileAside(file.string(), check.message());
       const std::string log_path = LogPath(stem);
@@ -866,8 +915,11 @@ MapStore::Contents MapStore::LoadAll() {
       absl::MutexLock lock(&log->mu);
       log->map_bytes = bytes->size();
     }
+    std::vector<storage::v1::StoredEdit> logged = LoadLog(stem, file_version, *log);
     LoadedMap& loaded = contents.maps.emplace_back();
-    loaded.edits = LoadLog(stem, stored.version(), *log);
+    loaded.edits = *std::move(legacy);
+    loaded.edits.insert(loaded.edits.end(), std::make_move_iterator(logged.begin()),
+                        std::make_move_iterator(logged.end()));
     loaded.stored = std::move(stored);
   }
 

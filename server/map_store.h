@@ -90,7 +90,12 @@ class MapStore {
 
   // A stored map and the edits its log holds above its version, in order
   // (versions stored.version() + 1, + 2, ...): the map as acknowledged is
-  // the snapshot with these applied.
+  // the snapshot with these applied. A map file written before the edit
+  // log (its batches in StoredMap field 4, its version the last batch's)
+  // loads as the map as uploaded, at the version before its first batch,
+  // with those batches first in `edits` and the log's after them; the
+  // file keeps field 4 until its next compaction (which folds them in) or
+  // upload.
   struct LoadedMap {
     storage::v1::StoredMap stored;
     std::vector<storage::v1::StoredEdit> edits;

@@ -155,18 +155,27 @@ void WayfinderServer::LoadStoredMaps() {
   int loaded = 0;
   for (MapStore::LoadedMap& entry : contents.maps) {
     storage::v1::StoredMap& stored = entry.stored;
+    const uint64_t version = entry.version();  // before the edits move out
     UpgradeStoredMap(*stored.mutable_map());
     absl::StatusOr<std::unique_ptr<MapSnapshot>> built =
         BuildMap(stored.map(), config_.grid_limits, config_.polygon_limits);
+    // The snapshot's map is built once; its own edits (base raster, live
+    // obstacles) and then the logged batches are applied to it the way
+    // UpdateMap applies a batch, with one repair of each graph.
+    absl::StatusOr<std::vector<v1::MapEdit>> snapshot_edits = MapStore::SnapshotEdits(stored);
+    if (built.ok() && !snapshot_edits.ok()) built = snapshot_edits.status();
     if (built.ok()) {
+      LiveMap::Replay replay{.snapshot_edits = *std::move(snapshot_edits),
+                             .snapshot_batches = stored.edit_count(),
+                             .logged = std::move(entry.edits)};
       built = MakeLive(*std::move(built), stored.map(), config_.build_limits,
-                       config_.polygon_limits, {stored.edits().begin(), stored.edits().end()});
+                       config_.polygon_limits, std::move(replay));
     }
     if (!built.ok()) {
       store_->MoveAside(stored.map().name(), built.status().ToString());
       continue;
     }
-    registry_->Restore(*std::move(built), stored.version(), stored.created_unix_ms());
+    registry_->Restore(*std::move(built), version, stored.created_unix_ms());
     ++loaded;
   }
   spdlog::info("loaded {} stored maps and {} deleted names (version floor {}) from {} in "

@@ -29,7 +29,7 @@ absl::StatusOr<std::shared_ptr<const MapSnapshot>> ApplyUpdate(
         if (!prepared.ok()) return prepared.status();
         MapRegistry::PendingUpdate pending;
         pending.snapshot = std::move(prepared->snapshot);
-        pending.stored = std::move(prepared->stored);
+        pending.edit = std::move(prepared->edit);
         pending.settle = [live, body = prepared->body](bool published) {
           live->Settle(body, published);
         };
@@ -40,11 +40,11 @@ absl::StatusOr<std::shared_ptr<const MapSnapshot>> ApplyUpdate(
 absl::StatusOr<std::unique_ptr<MapSnapshot>> MakeLive(
     std::unique_ptr<MapSnapshot> built, const v1::Map& source,
     const MapBuildLimits& build_limits, const PolygonLimits& polygon_limits,
-    std::vector<storage::v1::StoredEdit> history) {
+    LiveMap::Replay replay) {
   RepairContext context;
   context.build_limits = build_limits;
   context.polygon_limits = polygon_limits;
-  return LiveMap::Adopt(std::move(built), source, std::move(history), context);
+  return LiveMap::Adopt(std::move(built), source, std::move(replay), context);
 }
 
 const char* UpdateStats::OutcomeName(int outcome) {

@@ -33,11 +33,13 @@ absl::StatusOr<std::shared_ptr<const MapSnapshot>> ApplyUpdate(
     MapRegistry& registry, const v1::UpdateMapRequest& request, const UpdateOptions& options);
 
 // The engine form of a map built by BuildMap for PutMap/UploadMap/restart:
-// its first Left-Right body (LiveMap::Adopt), with `history` replayed.
-absl::StatusOr<std::unique_ptr<MapSnapshot>> MakeLive(
-    std::unique_ptr<MapSnapshot> built, const v1::Map& source,
-    const MapBuildLimits& build_limits, const PolygonLimits& polygon_limits,
-    std::vector<storage::v1::StoredEdit> history = {});
+// its first Left-Right body (LiveMap::Adopt), with `replay` (a restart:
+// the stored snapshot's edits and the logged batches) applied.
+absl::StatusOr<std::unique_ptr<MapSnapshot>> MakeLive(std::unique_ptr<MapSnapshot> built,
+                                                      const v1::Map& source,
+                                                      const MapBuildLimits& build_limits,
+                                                      const PolygonLimits& polygon_limits,
+                                                      LiveMap::Replay replay = {});
 
 // UpdateMap outcomes and latency, for /metrics:
 //   wayfinder_map_updates_total{outcome}  ok, invalid_argument, aborted,

@@ -232,15 +232,14 @@ class LiveMap::Pin {
   MapBody* body_;
 };
 
-LiveMap::LiveMap(const v1::Map& source, const RepairContext& context)
-    : source_(source), context_(context) {}
+LiveMap::LiveMap(const RepairContext& context) : context_(context) {}
 
 absl::StatusOr<std::unique_ptr<MapSnapshot>> LiveMap::Adopt(std::unique_ptr<MapSnapshot> built,
                                                              const v1::Map& source, Replay replay,
                                                              const RepairContext& context) {
   RepairContext ctx = context;
   ctx.build = source.build();
-  std::shared_ptr<LiveMap> live(new LiveMap(source, ctx));
+  std::shared_ptr<LiveMap> live(new LiveMap(ctx));
   auto body = std::make_unique<MapBody>();
   MapGeometry& g = body->geometry;
   g.source = built->info.source();
@@ -319,8 +318,9 @@ void LiveMap::Unpin(MapBody* body) {
 }
 
 uint64_t LiveMap::MemoryBytes() const {
-  uint64_t bytes = source_.SpaceUsedLong();
+  uint64_t bytes = 0;
   for (const auto& body : bodies_) bytes += body->MemoryBytes();
+  for (const storage::v1::StoredEdit& edit : history_) bytes += edit.SpaceUsedLong();
   return bytes;
 }
 

@@ -139,14 +139,12 @@ class LiveMap : public std::enable_shared_from_this<LiveMap> {
   class Pin;
 
  private:
-  LiveMap(const v1::Map& source, const RepairContext& context);
+  explicit LiveMap(const RepairContext& context);
   // A snapshot of `body`, pinning it.
   std::unique_ptr<MapSnapshot> SnapshotOf(MapBody& body);
   void Unpin(MapBody* body);
   uint64_t MemoryBytes() const;  // mu_ held
 
-  // The map as uploaded (source and build options).
-  const v1::Map source_;
   const RepairContext context_;
   // The batches some body has not applied yet, oldest first: history_[i]
   // is batch number history_start_ + i (MapBody::applied counts batches

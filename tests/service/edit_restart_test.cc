@@ -16,6 +16,7 @@
 
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_cat.h"
 #include "server/map_store.h"
 #include "tests/service/service_test_util.h"
 #include "wayfinder/storage/v1/stored_map.pb.h"
@@ -283,6 +284,43 @@ TEST(EditRestart, EveryMapKindAnswersAsBeforeAfterRestartAndCompaction) {
   for (size_t i = 0; i < names.size(); ++i) {
     ExpectSame(before[i], Observe(h, names[i]), names[i] + " after snapshot + log");
   }
+}
+
+TEST(EditRestart, TheServersOwnCompactionRunsAndARestartReplaysItsSnapshot) {
+  // A log grows past max(the map file, 64 KiB) within a few dozen batches
+  // of 64 x 64 patches on a 128 x 128 map: the store's thread folds it into
+  // the map file while the server keeps editing.
+  TempDir dir;
+  server::ServerConfig config;
+  config.data_dir = dir.path();
+  ServerHarness h(config);
+  v1::Map map = GridMapFromRows("big", OpenRows(128, 128));
+  WithGraphs(map, {v1::GRID, v1::QUADTREE});
+  v1::PutMapRequest put;
+  *put.mutable_map() = map;
+  v1::MapInfo info;
+  ASSERT_TRUE(h.stub().PutMap(Ctx().get(), put, &info).ok());
+  const fs::path file = fs::path(dir.path()) / "maps" / "big.wfmap";
+  const std::string uploaded = ReadAll(file);
+  int batches = 0;
+  bool compacted = false;
+  // Bounded by batches, not time: the compaction is queued after the
+  // batch that passes the bound and runs while the next ones arrive.
+  for (; batches < 400 && !compacted; ++batches) {
+    std::vector<v1::MapEdit> edits = {
+        Cells(static_cast<uint32_t>(batches % 3) * 32, 10, 64, 64, batches % 2 ? 0 : 3),
+        Cells(60, 0, 1, 128, batches % 2 ? 255 : 0)};
+    if (batches % 5 == 0) edits.push_back(AddRect(absl::StrCat("o", batches), batches % 120, 100, 4, 4));
+    Update(h, "big", edits);
+    compacted = ReadAll(file) != uploaded;
+  }
+  EXPECT_TRUE(compacted) << batches << " batches and the map file is still the upload";
+  // Some more on top of the snapshot.
+  Update(h, "big", {Cells(0, 0, 2, 2, 255), AddRect("last", 3, 3, 2, 2)});
+  const Observed before = Observe(h, "big");
+  EXPECT_EQ(before.info.edits(), static_cast<uint64_t>(batches + 1));
+  h.Restart();
+  ExpectSame(before, Observe(h, "big"), "after the server's compaction");
 }
 
 TEST(EditRestart, ARestartEqualsTheSameEditsNeverRestarted) {

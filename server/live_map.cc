@@ -98,11 +98,7 @@ absl::Status RepairNavmesh(MapBody& body, const EditChange& change,
       const absl::Status repaired = mesh.UpdateFromGrid(*body.grid, change.cells);
       if (!repaired.ok()) return InEdits(repaired, v1::NAVMESH);
       v1::NavmeshInfo* ni = gi->mutable_navmeshes(static_cast<int>(k));
-      ni->set_triangles(mesh.num_triangles());
-      ni->set_polygons(mesh.num_polygons());
-      ni->set_vertices(mesh.vertices().size());
-      ni->set_area(mesh.area());
-      ni->set_memory_bytes(mesh.MemoryBytes());
+      DescribeNavmesh(mesh, ni);
       polygons_total += mesh.num_polygons();
       links += mesh.num_links();
       bytes += mesh.MemoryBytes();
@@ -137,14 +133,7 @@ absl::Status RepairNavmesh(MapBody& body, const EditChange& change,
     if (!mesh.ok()) return InEdits(mesh.status(), v1::NAVMESH);
     WF_RETURN_IF_ERROR(CheckNavmeshLimits(options.agent_radius, mesh->num_polygons(),
                                           mesh->MemoryBytes(), /*predicted=*/false, limits));
-    ni->set_triangles(mesh->num_triangles());
-    ni->set_polygons(mesh->num_polygons());
-    ni->set_vertices(mesh->vertices().size());
-    ni->set_area(mesh->area());
-    ni->set_clip_ms(mesh->stats().clip_ms);
-    ni->set_triangulate_ms(mesh->stats().triangulate_ms);
-    ni->set_link_ms(mesh->stats().link_ms);
-    ni->set_memory_bytes(mesh->MemoryBytes());
+    DescribeNavmesh(*mesh, ni);
     polygons_total += mesh->num_polygons();
     links += mesh->num_links();
     bytes += mesh->MemoryBytes();

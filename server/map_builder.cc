@@ -243,6 +243,17 @@ void UpgradeStoredMap(v1::Map& map) {
   if (!ValidateQuadtreeOptions(aspect_only).ok()) quadtree.set_max_aspect(0);
 }
 
+void DescribeNavmesh(const Navmesh& mesh, v1::NavmeshInfo* ni) {
+  ni->set_triangles(mesh.num_triangles());
+  ni->set_polygons(mesh.num_polygons());
+  ni->set_vertices(mesh.vertices().size());
+  ni->set_area(mesh.area());
+  ni->set_clip_ms(mesh.stats().clip_ms);
+  ni->set_triangulate_ms(mesh.stats().triangulate_ms);
+  ni->set_link_ms(mesh.stats().link_ms);
+  ni->set_memory_bytes(mesh.MemoryBytes());
+}
+
 absl::StatusOr<std::unique_ptr<MapSnapshot>> BuildMap(const v1::Map& map,
                                                       const GridLimits& limits,
                                                       const PolygonLimits& polygon_limits,
@@ -422,14 +433,7 @@ absl::StatusOr<std::unique_ptr<MapSnapshot>> BuildMap(const v1::Map& map,
                                               /*predicted=*/false, navmesh_limits));
         v1::NavmeshInfo* ni = gi->add_navmeshes();
         ni->set_agent_radius(radius);
-        ni->set_triangles(mesh->num_triangles());
-        ni->set_polygons(mesh->num_polygons());
-        ni->set_vertices(mesh->vertices().size());
-        ni->set_area(mesh->area());
-        ni->set_clip_ms(mesh->stats().clip_ms);
-        ni->set_triangulate_ms(mesh->stats().triangulate_ms);
-        ni->set_link_ms(mesh->stats().link_ms);
-        ni->set_memory_bytes(mesh->MemoryBytes());
+        DescribeNavmesh(*mesh, ni);
         polygons_total += mesh->num_polygons();
         links += mesh->num_links();
         bytes += mesh->MemoryBytes();

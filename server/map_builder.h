@@ -58,6 +58,11 @@ PolygonMap PolygonsFromSource(const v1::PolygonSource& source);
 // cannot have: "map.build.graphs[1]: ..."), RESOURCE_EXHAUSTED beyond
 // `build_limits`, and the budget's CANCELLED or DEADLINE_EXCEEDED when the
 // caller gave up: the build stops there.
+// Fills what NavmeshInfo says of a built (or repaired) mesh: triangles,
+// polygons, vertices, area, stage times, memory. The radius is the
+// caller's.
+void DescribeNavmesh(const Navmesh& mesh, v1::NavmeshInfo* info);
+
 absl::StatusOr<std::unique_ptr<MapSnapshot>> BuildMap(const v1::Map& map,
                                                       const GridLimits& limits,
                                                       const PolygonLimits& polygon_limits = {},

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
+#include "server/graph_kinds.h"
 
 namespace wayfinder::server {
 namespace {
@@ -17,23 +18,6 @@ constexpr size_t kMaxObstacleId = 128;
 
 absl::Status Invalid(int i, absl::string_view field, absl::string_view message) {
   return absl::InvalidArgumentError(absl::StrCat("edits[", i, "]", field, ": ", message));
-}
-
-const char* SourceName(v1::SourceKind source) {
-  switch (source) {
-    case v1::SOURCE_KIND_GRID:
-      return "grid";
-    case v1::SOURCE_KIND_MOVINGAI:
-      return "movingai";
-    case v1::SOURCE_KIND_RECTS:
-      return "rects";
-    case v1::SOURCE_KIND_POLYGONS:
-      return "polygons";
-    case v1::SOURCE_KIND_HEX:
-      return "hex";
-    default:
-      return "unknown";
-  }
 }
 
 // A patch rectangle inside a width x height raster with width * height bytes.

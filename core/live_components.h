@@ -234,7 +234,10 @@ void LiveComponents::Repair(uint32_t width, uint32_t height, const CellRect& cha
   };
   std::vector<Piece> pieces;
   std::vector<std::pair<uint32_t, uint32_t>> kept_temp;  // (temp raw id, old root)
-  for (auto& [root, gs] : groups_of) {
+  for (auto& [group_root, gs] : groups_of) {
+    // A plain copy: lambdas may not capture structured bindings before
+    // C++20 in clang 14 (the fuzz and sanitizer builds).
+    const uint32_t root = group_root;
     std::sort(gs.begin(), gs.end());
     gs.erase(std::unique(gs.begin(), gs.end()), gs.end());
     const uint32_t old = node_of_old(root);

@@ -23,7 +23,8 @@
 #include "client/svg.h"
 #include "google/protobuf/util/json_util.h"
 
-ABSL_FLAG(std::string, server, "127.0.0.1:50051", "server address, host:port or dns:///host:port");
+ABSL_FLAG(std::string, server, "127.0.0.1:50051", "server address: host:port; several replicas as ipv4:host:port,host:port,... or "
+          "dns:///name:port (calls go round-robin, UNAVAILABLE is retried with backoff)");
 ABSL_FLAG(double, timeout, 30, "deadline of each call, seconds");
 ABSL_FLAG(bool, json, false, "print responses as JSON");
 ABSL_FLAG(std::string, token_file, "",

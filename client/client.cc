@@ -16,6 +16,8 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
@@ -144,17 +146,67 @@ absl::Status FromGrpcStatus(const grpc::Status& status) {
                       status.error_message());
 }
 
-std::unique_ptr<Client> Client::Create(const ClientOptions& options) {
+namespace {
+
+// A duration in the service config's form ("0.100s").
+std::string ConfigSeconds(absl::Duration d) {
+  return absl::StrFormat("%.3fs", absl::ToDoubleSeconds(std::max(d, absl::Milliseconds(1))));
+}
+
+}  // namespace
+
+std::string ServiceConfigJson(const ClientOptions& options) {
+  // The reads (queries, GetMap, ListMaps, WatchMaps until its first event)
+  // change nothing, so repeating them is always safe.
+  constexpr const char* kReads[] = {"GetMap",          "ListMaps", "FindPath",
+                                    "FindPaths",       "GetFlowField",
+                                    "SampleFlowField", "GetGraph", "WatchMaps"};
+  constexpr const char* kWrites[] = {"PutMap", "UploadMap", "UpdateMap", "DeleteMap"};
+  std::vector<std::string> names;
+  auto add = [&names](const char* method) {
+    names.push_back(
+        absl::StrCat(R"({"service":"wayfinder.v1.Pathfinder","method":")", method, R"("})"));
+  };
+  for (const char* m : kReads) add(m);
+  if (options.retry.writes) {
+    for (const char* m : kWrites) add(m);
+  }
+  std::string config = "{";
+  if (!options.load_balancing_policy.empty()) {
+    absl::StrAppend(&config, R"("loadBalancingConfig":[{")", options.load_balancing_policy,
+                    R"(":{}}])");
+  }
+  const int attempts = std::clamp(options.retry.max_attempts, 1, 5);
+  if (attempts >= 2) {
+    if (config.size() > 1) config += ",";
+    absl::StrAppend(&config, R"("methodConfig":[{"name":[)", absl::StrJoin(names, ","),
+                    R"(],"retryPolicy":{"maxAttempts":)", attempts,
+                    R"(,"initialBackoff":")", ConfigSeconds(options.retry.initial_backoff),
+                    R"(","maxBackoff":")", ConfigSeconds(options.retry.max_backoff),
+                    R"(","backoffMultiplier":)",
+                    absl::StrFormat("%g", std::max(options.retry.backoff_multiplier, 1.0)),
+                    R"(,"retryableStatusCodes":["UNAVAILABLE"]}}])");
+  }
+  config += "}";
+  return config;
+}
+
+grpc::ChannelArguments ChannelArgumentsFor(const ClientOptions& options) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(options.max_receive_message_bytes);
   args.SetMaxSendMessageSize(options.max_send_message_bytes);
-  if (!options.load_balancing_policy.empty()) {
-    args.SetLoadBalancingPolicyName(options.load_balancing_policy);
-  }
+  // The default service config: a dns:/// target may also bring one from
+  // DNS TXT records, but gRPC ignores those unless asked to.
+  args.SetServiceConfigJSON(ServiceConfigJson(options));
+  return args;
+}
+
+std::unique_ptr<Client> Client::Create(const ClientOptions& options) {
   auto credentials =
       options.credentials ? options.credentials : grpc::InsecureChannelCredentials();
-  return std::make_unique<Client>(grpc::CreateCustomChannel(options.target, credentials, args),
-                                  options);
+  return std::make_unique<Client>(
+      grpc::CreateCustomChannel(options.target, credentials, ChannelArgumentsFor(options)),
+      options);
 }
 
 Client::Client(std::shared_ptr<grpc::Channel> channel, const ClientOptions& options)

@@ -17,15 +17,37 @@
 
 namespace wayfinder::client {
 
+// How a call that fails with UNAVAILABLE (no replica reachable, a replica
+// shutting down, a store that is down) is tried again, by gRPC's own retry
+// support (the channel's service config): after a random wait of up to
+// initial_backoff, then up to multiplier times the previous bound, at most
+// max_backoff, within the call's deadline.
+struct RetryOptions {
+  // Attempts per call, the first included (gRPC allows at most 5); 1 = no
+  // retries.
+  int max_attempts = 4;
+  absl::Duration initial_backoff = absl::Milliseconds(100);
+  absl::Duration max_backoff = absl::Seconds(2);
+  double backoff_multiplier = 2;
+  // Also retry the writes (PutMap, UploadMap, UpdateMap, DeleteMap). Off by
+  // default: a write whose reply was lost (a replica killed after its
+  // commit) would be applied twice. A write that carries expected_version
+  // is safe to retry: its repeat fails with ABORTED instead.
+  bool writes = false;
+};
+
 struct ClientOptions {
-  // gRPC target: "host:port", or "dns:///name:port" for many replicas.
+  // gRPC target: "host:port"; several replicas as
+  // "ipv4:host1:port1,host2:port2" or "dns:///name:port" (every address
+  // the name resolves to, e.g. a Kubernetes headless Service).
   std::string target = "127.0.0.1:50051";
   // Deadline of every call that does not give its own.
   absl::Duration default_deadline = absl::Seconds(10);
-  // gRPC load-balancing policy, e.g. "round_robin" to spread calls over
-  // every address a dns:/// target resolves to; empty = gRPC's default
-  // (pick_first).
-  std::string load_balancing_policy;
+  // gRPC load-balancing policy: "round_robin" (the default) spreads calls
+  // over every address of the target and skips the ones that are down;
+  // "pick_first" sends everything to the first that answers.
+  std::string load_balancing_policy = "round_robin";
+  RetryOptions retry;
   // Largest response accepted, bytes: the server's default
   // --max_message_bytes, so that every response a default server may send
   // arrives (gRPC's own default of 4 MiB is smaller than a legal
@@ -50,6 +72,14 @@ struct ClientOptions {
 // neither) present a client certificate, for servers that require one.
 absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> TlsCredentials(
     const std::string& ca_file, const std::string& cert_file, const std::string& key_file);
+
+// The channel arguments Client::Create uses for `options`: message sizes,
+// and the service config (load balancing, retries; see ServiceConfigJson).
+grpc::ChannelArguments ChannelArgumentsFor(const ClientOptions& options);
+
+// The gRPC service config for `options`, as JSON: the load-balancing
+// policy and the retry policy of every wayfinder.v1.Pathfinder method.
+std::string ServiceConfigJson(const ClientOptions& options);
 
 // Fills options.credentials and options.bearer_token from the security
 // flags every Wayfinder program takes: a token file (or, when empty, the

@@ -67,7 +67,8 @@ std::string AbslUnparseFlag(Seconds s) { return absl::StrCat(s.value); }
 }  // namespace
 
 ABSL_FLAG(std::string, server, "127.0.0.1:50051",
-          "server address, host:port or dns:///host:port (only servers you own)");
+          "server address: host:port, ipv4:host:port,host:port,... or dns:///name:port "
+          "(only servers you own)");
 ABSL_FLAG(int, concurrency, 4, "closed loop: requests kept outstanding");
 ABSL_FLAG(double, rate, 0, "open loop: requests per second (0 = closed loop)");
 ABSL_FLAG(bool, poisson, false,
@@ -101,8 +102,9 @@ ABSL_FLAG(int, channels, 1, "gRPC channels (connections) to spread the requests 
 ABSL_FLAG(bool, sched_batch, true,
           "run under Linux's SCHED_BATCH, so that this process's wake-ups do not preempt "
           "a server sharing its cores (see the usage text)");
-ABSL_FLAG(std::string, load_balancing, "",
-          "gRPC load-balancing policy, e.g. round_robin (default: pick_first)");
+ABSL_FLAG(std::string, load_balancing, "round_robin",
+          "gRPC load-balancing policy over the addresses of --server: round_robin or "
+          "pick_first");
 ABSL_FLAG(bool, progress, true,
           "a live progress line on stderr, once a second, when stderr is a terminal");
 ABSL_FLAG(bool, cleanup, false, "delete the maps of --maps after the run");
@@ -309,6 +311,8 @@ int main(int argc, char** argv) {
   options.target = absl::GetFlag(FLAGS_server);
   options.default_deadline = absl::Seconds(config.timeout_s);
   options.load_balancing_policy = absl::GetFlag(FLAGS_load_balancing);
+  // A load generator reports each failure instead of hiding it in a retry.
+  options.retry.max_attempts = 1;
   const bool tls = absl::GetFlag(FLAGS_tls) || !absl::GetFlag(FLAGS_tls_ca).empty() ||
                    !absl::GetFlag(FLAGS_tls_cert).empty();
   if (absl::Status st = wayfinder::client::ApplySecurityOptions(

@@ -48,12 +48,7 @@ std::vector<std::unique_ptr<Client>> OpenChannels(const client::ClientOptions& o
                                                   int channels) {
   std::vector<std::unique_ptr<Client>> clients;
   for (int i = 0; i < channels; ++i) {
-    grpc::ChannelArguments args;
-    args.SetMaxReceiveMessageSize(options.max_receive_message_bytes);
-    args.SetMaxSendMessageSize(options.max_send_message_bytes);
-    if (!options.load_balancing_policy.empty()) {
-      args.SetLoadBalancingPolicyName(options.load_balancing_policy);
-    }
+    grpc::ChannelArguments args = client::ChannelArgumentsFor(options);
     // Without this, channels with equal arguments share one connection.
     if (channels > 1) args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
     auto credentials =

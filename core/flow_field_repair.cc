@@ -8,6 +8,7 @@
 #include "core/flow_field_repair.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -75,8 +76,27 @@ constexpr uint8_t kChanged = 4;   // its label was lowered in step 2
 constexpr uint8_t kArrow = 8;     // its arrow is recomputed in step 3
 constexpr uint8_t kStacked = 16;  // on step 1's stack
 
-// The cells a repair may touch before it computes the field afresh.
-size_t RepairCap(size_t cells) { return std::max<size_t>(cells / 16, 4096); }
+// The repair's work bound. A fresh computation costs about one unit per
+// cell it reaches plus a little per cell of the map (its O(map) passes:
+// labels reset, arrows, totals); a unit of repair work (a cell examined by
+// step 1 or popped by step 2's Dijkstra: up to eight neighbour looks and
+// heap pushes each) costs about three such units (a binary heap and
+// scattered accesses instead of a bucket queue and a sweep; measured with
+// wayfinder-flowrepairbench). The repair gives up, and computes the field
+// afresh, once its work passes 1/32 of the fresh computation's estimated
+// work: a repair that finishes costs at most ~10% of a fresh computation,
+// and one that gives up at most ~10% more than the fresh computation it
+// falls back on. The floor keeps tiny fields repairing (a fresh
+// computation has a fixed cost too).
+constexpr size_t kWorkDivisor = 32;
+constexpr size_t kMapCellsPerUnit = 32;
+std::atomic<size_t> work_floor{1024};
+
+size_t WorkCap(const FlowField& field) {
+  const size_t fresh = static_cast<size_t>(field.reachable_cells) +
+                       field.directions.size() / kMapCellsPerUnit;
+  return std::max(fresh / kWorkDivisor, work_floor.load(std::memory_order_relaxed));
+}
 
 enum class Outcome { kDone, kTooLarge };
 
@@ -322,7 +342,13 @@ absl::StatusOr<Outcome> RepairLabels(const Ops& ops, uint32_t width, uint32_t x0
                                      FlowRepairStats& stats) {
   const size_t n = field.directions.size();
   const uint32_t height = static_cast<uint32_t>(n / width);
-  const size_t cap = RepairCap(n);
+  // Work done so far (see WorkCap); the changed rectangle is examined
+  // first, so a rectangle beyond the bound gives up before any of it.
+  const size_t cap = WorkCap(field);
+  size_t work = size_t{x1 - x0} * (y1 - y0);
+  stats.work_cap = cap;
+  if (work > cap) return Outcome::kTooLarge;  // nothing done (stats.work 0)
+  stats.work = work;
   if (s.mark.size() < n) s.mark.assign(n, 0);
   s.marked.clear();
   s.stack.clear();
@@ -351,6 +377,11 @@ absl::StatusOr<Outcome> RepairLabels(const Ops& ops, uint32_t width, uint32_t x0
     s.stack.pop_back();
     s.mark[v] &= static_cast<uint8_t>(~kStacked);
     if (s.mark[v] & kInvalid) continue;
+    if (!(s.mark[v] & kInE) && ++work > cap) {
+      stats.invalidated = s.invalid.size();
+      stats.work = work;
+      return Outcome::kTooLarge;
+    }
     const Label lv = ops.Get(v);
     if (!lv.reached() || lv.primary == 0) continue;  // unreached cannot rise; goals stay
     const unsigned moves = ops.Moves(v);
@@ -365,7 +396,6 @@ absl::StatusOr<Outcome> RepairLabels(const Ops& ops, uint32_t width, uint32_t x0
     if (supported) continue;
     Mark(s, v, kInvalid);
     s.invalid.push_back(v);
-    if (s.invalid.size() > cap) return Outcome::kTooLarge;
     for (unsigned bits = moves; bits != 0; bits &= bits - 1) {
       const uint32_t w = ops.Neighbour(v, __builtin_ctz(bits));
       if (s.mark[w] & (kInvalid | kStacked)) continue;
@@ -418,9 +448,14 @@ absl::StatusOr<Outcome> RepairLabels(const Ops& ops, uint32_t width, uint32_t x0
     const FlowRepairScratch::Entry e = s.heap.back();
     s.heap.pop_back();
     const uint32_t v = e.cell;
+    if (++work > cap) {
+      stats.settled = settled;
+      stats.work = work;
+      return Outcome::kTooLarge;
+    }
     const Label lv = ops.Get(v);
     if (!(lv == Label{e.primary, e.secondary, e.goal})) continue;  // stale
-    if (++settled > cap) return Outcome::kTooLarge;
+    ++settled;
     if (settled % flow_field_internal::kCheckEvery == 0) {
       if (absl::Status st = budget.CheckTimeAndCancel(); !st.ok()) return st;
     }
@@ -436,6 +471,7 @@ absl::StatusOr<Outcome> RepairLabels(const Ops& ops, uint32_t width, uint32_t x0
     }
   }
   stats.settled = settled;
+  stats.work = work;
 
   // 3. Arrows: around every cell whose label or moves changed.
   const size_t touched = s.marked.size();
@@ -563,6 +599,10 @@ absl::StatusOr<RepairableFlowField> ComputeRepairableHexFlowField(
     out.labels.steps.swap(s.steps);
   }
   return out;
+}
+
+void SetFlowRepairWorkFloorForTesting(size_t floor) {
+  work_floor.store(floor, std::memory_order_relaxed);
 }
 
 absl::Status RepairGridFlowField(const GridGraph& graph, uint32_t x0, uint32_t y0, uint32_t x1,

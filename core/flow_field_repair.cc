@@ -553,6 +553,21 @@ bool Region(const GridMap& map, uint32_t& x0, uint32_t& y0, uint32_t& x1, uint32
   return true;
 }
 
+// Before a fallback: the field's label buffers go to the scratch, whose
+// own were handed to the previous field it computed, so that the fresh
+// computation fills buffers of the right size instead of allocating and
+// faulting in new ones (8 bytes a cell: most of a fallback's extra cost on
+// a large map with few reached cells).
+void RecycleLabels(FlowFieldLabels& l, FlowFieldScratch& s) {
+  l.key.swap(s.key);
+  l.key_source.swap(s.key_source);
+  l.distance.swap(s.distance);
+  l.distance_source.swap(s.distance_source);
+  l.goal_index.swap(s.goal_index);
+  l.steps.swap(s.steps);
+  l.steps_source.swap(s.steps_source);
+}
+
 }  // namespace
 
 absl::StatusOr<RepairableFlowField> ComputeRepairableGridFlowField(
@@ -635,6 +650,7 @@ absl::Status RepairGridFlowField(const GridGraph& graph, uint32_t x0, uint32_t y
   if (*outcome == Outcome::kTooLarge) {
     // Uniform costs came or went (the labels change kind), or the change
     // reaches too far for a repair to pay.
+    RecycleLabels(f.labels, s.compute);
     absl::StatusOr<RepairableFlowField> fresh = ComputeRepairableGridFlowField(
         graph, f.field.goals, budget, s.compute, threads);
     if (!fresh.ok()) return fresh.status();
@@ -666,6 +682,7 @@ absl::Status RepairHexFlowField(const HexGraph& graph, uint32_t x0, uint32_t y0,
       });
   if (!outcome.ok()) return outcome.status();
   if (*outcome == Outcome::kTooLarge) {
+    RecycleLabels(f.labels, s.compute);
     absl::StatusOr<RepairableFlowField> fresh =
         ComputeRepairableHexFlowField(graph, f.field.goals, budget, s.compute, threads);
     if (!fresh.ok()) return fresh.status();

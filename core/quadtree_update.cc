@@ -6,6 +6,7 @@
 // time that follows the change.
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -30,7 +31,14 @@ using quadtree_internal::kMixedClass;
 using quadtree_internal::MergeSweeps;
 
 bool Finite(double v) { return std::isfinite(v); }
+
+// Least garbage (link slots, raw labels) before a whole-graph pass.
+std::atomic<size_t> compaction_floor{size_t{1} << 16};
 }  // namespace
+
+void SetQuadtreeCompactionFloorForTesting(size_t floor) {
+  compaction_floor.store(floor, std::memory_order_relaxed);
+}
 
 Rect QuadtreeGraph::NodeRect(int depth, uint32_t i, uint32_t j) const {
   // Exact: the root's side times a power of two, times a small integer, as
@@ -206,11 +214,16 @@ class QuadtreeGraph::Repairer {
   // Rect field: blockers changed only inside `changed`.
   const RectField* field = nullptr;
   Rect changed;
+  // Set once the leaves (before merging) pass `stop_above`: the new map
+  // surely needs more than the limit (see Limit), so the repair stops.
+  size_t stop_above = std::numeric_limits<size_t>::max();
+  bool stopped = false;
 
   // Brings the subtree of `node` (the square of side 2^level at column i,
   // row j, in the state before the change) to what the build makes of the
   // new map; returns its class (kBlockedClass, kMixedClass or a cost).
   uint16_t GridRepair(uint32_t node, int level, uint64_t i, uint64_t j) {
+    if (stopped) return kMixedClass;  // the Update fails; the class is moot
     const uint64_t side = uint64_t{1} << level;
     const uint64_t x0 = i * side, y0 = j * side;
     const Rect rect{double(x0), double(y0), double(x0 + side), double(y0 + side)};
@@ -257,6 +270,7 @@ class QuadtreeGraph::Repairer {
   // (all of them below a node that was a leaf and now splits: fresh).
   void RectRepair(uint32_t node, int depth, uint32_t i, uint32_t j,
                   const std::vector<uint32_t>& candidates, bool fresh) {
+    if (stopped) return;
     const Rect rect = g_.NodeRect(depth, i, j);
     if (rect.x0 >= g_.width_ || rect.y0 >= g_.height_) return;  // outside
     const Rect& c = changed;
@@ -387,7 +401,7 @@ class QuadtreeGraph::Repairer {
 
   void SetPending(uint32_t node, uint16_t cls, const Rect& rect) {
     g_.tree_[node].leaf = kPendingBase + cls;
-    ++g_.leaves_before_merge_;
+    if (++g_.leaves_before_merge_ > stop_above) stopped = true;
     pending_.push_back({node, rect});
   }
 
@@ -606,8 +620,19 @@ void QuadtreeGraph::Repairer::Finish(uint64_t bx0, uint64_t bx1, uint64_t by0, u
     g_.in_appendage_.pop_back();
   }
 
-  if (g_.garbage_links_ > std::max<size_t>(g_.live_links_, 1 << 16)) g_.CompactLinks();
-  if (g_.label_parent_.size() > 2 * g_.leaves_.size() + 1024) g_.BuildComponents();
+  // The two whole-graph passes, amortized over the repairs that made them
+  // due. CompactLinks costs O(leaves + live links) and runs only once the
+  // garbage (link slots released or outgrown, each by some repair's own
+  // work) passes leaves + live links: at most two units of compaction per
+  // unit of garbage a repair made. BuildComponents costs O(leaves + links)
+  // (a planar subdivision: links = O(leaves)) and runs only once the raw
+  // labels pass twice the leaves: after at least leaves fresh labels, each
+  // made by a repair's own work since the last run left at most one label
+  // per leaf. So each edit costs O(its change) amortized; the floor keeps
+  // small graphs from compacting every few edits.
+  const size_t floor = compaction_floor.load(std::memory_order_relaxed);
+  if (g_.garbage_links_ > std::max(g_.live_links_ + g_.leaves_.size(), floor)) g_.CompactLinks();
+  if (g_.label_parent_.size() > 2 * g_.leaves_.size() + floor) g_.BuildComponents();
 }
 
 // Labels: the changed leaves (new ones and their neighbours) grouped by the
@@ -792,8 +817,56 @@ void QuadtreeGraph::Repairer::MoveLeaf(uint32_t from, uint32_t to) {
   });
 }
 
-absl::Status QuadtreeGraph::Update(const GridMap& map, const CellRect& changed) {
+namespace {
+
+// The most leaves (before merging) `limits` allow, as Build counts them:
+// more than max_leaves, or more bytes than max_build_bytes at
+// kBuildBytesPerLeaf a leaf, is refused.
+size_t LeafLimit(const QuadtreeLimits& limits, size_t extra_max) {
+  return std::min({limits.max_leaves, limits.max_build_bytes / QuadtreeGraph::kBuildBytesPerLeaf,
+                   extra_max});
+}
+
+size_t SaturatingAdd(size_t a, size_t b) {
+  return a > std::numeric_limits<size_t>::max() - b ? std::numeric_limits<size_t>::max() : a + b;
+}
+
+absl::Status TooManyLeavesAfterEdit(size_t leaves, bool exact, const QuadtreeLimits& limits,
+                                    size_t limit) {
+  const bool memory = limit < limits.max_leaves;
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "QUADTREE: after these edits the map would need ", exact ? "" : "more than ", leaves,
+      " leaves, more than the server allows (",
+      memory ? absl::StrCat(limits.max_build_bytes >> 20, " MiB at ",
+                            QuadtreeGraph::kBuildBytesPerLeaf, " bytes a leaf, --max_build_mb")
+             : absl::StrCat(limit, ", --max_quadtree_leaves"),
+      "); the batch is not applied"));
+}
+
+}  // namespace
+
+// Before the tree repair: the count the repair may reach before it is sure
+// to end above `limit`. At any moment the count is the new leaves of the
+// nodes already repaired, plus the old leaves of the rest (at most the
+// count before), plus, on grids, the quarters of split uniform leaves on
+// the recursion path that may collapse again (at most three a level).
+// Past limit + that, the final count exceeds the limit whatever follows.
+void QuadtreeGraph::StartLimit(Repairer& r, size_t limit) const {
+  r.stop_above = SaturatingAdd(limit, leaves_before_merge_ + 3 * 64);
+}
+
+absl::Status QuadtreeGraph::CheckLimit(const Repairer& r, const QuadtreeLimits& limits,
+                                       size_t limit) {
+  if (!r.stopped && leaves_before_merge_ <= limit) return absl::OkStatus();
+  broken_ = true;
+  return TooManyLeavesAfterEdit(r.stopped ? limit : leaves_before_merge_, !r.stopped, limits,
+                                limit);
+}
+
+absl::Status QuadtreeGraph::Update(const GridMap& map, const CellRect& changed,
+                                   const QuadtreeLimits& limits) {
   uint32_t x0 = changed.x0, y0 = changed.y0, x1 = changed.x1, y1 = changed.y1;
+  if (broken_) return BrokenError();
   if (source_ != Source::kGrid || map.width() != width_ || map.height() != height_) {
     return absl::FailedPreconditionError(absl::StrCat(
         "QUADTREE update: the graph was not built from a ", map.width(), "x", map.height(),
@@ -808,16 +881,21 @@ absl::Status QuadtreeGraph::Update(const GridMap& map, const CellRect& changed) 
   r.cy0 = y0;
   r.cx1 = x1;
   r.cy1 = y1;
+  const size_t limit = LeafLimit(limits, std::numeric_limits<size_t>::max());
+  StartLimit(r, limit);
   r.GridRepair(0, levels_, 0, 0);
+  WF_RETURN_IF_ERROR(CheckLimit(r, limits, limit));
   const int shift = levels_ - block_depth_;  // log2 of a block's side in cells
   r.Finish(x0 >> shift, (x1 - 1) >> shift, y0 >> shift, (y1 - 1) >> shift);
   return absl::OkStatus();
 }
 
-absl::Status QuadtreeGraph::Update(const RectField& field, const Rect& changed) {
-  RectFieldLimits limits;
-  limits.max_blockers = std::numeric_limits<size_t>::max();
-  WF_RETURN_IF_ERROR(ValidateRectField(field, limits));
+absl::Status QuadtreeGraph::Update(const RectField& field, const Rect& changed,
+                                   const QuadtreeLimits& limits) {
+  if (broken_) return BrokenError();
+  RectFieldLimits field_limits;
+  field_limits.max_blockers = std::numeric_limits<size_t>::max();
+  WF_RETURN_IF_ERROR(ValidateRectField(field, field_limits));
   if (source_ != Source::kRects || field.width != width_ || field.height != height_) {
     return absl::FailedPreconditionError(absl::StrCat(
         "QUADTREE update: the graph was not built from a ", field.width, "x", field.height,
@@ -833,7 +911,10 @@ absl::Status QuadtreeGraph::Update(const RectField& field, const Rect& changed) 
   r.changed = changed;
   std::vector<uint32_t> all(field.blockers.size());
   std::iota(all.begin(), all.end(), 0);
+  const size_t limit = LeafLimit(limits, field_limits.max_leaves);
+  StartLimit(r, limit);
   r.RectRepair(0, 0, 0, 0, all, /*fresh=*/false);
+  WF_RETURN_IF_ERROR(CheckLimit(r, limits, limit));
   const double bs = std::ldexp(root_size_, -block_depth_);
   const double last = double((uint64_t{1} << block_depth_) - 1);
   auto block = [&](double v) { return static_cast<uint64_t>(std::clamp(std::floor(v / bs), 0.0, last)); };

@@ -36,6 +36,7 @@ ABSL_FLAG(int, edits, 60, "edits per map and goal count (half placing a block, h
 ABSL_FLAG(int, threads, 2, "threads of the fresh computation (the server's default)");
 ABSL_FLAG(int, check, 6, "edits per row whose repaired field is compared with the fresh one");
 ABSL_FLAG(std::string, filter, "", "only rows whose name contains this");
+ABSL_FLAG(std::string, exclude, "", "no rows whose name contains this (empty: none excluded)");
 
 namespace {
 
@@ -99,6 +100,7 @@ int main(int argc, char** argv) {
   const int threads = absl::GetFlag(FLAGS_threads);
   const int check = absl::GetFlag(FLAGS_check);
   const std::string filter = absl::GetFlag(FLAGS_filter);
+  const std::string exclude = absl::GetFlag(FLAGS_exclude);
   constexpr uint32_t kSide = 2048, kBlock = 8;
 
   struct Source {
@@ -123,6 +125,7 @@ int main(int argc, char** argv) {
   std::vector<Row> rows;
   for (const Source& src : sources) {
     if (src.name.find(filter) == std::string::npos) continue;
+    if (!exclude.empty() && src.name.find(exclude) != std::string::npos) continue;
     for (int goal_count : {1, 16}) {
       std::vector<uint8_t> cells = src.cells;
       std::mt19937 rng(1234 + goal_count);

@@ -76,26 +76,30 @@ constexpr uint8_t kChanged = 4;   // its label was lowered in step 2
 constexpr uint8_t kArrow = 8;     // its arrow is recomputed in step 3
 constexpr uint8_t kStacked = 16;  // on step 1's stack
 
-// The repair's work bound. A fresh computation costs about one unit per
-// cell it reaches plus a little per cell of the map (its O(map) passes:
-// labels reset, arrows, totals); a unit of repair work (a cell examined by
-// step 1 or popped by step 2's Dijkstra: up to eight neighbour looks and
-// heap pushes each) costs about three such units (a binary heap and
-// scattered accesses instead of a bucket queue and a sweep; measured with
-// wayfinder-flowrepairbench). The repair gives up, and computes the field
-// afresh, once its work passes 1/32 of the fresh computation's estimated
-// work: a repair that finishes costs at most ~10% of a fresh computation,
-// and one that gives up at most ~10% more than the fresh computation it
-// falls back on. The floor keeps tiny fields repairing (a fresh
-// computation has a fixed cost too).
-constexpr size_t kWorkDivisor = 32;
+// The repair's work bound. A fresh computation's work is estimated as one
+// unit per cell it reaches plus one per 32 cells of the map (its O(map)
+// passes: labels reset, arrows, totals); a unit of repair work is a cell
+// examined by step 1 or popped by step 2's Dijkstra (up to eight neighbour
+// looks and heap pushes each). The repair gives up, and computes the field
+// afresh, once its work passes the estimate / the Ops' kWorkDivisor, which
+// is set from measured costs (wayfinder-flowrepairbench, maze 2048^2: a
+// repair unit ~170 ns; a fresh computation ~65 ns an estimated unit with
+// one goal, ~430 ns with 16 goals, whose tie-breaks cost more), so that a
+// repair that finishes costs at most ~15% of a fresh computation and one
+// that gives up at most ~15% more than the fresh computation it falls back
+// on. The floor keeps tiny fields repairing (a fresh computation has a
+// fixed cost too).
 constexpr size_t kMapCellsPerUnit = 32;
-std::atomic<size_t> work_floor{1024};
+constexpr size_t kWorkFloor = 1024;
+std::atomic<size_t> work_bound_for_testing{0};
 
-size_t WorkCap(const FlowField& field) {
+size_t WorkCap(const FlowField& field, size_t divisor) {
+  if (size_t fixed = work_bound_for_testing.load(std::memory_order_relaxed); fixed != 0) {
+    return fixed;
+  }
   const size_t fresh = static_cast<size_t>(field.reachable_cells) +
                        field.directions.size() / kMapCellsPerUnit;
-  return std::max(fresh / kWorkDivisor, work_floor.load(std::memory_order_relaxed));
+  return std::max(fresh / divisor, kWorkFloor);
 }
 
 enum class Outcome { kDone, kTooLarge };
@@ -105,6 +109,8 @@ template <bool kUniform, Goals kGoals>
 class GridOps {
  public:
   static constexpr int kDirections = 8;
+  // See WorkCap: one goal ~2.5 fresh units a repair unit, several ~0.4.
+  static constexpr size_t kWorkDivisor = kGoals == Goals::kOne ? 16 : 4;
 
   GridOps(const GridGraph& graph, FlowFieldLabels& labels, FlowField& field,
           const uint32_t* goal_packed)
@@ -197,6 +203,9 @@ template <Goals kGoals>
 class HexOps {
  public:
   static constexpr int kDirections = hex::kDirections;
+  // See WorkCap: the breadth-first search is the cheapest fresh
+  // computation per cell (not measured at scale: a conservative bound).
+  static constexpr size_t kWorkDivisor = 32;
 
   HexOps(const HexGraph& graph, FlowFieldLabels& labels, FlowField& field,
          const uint32_t* goal_packed)
@@ -344,7 +353,7 @@ absl::StatusOr<Outcome> RepairLabels(const Ops& ops, uint32_t width, uint32_t x0
   const uint32_t height = static_cast<uint32_t>(n / width);
   // Work done so far (see WorkCap); the changed rectangle is examined
   // first, so a rectangle beyond the bound gives up before any of it.
-  const size_t cap = WorkCap(field);
+  const size_t cap = WorkCap(field, Ops::kWorkDivisor);
   size_t work = size_t{x1 - x0} * (y1 - y0);
   stats.work_cap = cap;
   if (work > cap) return Outcome::kTooLarge;  // nothing done (stats.work 0)
@@ -616,8 +625,8 @@ absl::StatusOr<RepairableFlowField> ComputeRepairableHexFlowField(
   return out;
 }
 
-void SetFlowRepairWorkFloorForTesting(size_t floor) {
-  work_floor.store(floor, std::memory_order_relaxed);
+void SetFlowRepairWorkBoundForTesting(size_t bound) {
+  work_bound_for_testing.store(bound, std::memory_order_relaxed);
 }
 
 absl::Status RepairGridFlowField(const GridGraph& graph, uint32_t x0, uint32_t y0, uint32_t x1,

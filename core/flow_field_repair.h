@@ -48,14 +48,15 @@
 //      (flow_field_arrows.h), the totals adjusted (max_distance rescanned
 //      only when a cell holding the old maximum changed).
 // The repair's work is bounded: it counts the cells of E, the cells step 1
-// examines and the cells step 2 pops, and once that count passes 1/32 of
-// the work a fresh computation would do (the cells the field reaches plus
-// 1/32 of the map's cells; at least 1024) it gives up and computes the
-// field afresh (a maze cut near its goal, an E larger than the bound). A
-// repair therefore costs at most about a tenth of a fresh computation, or
-// a fresh computation plus that tenth. It also computes afresh when the
-// map goes from uniform costs to cost multipliers or back (the labels
-// change kind).
+// examines and the cells step 2 pops, and once that count passes a
+// fraction of the work a fresh computation would do (the cells the field
+// reaches plus 1/32 of the map's cells, over 16 for GRID fields of one
+// goal, 4 of several, 32 on HEX, from measured costs; at least 1024) it
+// gives up and computes the field afresh (a maze cut near its goal, an E
+// larger than the bound). A repair therefore costs at most ~15% of a fresh
+// computation, or a fresh computation plus that. It also computes afresh
+// when the map goes from uniform costs to cost multipliers or back (the
+// labels change kind).
 //
 // A goal cell blocked by the edit: the fresh computation refuses the goal
 // set (FAILED_PRECONDITION "goals[i]: cell (x, y) is blocked" / "is a
@@ -190,9 +191,10 @@ inline absl::Status RepairHexFlowField(const HexGraph& graph, const CellRect& ch
                             scratch, stats, threads);
 }
 
-// Tests only: the least work bound (1024 by default), so that small maps
-// can exercise a repair that gives up midway.
-void SetFlowRepairWorkFloorForTesting(size_t floor);
+// Tests only: a fixed work bound instead of the estimate (0, the default:
+// the estimate), so that small maps can exercise a repair that gives up
+// midway.
+void SetFlowRepairWorkBoundForTesting(size_t bound);
 
 }  // namespace wayfinder
 

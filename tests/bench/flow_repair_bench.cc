@@ -88,6 +88,9 @@ struct Row {
   double ratio_median, ratio_p99;  // per edit: repair / fresh
   int fallbacks;
   uint64_t changed_median;  // labels dropped or lowered, median
+  uint64_t work_max, work_cap;  // the repair's work units (largest) and its bound
+  double ns_per_unit;           // repairs that finished: median ns per work unit
+  double ns_per_reached;        // fresh: median ns per reached cell
 };
 
 }  // namespace
@@ -143,8 +146,8 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "%s: %s\n", src.name.c_str(), field.status().ToString().c_str());
         return 1;
       }
-      Row row{src.name, goal_count, 0, 0, 0, 0, 0, 0, 0, 0};
-      std::vector<double> full, repair, ratio;
+      Row row{src.name, goal_count, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+      std::vector<double> full, repair, ratio, per_unit, per_reached;
       std::vector<uint64_t> changed;
       std::vector<uint8_t> saved(kBlock * kBlock);
       uint32_t bx = 0, by = 0;
@@ -187,12 +190,18 @@ int main(int argc, char** argv) {
           return 1;
         }
         row.fallbacks += stats.recomputed;
+        row.work_max = std::max<uint64_t>(row.work_max, stats.work);
+        row.work_cap = stats.work_cap;
+        if (!stats.recomputed && stats.work >= 1000) {
+          per_unit.push_back(1e6 * repair.back() / static_cast<double>(stats.work));
+        }
         changed.push_back(stats.invalidated + stats.settled);
         t0 = Clock::now();
         absl::StatusOr<FlowField> fresh =
             wayfinder::ComputeGridFlowField(graph, goals, budget, fresh_scratch, threads);
         full.push_back(MsSince(t0));
         ratio.push_back(repair.back() / full.back());
+        per_reached.push_back(1e6 * full.back() / static_cast<double>(fresh->reachable_cells));
         if (!fresh.ok()) {
           std::fprintf(stderr, "%s: %s\n", src.name.c_str(), fresh.status().ToString().c_str());
           return 1;
@@ -210,6 +219,8 @@ int main(int argc, char** argv) {
       row.repair_p99 = Percentile(repair, 0.99);
       row.ratio_median = Percentile(ratio, 0.5);
       row.ratio_p99 = Percentile(ratio, 0.99);
+      row.ns_per_unit = per_unit.empty() ? 0 : Percentile(per_unit, 0.5);
+      row.ns_per_reached = Percentile(per_reached, 0.5);
       std::sort(changed.begin(), changed.end());
       row.changed_median = changed[changed.size() / 2];
       rows.push_back(row);
@@ -225,6 +236,14 @@ int main(int argc, char** argv) {
       "| map | goals | fresh median ms | fresh p99 ms | repair median ms | repair p99 ms | "
       "repair/fresh per edit, median | p99 | cells re-solved (median) | fallbacks |\n");
   std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  std::printf("\n| map | goals | largest repair work | work bound | ns per unit (repairs >= 1000 units) | fresh ns per reached cell |\n");
+  std::printf("|---|---:|---:|---:|---:|---:|\n");
+  for (const Row& r : rows) {
+    std::printf("| %s | %d | %llu | %llu | %.0f | %.0f |\n", r.name.c_str(), r.goals,
+                static_cast<unsigned long long>(r.work_max),
+                static_cast<unsigned long long>(r.work_cap), r.ns_per_unit, r.ns_per_reached);
+  }
+  std::printf("\n");
   for (const Row& r : rows) {
     std::printf("| %s | %d | %.1f | %.1f | %.3f | %.3f | %.2f%% | %.1f%% | %llu | %d |\n",
                 r.name.c_str(), r.goals, r.full_median, r.full_p99, r.repair_median,

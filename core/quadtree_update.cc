@@ -12,6 +12,7 @@
 #include <limits>
 #include <numeric>
 #include <queue>
+#include <string>
 #include <tuple>
 #include <utility>
 
@@ -833,14 +834,19 @@ size_t SaturatingAdd(size_t a, size_t b) {
 
 absl::Status TooManyLeavesAfterEdit(size_t leaves, bool exact, const QuadtreeLimits& limits,
                                     size_t limit) {
-  const bool memory = limit < limits.max_leaves;
+  std::string which;
+  if (limit == limits.max_leaves) {
+    which = absl::StrCat(limit, ", --max_quadtree_leaves");
+  } else if (limit == limits.max_build_bytes / QuadtreeGraph::kBuildBytesPerLeaf) {
+    which = absl::StrCat(limits.max_build_bytes >> 20, " MiB at ",
+                         QuadtreeGraph::kBuildBytesPerLeaf, " bytes a leaf, --max_build_mb");
+  } else {
+    which = absl::StrCat(limit, ", the most a rect field's quadtree may have");
+  }
   return absl::ResourceExhaustedError(absl::StrCat(
       "QUADTREE: after these edits the map would need ", exact ? "" : "more than ", leaves,
-      " leaves, more than the server allows (",
-      memory ? absl::StrCat(limits.max_build_bytes >> 20, " MiB at ",
-                            QuadtreeGraph::kBuildBytesPerLeaf, " bytes a leaf, --max_build_mb")
-             : absl::StrCat(limit, ", --max_quadtree_leaves"),
-      "); the batch is not applied"));
+      " leaves, more than the server allows (", which,
+      "); raise build.quadtree.min_cell_size or edit less; the batch is not applied"));
 }
 
 }  // namespace

@@ -81,14 +81,14 @@ constexpr uint8_t kStacked = 16;  // on step 1's stack
 // passes: labels reset, arrows, totals); a unit of repair work is a cell
 // examined by step 1 or popped by step 2's Dijkstra (up to eight neighbour
 // looks and heap pushes each). The repair gives up, and computes the field
-// afresh, once its work passes the estimate / the Ops' kWorkDivisor, which
-// is set from measured costs (wayfinder-flowrepairbench, maze 2048^2: a
-// repair unit ~170 ns; a fresh computation ~65 ns an estimated unit with
-// one goal, ~430 ns with 16 goals, whose tie-breaks cost more), so that a
-// repair that finishes costs at most ~15% of a fresh computation and one
-// that gives up at most ~15% more than the fresh computation it falls back
-// on. The floor keeps tiny fields repairing (a fresh computation has a
-// fixed cost too).
+// afresh, once its work passes the estimate / the Ops' kWorkDivisor, set
+// from measured costs (wayfinder-flowrepairbench, 2048^2 maze and random
+// maps: a repair unit 160-280 ns; a fresh computation 250-290 ns an
+// estimated unit with one goal, 285-420 ns with 16, whose tie-breaks cost
+// more), so that a repair that finishes costs at most ~15% of a fresh
+// computation and one that gives up at most ~15% more than the fresh
+// computation it falls back on. The floor keeps tiny fields repairing (a
+// fresh computation has a fixed cost too).
 constexpr size_t kMapCellsPerUnit = 32;
 constexpr size_t kWorkFloor = 1024;
 std::atomic<size_t> work_bound_for_testing{0};
@@ -109,8 +109,9 @@ template <bool kUniform, Goals kGoals>
 class GridOps {
  public:
   static constexpr int kDirections = 8;
-  // See WorkCap: one goal ~2.5 fresh units a repair unit, several ~0.4.
-  static constexpr size_t kWorkDivisor = kGoals == Goals::kOne ? 16 : 4;
+  // See WorkCap: a repair unit costs ~0.6-1.1 fresh units with one goal,
+  // ~0.4-0.7 with several.
+  static constexpr size_t kWorkDivisor = kGoals == Goals::kOne ? 8 : 4;
 
   GridOps(const GridGraph& graph, FlowFieldLabels& labels, FlowField& field,
           const uint32_t* goal_packed)

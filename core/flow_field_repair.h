@@ -50,7 +50,7 @@
 // The repair's work is bounded: it counts the cells of E, the cells step 1
 // examines and the cells step 2 pops, and once that count passes a
 // fraction of the work a fresh computation would do (the cells the field
-// reaches plus 1/32 of the map's cells, over 16 for GRID fields of one
+// reaches plus 1/32 of the map's cells, over 8 for GRID fields of one
 // goal, 4 of several, 32 on HEX, from measured costs; at least 1024) it
 // gives up and computes the field afresh (a maze cut near its goal, an E
 // larger than the bound). A repair therefore costs at most ~15% of a fresh

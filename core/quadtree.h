@@ -255,6 +255,9 @@ class QuadtreeGraph {
   void SetLinks(uint32_t leaf, std::vector<QuadtreeLink>& links);
   void ReleaseLinks(uint32_t leaf);
   void CompactLinks();
+  // After a repair: CompactLinks and BuildComponents when their garbage
+  // is due (quadtree_links.cc).
+  void CompactIfDue();
   // Tree leaves whose square meets the open segment just outside side
   // `side` (0 left, 1 right, 2 top, 3 bottom) of `r`.
   template <typename F>

@@ -68,13 +68,17 @@ absl::Status RepairHex(MapBody& body, const EditChange& change,
 }
 
 absl::Status RepairQuadtree(MapBody& body, const EditChange& change,
-                            const RepairContext& /*context*/) {
+                            const RepairContext& context) {
   // In place: only the tree under the changed area, its leaves' links and
-  // the touched merge blocks are redone.
-  const absl::Status repaired = body.grid
-                                    ? body.quadtree->Update(*body.grid, change.cells)
-                                    : body.quadtree->Update(EffectiveField(body.geometry),
-                                                            change.world);
+  // the touched merge blocks are redone. The upload's leaf and memory
+  // limits hold for the edited map too; a repair past them fails, leaving
+  // this body half repaired: Prepare discards it, and the batch is refused.
+  QuadtreeLimits limits;
+  limits.max_leaves = context.build_limits.max_quadtree_leaves;
+  limits.max_build_bytes = context.build_limits.max_build_bytes;
+  const absl::Status repaired =
+      body.grid ? body.quadtree->Update(*body.grid, change.cells, limits)
+                : body.quadtree->Update(EffectiveField(body.geometry), change.world, limits);
   if (!repaired.ok()) return InEdits(repaired, v1::QUADTREE);
   v1::GraphInfo* gi = GraphInfoOf(body.info, v1::QUADTREE);
   gi->set_nodes(body.quadtree->leaves().size());

@@ -56,17 +56,45 @@ class GridGraph {
   // for a free cell and direction s (0 right, 1 down, 2 left, 3 up):
   // run(cell, s) > 0 is the number of steps to the first jump point that
   // way (a cell with a forced neighbour); <= 0 is minus the number of steps
-  // that way before a wall, with no jump point on them. Diagonal, for
-  // direction s = 4 + k of (1,1) (-1,1) (-1,-1) (1,-1): run(cell, s) > 0 is
-  // the number of diagonal steps to the first cell from which a straight
-  // run along either part of the diagonal has a jump point; <= 0 is minus
-  // the number of steps before the diagonal is blocked (or would cut a
-  // corner), with no such cell on them. Built for maps of uniform cost up
-  // to kMaxRunTableCells cells (16 bytes a cell).
+  // that way before a wall, with no jump point on them. Built for maps of
+  // uniform cost up to kMaxRunTableCells cells (8 bytes a cell).
   static constexpr uint64_t kMaxRunTableCells = uint64_t{1} << 22;
-  static constexpr int kRunDirections = 8;
+  static constexpr int kStraightRuns = 4;
   bool has_runs() const { return !runs_.empty(); }
-  int32_t run(uint32_t index, int s) const { return runs_[kRunDirections * size_t{index} + s]; }
+  int32_t run(uint32_t index, int s) const { return runs_[kStraightRuns * size_t{index} + s]; }
+
+  // Diagonal, for direction k of (1,1) (-1,1) (-1,-1) (1,-1) from the free
+  // cell (x, y): > 0 is the number of diagonal steps to the first cell from
+  // which a straight run along either part of the diagonal has a jump
+  // point; <= 0 is minus the number of steps before the diagonal is blocked
+  // (or would cut a corner), with no such cell on them. Only with
+  // has_runs().
+  //
+  // Not a table of counts: a count changes for every cell behind a change
+  // along its diagonal, and one building on an open map turns whole rows
+  // and columns into stops, which changed about side^2 / 2 counts. Instead
+  // two bits per cell and direction mark the cells where a diagonal walk
+  // ends (a stop; no diagonal step onwards), stored along the diagonals so
+  // that 64 cells of one diagonal are one word: the count is a scan for
+  // the next set bit, and an edit changes only the bits of cells whose
+  // moves or straight runs changed.
+  int32_t diagonal_run(uint32_t x, uint32_t y, int k) const {
+    const uint64_t b = EndBit(x, y, k);
+    const uint64_t* bits = ends_.data() + 2 * k * ends_words_;
+    if ((bits[2 * (b / 64)] >> (b % 64)) & 1) return 0;  // no step onwards
+    const int dx = (k == 0 || k == 3) ? 1 : -1, dy = k < 2 ? 1 : -1;
+    const bool forward = (pos_is_y_ ? dy : dx) > 0;
+    const uint64_t q = forward ? NextEndAfter(bits, b) : NextEndBefore(bits, b);
+    const int32_t j = static_cast<int32_t>(forward ? q - b : b - q);
+    return ((bits[2 * (q / 64) + 1] >> (q % 64)) & 1) ? j : -j;
+  }
+  // The end bits of (x, y) for direction k, as (no step onwards) | (stop)
+  // << 1 (tests compare them with a fresh build's).
+  int diagonal_end(uint32_t x, uint32_t y, int k) const {
+    const uint64_t b = EndBit(x, y, k);
+    const uint64_t* bits = ends_.data() + 2 * k * ends_words_ + 2 * (b / 64);
+    return static_cast<int>(((bits[0] >> (b % 64)) & 1) | (((bits[1] >> (b % 64)) & 1) << 1));
+  }
 
   // Memory held by the graph itself (the map is shared and not counted).
   size_t MemoryBytes() const;
@@ -77,9 +105,10 @@ class GridGraph {
   // count, jump point runs and components in place so that the graph
   // answers exactly like a fresh GridGraph of the map (moves and runs equal
   // entry for entry, the same partition into components). Work follows the
-  // change: moves in `changed` grown by 1; runs along the rows and columns
-  // through it up to where they equal the old ones (the next wall or jump
-  // point); components around it (a blocking change searches the sides of
+  // change: moves in `changed` grown by 1; straight runs along the rows
+  // and columns through it up to where they equal the old ones (the next
+  // wall or jump point); the diagonal end bits of those cells (O(1) each);
+  // components around it (a blocking change searches the sides of
   // the cut until they meet or the smaller ones run out). When the map
   // turns uniform-cost (or stops being) the run table is built (or freed)
   // whole, as a fresh build would. An empty or off-map `changed` is a no-op.
@@ -93,7 +122,36 @@ class GridGraph {
   void BuildRuns();
   void RepairRuns(const CellRect& r);
   int16_t StraightRun(uint32_t c, int s) const;
-  int16_t DiagonalRun(uint32_t c, int k) const;
+  // Sets the four end bits of cell (x, y) from its moves and straight runs.
+  void SetEnds(uint32_t x, uint32_t y);
+  // Bit of (x, y) in direction k's end bits: diagonal lines one after the
+  // other (x - y for (1,1) and (-1,-1), x + y for the others), each
+  // `line_slots_` bits long, the cell at its y (or x, whichever side of the
+  // map is shorter, so that the lines waste at most the map's size again).
+  uint64_t EndBit(uint32_t x, uint32_t y, int k) const {
+    const uint64_t line = (k & 1) ? uint64_t{x} + y : uint64_t{x} + map_->height() - 1 - y;
+    return line * line_slots_ + (pos_is_y_ ? y : x);
+  }
+  // The next cell after (before) bit b with either end bit set. The caller
+  // knows there is one: the last cell of a diagonal has no step onwards.
+  static uint64_t NextEndAfter(const uint64_t* bits, uint64_t b) {
+    uint64_t i = b + 1;
+    uint64_t word = (bits[2 * (i / 64)] | bits[2 * (i / 64) + 1]) >> (i % 64);
+    if (word != 0) return i + __builtin_ctzll(word);
+    for (i = (i | 63) + 1;; i += 64) {
+      word = bits[2 * (i / 64)] | bits[2 * (i / 64) + 1];
+      if (word != 0) return i + __builtin_ctzll(word);
+    }
+  }
+  static uint64_t NextEndBefore(const uint64_t* bits, uint64_t b) {
+    uint64_t i = b - 1;
+    uint64_t word = (bits[2 * (i / 64)] | bits[2 * (i / 64) + 1]) << (63 - i % 64);
+    if (word != 0) return i - __builtin_clzll(word);
+    for (i = (i & ~uint64_t{63}) - 1;; i -= 64) {
+      word = bits[2 * (i / 64)] | bits[2 * (i / 64) + 1];
+      if (word != 0) return i - __builtin_clzll(word);
+    }
+  }
   template <typename F>
   void ForEachComponentNeighbour(uint32_t i, F&& f) const;
 
@@ -101,6 +159,13 @@ class GridGraph {
   LiveComponents components_;
   std::vector<uint8_t> moves_;
   std::vector<int16_t> runs_;
+  // End bits of the diagonal walks: per direction ends_words_ pairs of
+  // words, (no step onwards, stop) for the same 64 bit positions, so that
+  // a scan and the test of where it ended read one cache line.
+  std::vector<uint64_t> ends_;
+  uint64_t ends_words_ = 0;
+  uint64_t line_slots_ = 0;
+  bool pos_is_y_ = true;
   uint64_t num_edges_ = 0;
   bool run_table_ = true;
 };

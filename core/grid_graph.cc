@@ -127,8 +127,13 @@ void GridGraph::BuildRuns() {
     }
   }
   pos_is_y_ = h <= w;
+  lines_ = pos_is_y_ ? w : h;
   line_slots_ = pos_is_y_ ? h : w;
-  ends_words_ = ((uint64_t{w} + h - 1) * line_slots_ + 63) / 64;
+  ends_words_ = (n + 63) / 64;
+  last_bit_ = n - 1;
+  // Stepping along q's axis backwards: (-1,-1) and (1,-1) by y, else
+  // (-1,1) and (-1,-1) by x.
+  mirrored_ = pos_is_y_ ? 0b1100 : 0b0110;
   ends_.assign(8 * ends_words_, 0);
   for (uint32_t y = 0; y < h; ++y) {
     for (uint32_t x = 0; x < w; ++x) SetEnds(x, y);

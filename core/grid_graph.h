@@ -57,7 +57,8 @@ class GridGraph {
   // run(cell, s) > 0 is the number of steps to the first jump point that
   // way (a cell with a forced neighbour); <= 0 is minus the number of steps
   // that way before a wall, with no jump point on them. Built for maps of
-  // uniform cost up to kMaxRunTableCells cells (8 bytes a cell).
+  // uniform cost up to kMaxRunTableCells cells (8 bytes a cell, and 1 for
+  // the diagonals below).
   static constexpr uint64_t kMaxRunTableCells = uint64_t{1} << 22;
   static constexpr int kStraightRuns = 4;
   bool has_runs() const { return !runs_.empty(); }
@@ -82,11 +83,21 @@ class GridGraph {
     const uint64_t b = EndBit(x, y, k);
     const uint64_t* bits = ends_.data() + 2 * k * ends_words_;
     if ((bits[2 * (b / 64)] >> (b % 64)) & 1) return 0;  // no step onwards
-    const int dx = (k == 0 || k == 3) ? 1 : -1, dy = k < 2 ? 1 : -1;
-    const bool forward = (pos_is_y_ ? dy : dx) > 0;
-    const uint64_t q = forward ? NextEndAfter(bits, b) : NextEndBefore(bits, b);
-    const int32_t j = static_cast<int32_t>(forward ? q - b : b - q);
-    return ((bits[2 * (q / 64) + 1] >> (q % 64)) & 1) ? j : -j;
+    // The next cell with an end bit set; there is one: the last cell of a
+    // diagonal has no step onwards.
+    uint64_t i = b + 1;
+    uint64_t word = (bits[2 * (i / 64)] | bits[2 * (i / 64) + 1]) >> (i % 64);
+    if (word != 0) {
+      i += __builtin_ctzll(word);
+    } else {
+      for (i = (i | 63) + 1;; i += 64) {
+        word = bits[2 * (i / 64)] | bits[2 * (i / 64) + 1];
+        if (word != 0) break;
+      }
+      i += __builtin_ctzll(word);
+    }
+    const int32_t j = static_cast<int32_t>(i - b);
+    return ((bits[2 * (i / 64) + 1] >> (i % 64)) & 1) ? j : -j;
   }
   // The end bits of (x, y) for direction k, as (no step onwards) | (stop)
   // << 1 (tests compare them with a fresh build's).
@@ -124,34 +135,28 @@ class GridGraph {
   int16_t StraightRun(uint32_t c, int s) const;
   // Sets the four end bits of cell (x, y) from its moves and straight runs.
   void SetEnds(uint32_t x, uint32_t y);
-  // Bit of (x, y) in direction k's end bits: diagonal lines one after the
-  // other (x - y for (1,1) and (-1,-1), x + y for the others), each
-  // `line_slots_` bits long, the cell at its y (or x, whichever side of the
-  // map is shorter, so that the lines waste at most the map's size again).
+  // Bit of (x, y) in direction k's end bits. With q the coordinate along
+  // the shorter side of the map (y if height <= width, else x) and p the
+  // other, the cells of one diagonal keep q and p - q (for (1,1) and
+  // (-1,-1); p + q for the others) modulo the longer side, L: bit
+  // (p -+ q mod L) * (the shorter side) + q. Every bit is one cell, and
+  // the steps along a diagonal are +-1. Where a line wraps round (from one
+  // map edge to the other) the cell before the wrap has no step onwards,
+  // so no scan crosses it. The directions that step -1 are stored mirrored
+  // (bit last_bit_ - b) so that every scan runs forwards.
   uint64_t EndBit(uint32_t x, uint32_t y, int k) const {
-    const uint64_t line = (k & 1) ? uint64_t{x} + y : uint64_t{x} + map_->height() - 1 - y;
-    return line * line_slots_ + (pos_is_y_ ? y : x);
-  }
-  // The next cell after (before) bit b with either end bit set. The caller
-  // knows there is one: the last cell of a diagonal has no step onwards.
-  static uint64_t NextEndAfter(const uint64_t* bits, uint64_t b) {
-    uint64_t i = b + 1;
-    uint64_t word = (bits[2 * (i / 64)] | bits[2 * (i / 64) + 1]) >> (i % 64);
-    if (word != 0) return i + __builtin_ctzll(word);
-    for (i = (i | 63) + 1;; i += 64) {
-      word = bits[2 * (i / 64)] | bits[2 * (i / 64) + 1];
-      if (word != 0) return i + __builtin_ctzll(word);
+    const uint32_t p = pos_is_y_ ? x : y, q = pos_is_y_ ? y : x;
+    uint32_t m;
+    if (k & 1) {
+      m = p + q;
+      if (m >= lines_) m -= lines_;
+    } else {
+      m = p >= q ? p - q : p + lines_ - q;
     }
+    const uint64_t b = uint64_t{m} * line_slots_ + q;
+    return (mirrored_ >> k) & 1 ? last_bit_ - b : b;
   }
-  static uint64_t NextEndBefore(const uint64_t* bits, uint64_t b) {
-    uint64_t i = b - 1;
-    uint64_t word = (bits[2 * (i / 64)] | bits[2 * (i / 64) + 1]) << (63 - i % 64);
-    if (word != 0) return i - __builtin_clzll(word);
-    for (i = (i & ~uint64_t{63}) - 1;; i -= 64) {
-      word = bits[2 * (i / 64)] | bits[2 * (i / 64) + 1];
-      if (word != 0) return i - __builtin_clzll(word);
-    }
-  }
+
   template <typename F>
   void ForEachComponentNeighbour(uint32_t i, F&& f) const;
 
@@ -164,7 +169,10 @@ class GridGraph {
   // a scan and the test of where it ended read one cache line.
   std::vector<uint64_t> ends_;
   uint64_t ends_words_ = 0;
-  uint64_t line_slots_ = 0;
+  uint32_t lines_ = 0;
+  uint32_t line_slots_ = 0;
+  uint64_t last_bit_ = 0;  // cells - 1
+  uint32_t mirrored_ = 0;  // bit k: direction k stored mirrored
   bool pos_is_y_ = true;
   uint64_t num_edges_ = 0;
   bool run_table_ = true;

@@ -211,7 +211,10 @@ std::unique_ptr<MapBody> CopyBody(const MapBody& from) {
   body->drawn = from.drawn;  // immutable, replaced (never changed) by Refresh
   if (from.grid_graph) body->grid_graph = std::make_shared<GridGraph>(body->grid);
   if (from.hex_graph) body->hex_graph = std::make_shared<HexGraph>(body->grid);
-  if (from.quadtree) body->quadtree = std::make_shared<QuadtreeGraph>(*from.quadtree);
+  if (from.quadtree) {
+    body->quadtree = std::make_shared<QuadtreeGraph>(*from.quadtree);
+    body->quadtree->ReserveUpdateRoom();
+  }
   for (const auto& mesh : from.navmeshes) {
     body->navmeshes.push_back(std::make_shared<Navmesh>(*mesh));
   }

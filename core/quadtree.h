@@ -160,6 +160,13 @@ class QuadtreeGraph {
   // applies too, as RESOURCE_EXHAUSTED.
   absl::Status Update(const RectField& field, const Rect& changed,
                       const QuadtreeLimits& limits = {});
+  // Room for a quarter more link entries than the graph holds, so that an
+  // Update does not move the whole link array. A copy of a graph has no
+  // room (a vector copies its size, not its capacity): its first Update
+  // that outgrows a leaf's range would reallocate and fault in every link
+  // (most of an edit's time after a copy at 2048^2). Call on a copy made
+  // to be updated.
+  void ReserveUpdateRoom() { links_.reserve(links_.size() + links_.size() / 4); }
 
   // Bytes a build is estimated to take per walkable leaf (graph and
   // temporaries: tree nodes, links, the sweeps' sides and pairs).

@@ -629,6 +629,51 @@ TEST(UpdateMap, RandomGridEditsAnswerAsAFreshUploadGridQuadtreeNavmesh) {
 
 TEST(UpdateMap, RandomHexEditsAnswerAsAFreshUpload) { RandomEditsEqualFresh(/*hex=*/true); }
 
+// Each batch far from the one before (left and right ends in turn): the
+// spare body replays the batch it missed and repairs it apart from the new
+// one (one repair over both would span the map). After every step the map
+// answers as the same raster uploaded fresh.
+TEST(UpdateMap, BatchesFarApartAnswerAsAFreshUploadAfterEveryStep) {
+  ServerHarness h;
+  const uint32_t w = 64, hgt = 24;
+  Put(h, GridMapFromRows("live", OpenRows(w, hgt)));
+  std::vector<uint8_t> cells(size_t{w} * hgt, 0);
+  std::mt19937 rng(5);
+  auto uni = [&](uint32_t n) { return static_cast<uint32_t>(rng() % n); };
+  for (int step = 0; step < 40; ++step) {
+    const uint32_t x = (step % 2 ? w - 16 : 0) + uni(14), y = uni(hgt - 3);
+    const uint32_t pw = 1 + uni(3), ph = 1 + uni(3);
+    const uint8_t value = std::vector<uint8_t>{0, 255, 255, 3}[uni(4)];
+    for (uint32_t yy = y; yy < y + ph; ++yy) {
+      for (uint32_t xx = x; xx < x + pw; ++xx) cells[yy * w + xx] = value;
+    }
+    v1::MapInfo info;
+    ASSERT_TRUE(Update(h, Batch("live", {Cells(x, y, pw, ph, value)}), &info).ok());
+
+    v1::Map fresh = GridMapFromRows("fresh", OpenRows(w, hgt));
+    fresh.mutable_grid()->set_cells(std::string(cells.begin(), cells.end()));
+    const v1::MapInfo fresh_info = Put(h, fresh);
+    ASSERT_EQ(info.free_cells(), fresh_info.free_cells()) << "step " << step;
+    ASSERT_EQ(info.graphs_size(), fresh_info.graphs_size());
+    for (int g = 0; g < info.graphs_size(); ++g) {
+      EXPECT_EQ(info.graphs(g).nodes(), fresh_info.graphs(g).nodes()) << "step " << step;
+      EXPECT_EQ(info.graphs(g).components(), fresh_info.graphs(g).components());
+    }
+    for (int q = 0; q < 20; ++q) {
+      const double sx = uni(w) + 0.5, sy = uni(hgt) + 0.5, gx = uni(w) + 0.5, gy = uni(hgt) + 0.5;
+      for (v1::GraphKind kind : {v1::GRID, v1::QUADTREE, v1::NAVMESH}) {
+        grpc::Status s1, s2;
+        const v1::FindPathResponse a = Path(h, "live", sx, sy, gx, gy, kind, &s1);
+        const v1::FindPathResponse b = Path(h, "fresh", sx, sy, gx, gy, kind, &s2);
+        ASSERT_EQ(s1.error_code(), s2.error_code()) << s1.error_message();
+        if (!s1.ok()) continue;
+        EXPECT_EQ(a.status(), b.status()) << "step " << step << " " << v1::GraphKind_Name(kind);
+        EXPECT_NEAR(a.length(), b.length(), 1e-9) << "step " << step;
+      }
+    }
+  }
+}
+
 TEST(UpdateMap, PolygonObstaclesAnswerAsAFreshUploadNavmesh) {
   ServerHarness h;
   Put(h, PolygonsMap("live"));

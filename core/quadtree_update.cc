@@ -781,15 +781,6 @@ absl::Status QuadtreeGraph::Update(const GridMap& map, const CellRect& changed,
   return absl::OkStatus();
 }
 
-absl::Status QuadtreeGraph::Update(const RectField& field, const Rect& changed,
-                                   const QuadtreeLimits& limits) {
-  if (broken_) return BrokenError();
-  RectFieldLimits field_limits;
-  field_limits.max_blockers = std::numeric_limits<size_t>::max();
-  WF_RETURN_IF_ERROR(ValidateRectField(field, field_limits));
-  return Update(RectBlockerIndex(field), changed, limits);
-}
-
 absl::Status QuadtreeGraph::Update(const RectBlockerIndex& blockers, const Rect& changed,
                                    const QuadtreeLimits& limits) {
   if (broken_) return BrokenError();

@@ -6,13 +6,16 @@
 // Update is timed (thread CPU time) with the work the server does for it:
 //   field: a copy of the effective field (EffectiveField) and
 //          Update(RectField), as before the blocker index;
-//   index: RectBlockerIndex::Insert / Erase and Update(RectBlockerIndex).
+//   index: RectBlockerIndex::Insert / Erase and Update(RectBlockerIndex);
+//   drawn: not an Update: PolygonsFromRects of the field, which the
+//          server's Refresh still redoes per batch on a rects map (the
+//          drawn geometry), for scale.
 // Built against a tree without core/rect_index.h it runs the field mode
 // only, so an older checkout gives the "before" numbers from the same
 // source.
 //
 //   wayfinder-rectupdatebench [--edits=200] [--blockers=100,1000,10000]
-//                             [--modes=field,index]
+//                             [--modes=field,index,drawn]
 
 #include <algorithm>
 #include <cmath>
@@ -26,6 +29,7 @@
 #include "absl/flags/parse.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
+#include "core/navmesh.h"
 #include "core/quadtree.h"
 #if __has_include("core/rect_index.h")
 #include "core/rect_index.h"
@@ -34,7 +38,7 @@
 
 ABSL_FLAG(int, edits, 200, "obstacles placed (and removed) per field and mode");
 ABSL_FLAG(std::string, blockers, "100,1000,10000", "blockers in the field");
-ABSL_FLAG(std::string, modes, "field,index", "modes to run (field, index)");
+ABSL_FLAG(std::string, modes, "field,index", "modes to run (field, index, drawn)");
 
 namespace {
 
@@ -105,6 +109,18 @@ int main(int argc, char** argv) {
         times.push_back(Now() - t0);
       }
       Report(n, "field", *graph, times);
+    }
+    if (modes.find("drawn") != std::string::npos) {
+      auto graph = QuadtreeGraph::Build(field, options);
+      if (!graph.ok()) return 1;
+      std::vector<double> times;
+      for (size_t e = 0; e < places.size(); ++e) {
+        const double t0 = Now();
+        const PolygonMap drawn = PolygonsFromRects(field);
+        times.push_back(Now() - t0);
+        if (drawn.obstacles.size() > field.blockers.size()) return 1;
+      }
+      Report(n, "drawn", *graph, times);
     }
 #ifdef WAYFINDER_HAS_RECT_INDEX
     if (modes.find("index") != std::string::npos) {  // the blocker index kept with the map

@@ -15,7 +15,7 @@
 // source.
 //
 //   wayfinder-rectupdatebench [--edits=200] [--blockers=100,1000,10000]
-//                             [--modes=field,index,drawn]
+//                             [--modes=field,index,drawn] [--fixed_density]
 
 #include <algorithm>
 #include <cmath>
@@ -38,6 +38,10 @@
 
 ABSL_FLAG(int, edits, 200, "obstacles placed (and removed) per field and mode");
 ABSL_FLAG(std::string, blockers, "100,1000,10000", "blockers in the field");
+ABSL_FLAG(bool, fixed_density, false,
+          "grow the field with the blockers (side 1024 at 1,000 blockers, blockers of a "
+          "fixed size, minimum leaf 4, no merging): the same neighbourhood around each "
+          "change whatever the count");
 ABSL_FLAG(std::string, modes, "field,index", "modes to run (field, index, drawn)");
 
 namespace {
@@ -71,10 +75,11 @@ int main(int argc, char** argv) {
   for (absl::string_view s : absl::StrSplit(absl::GetFlag(FLAGS_blockers), ',')) {
     size_t n = 0;
     if (!absl::SimpleAtoi(s, &n) || n == 0) continue;
-    const double side = 1024;
+    const bool fixed = absl::GetFlag(FLAGS_fixed_density);
+    const double side = fixed ? 1024 * std::sqrt(double(n) / 1000) : 1024;
     std::mt19937 rng(static_cast<uint32_t>(n));
     std::uniform_real_distribution<double> pos(0, side);
-    const double mean = 0.39 * side / std::sqrt(double(n));
+    const double mean = 0.39 * side / std::sqrt(double(n));  // fixed: about 12.6
     std::uniform_real_distribution<double> extent(0.5 * mean, 1.5 * mean);
     RectField field;
     field.width = side;
@@ -84,7 +89,8 @@ int main(int argc, char** argv) {
       field.blockers.push_back({x, y, x + extent(rng), y + extent(rng)});
     }
     QuadtreeOptions options;
-    options.merge = true;
+    options.merge = !fixed;
+    if (fixed) options.min_cell_size = 4;
     std::vector<Rect> places;
     for (int e = 0; e < edits; ++e) {
       const double x = pos(rng) * 0.99, y = pos(rng) * 0.99;

@@ -49,8 +49,8 @@ class RectBlockerIndex {
   void ForEachTouching(const Rect& r, F&& f) const;
   // Whether some blocker's open interior meets `r`'s.
   bool AnyTouching(const Rect& r) const;
-  // Whether one blocker covers all of `r` (which must start inside the
-  // field: r.x0 in [0, width), r.y0 in [0, height)).
+  // Whether one blocker covers all of `r` (looks at one bucket: the one
+  // of r's corner (x0, y0), which a covering blocker contains).
   bool AnyCovering(const Rect& r) const;
   // Buckets a query over `r` visits.
   size_t BucketsOver(const Rect& r) const;

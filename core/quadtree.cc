@@ -16,6 +16,7 @@
 #include "core/funnel.h"
 #include "core/map_area.h"
 #include "core/quadtree_internal.h"
+#include "core/rect_index.h"
 #include "core/status_macros.h"
 
 namespace wayfinder {
@@ -488,6 +489,16 @@ absl::StatusOr<QuadtreeGraph> QuadtreeGraph::Build(const GridMap& map,
   if (absl::Status s = b.FromGrid(map, options); !s.ok()) return s;
   if (absl::Status s = b.Finish(options); !s.ok()) return s;
   return g;
+}
+
+// Indexes the field and repairs from the index (quadtree_update.cc).
+absl::Status QuadtreeGraph::Update(const RectField& field, const Rect& changed,
+                                   const QuadtreeLimits& limits) {
+  if (broken_) return BrokenError();
+  RectFieldLimits field_limits;
+  field_limits.max_blockers = std::numeric_limits<size_t>::max();
+  WF_RETURN_IF_ERROR(ValidateRectField(field, field_limits));
+  return Update(RectBlockerIndex(field), changed, limits);
 }
 
 absl::StatusOr<QuadtreeGraph> QuadtreeGraph::Build(const RectField& field,

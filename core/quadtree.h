@@ -19,6 +19,8 @@
 
 namespace wayfinder {
 
+class RectBlockerIndex;
+
 // An axis-aligned rectangle [x0, x1] x [y0, y1], world units.
 struct Rect {
   double x0 = 0, y0 = 0, x1 = 0, y1 = 0;
@@ -154,11 +156,17 @@ class QuadtreeGraph {
   // Rect field source: `field` holds the new blockers (an added one is in,
   // a removed one is gone); every blocker added or removed lies inside
   // `changed` (world units; e.g. their bounding box). Cost: one scan of the
-  // blockers plus the repair. INVALID_ARGUMENT for a bad field or `changed`,
+  // blockers (to index them) plus the repair. INVALID_ARGUMENT for a bad field or `changed`,
   // FAILED_PRECONDITION when the graph was not built from a field of this
   // size. The rect build's own leaf bound (RectFieldLimits::max_leaves)
   // applies too, as RESOURCE_EXHAUSTED.
   absl::Status Update(const RectField& field, const Rect& changed,
+                      const QuadtreeLimits& limits = {});
+  // The same with the new blockers as an index (core/rect_index.h) the
+  // caller keeps up to date: the repair asks it only about the tree nodes
+  // over `changed`, so no step scans every blocker. The blockers are not
+  // validated again (the index's owner validated each as it came in).
+  absl::Status Update(const RectBlockerIndex& blockers, const Rect& changed,
                       const QuadtreeLimits& limits = {});
   // Room for a quarter more link entries than the graph holds, so that an
   // Update does not move the whole link array. A copy of a graph has no

@@ -21,6 +21,7 @@
 #include "core/components.h"
 #include "core/quadtree.h"
 #include "core/quadtree_internal.h"
+#include "core/rect_index.h"
 #include "core/status_macros.h"
 
 namespace wayfinder {
@@ -31,6 +32,10 @@ using quadtree_internal::kMixedClass;
 using quadtree_internal::MergeSweeps;
 
 bool Finite(double v) { return std::isfinite(v); }
+
+// A rect repair gathers a node's blockers from the index once the node
+// spans at most this many buckets (about as many blockers).
+constexpr size_t kGatherBuckets = 16;
 }  // namespace
 
 Rect QuadtreeGraph::NodeRect(int depth, uint32_t i, uint32_t j) const {
@@ -81,7 +86,7 @@ class QuadtreeGraph::Repairer {
   const GridMap* map = nullptr;
   uint64_t cx0 = 0, cy0 = 0, cx1 = 0, cy1 = 0;
   // Rect field: blockers changed only inside `changed`.
-  const RectField* field = nullptr;
+  const RectBlockerIndex* index = nullptr;
   Rect changed;
   // Set once the leaves (before merging) pass `stop_above`: the new map
   // surely needs more than the limit (see Limit), so the repair stops.
@@ -137,8 +142,14 @@ class QuadtreeGraph::Repairer {
 
   // RectNode's decisions for the nodes whose open square meets `changed`
   // (all of them below a node that was a leaf and now splits: fresh).
+  // `candidates` are the blockers that may meet the node (its parent's
+  // touching ones), or null: then the index answers. A node over few
+  // buckets gathers its touching blockers once and hands them down; a
+  // larger one asks only whether one covers it and whether any meets it,
+  // which stops at the first hit, so the large nodes on the way down to the
+  // change cost about a bucket each rather than every blocker under them.
   void RectRepair(uint32_t node, int depth, uint32_t i, uint32_t j,
-                  const std::vector<uint32_t>& candidates, bool fresh) {
+                  const std::vector<Rect>* candidates, bool fresh) {
     if (stopped) return;
     const Rect rect = g_.NodeRect(depth, i, j);
     if (rect.x0 >= g_.width_ || rect.y0 >= g_.height_) return;  // outside
@@ -146,19 +157,38 @@ class QuadtreeGraph::Repairer {
     if (!fresh && !(c.x0 < rect.x1 && c.x1 > rect.x0 && c.y0 < rect.y1 && c.y1 > rect.y0)) {
       return;
     }
-    std::vector<uint32_t> touching;
-    for (uint32_t b : candidates) {
-      const Rect& r = field->blockers[b];
-      if (r.x0 < rect.x1 && r.x1 > rect.x0 && r.y0 < rect.y1 && r.y1 > rect.y0) {
-        if (r.x0 <= rect.x0 && r.x1 >= rect.x1 && r.y0 <= rect.y0 && r.y1 >= rect.y1) {
-          FreeSubtree(node);  // fully blocked
-          return;
+    auto covers = [&rect](const Rect& r) {
+      return r.x0 <= rect.x0 && r.x1 >= rect.x1 && r.y0 <= rect.y0 && r.y1 >= rect.y1;
+    };
+    std::vector<Rect> touching;
+    bool listed = true;  // `touching` holds every blocker meeting the node
+    bool covered = false;
+    if (candidates != nullptr) {
+      for (const Rect& r : *candidates) {
+        if (r.x0 < rect.x1 && r.x1 > rect.x0 && r.y0 < rect.y1 && r.y1 > rect.y0) {
+          if (covers(r)) {
+            covered = true;
+            break;
+          }
+          touching.push_back(r);
         }
-        touching.push_back(b);
       }
+    } else if (index->BucketsOver(rect) <= kGatherBuckets) {
+      index->ForEachTouching(rect, [&](const Rect& r) {
+        covered = covered || covers(r);
+        touching.push_back(r);
+      });
+    } else {
+      listed = false;
+      covered = index->AnyCovering(rect);
     }
+    if (covered) {
+      FreeSubtree(node);  // fully blocked
+      return;
+    }
+    const bool any = listed ? !touching.empty() : index->AnyTouching(rect);
     const bool inside_field = rect.x1 <= g_.width_ && rect.y1 <= g_.height_;
-    if (touching.empty() && inside_field) {
+    if (!any && inside_field) {
       FreeSubtree(node);
       SetPending(node, 1, rect);
       return;
@@ -166,12 +196,11 @@ class QuadtreeGraph::Repairer {
     const double s = std::ldexp(g_.root_size_, -depth);
     if (s / 2 < g_.min_size_) {
       FreeSubtree(node);
+      if (!listed) index->ForEachTouching(rect, [&](const Rect& r) { touching.push_back(r); });
       Rect clipped = rect;
       clipped.x1 = std::min(clipped.x1, g_.width_);
       clipped.y1 = std::min(clipped.y1, g_.height_);
-      std::vector<Rect> blockers;
-      for (uint32_t b : touching) blockers.push_back(field->blockers[b]);
-      SetDropped(node, FreeArea(clipped, blockers));
+      SetDropped(node, FreeArea(clipped, touching));
       return;
     }
     bool fresh_children = fresh;
@@ -182,8 +211,8 @@ class QuadtreeGraph::Repairer {
     }
     const uint32_t first = g_.tree_[node].first_child;
     for (uint32_t q = 0; q < 4; ++q) {
-      RectRepair(first + q, depth + 1, 2 * i + (q & 1), 2 * j + (q >> 1), touching,
-                 fresh_children);
+      RectRepair(first + q, depth + 1, 2 * i + (q & 1), 2 * j + (q >> 1),
+                 listed ? &touching : nullptr, fresh_children);
     }
   }
 
@@ -752,16 +781,13 @@ absl::Status QuadtreeGraph::Update(const GridMap& map, const CellRect& changed,
   return absl::OkStatus();
 }
 
-absl::Status QuadtreeGraph::Update(const RectField& field, const Rect& changed,
+absl::Status QuadtreeGraph::Update(const RectBlockerIndex& blockers, const Rect& changed,
                                    const QuadtreeLimits& limits) {
   if (broken_) return BrokenError();
-  RectFieldLimits field_limits;
-  field_limits.max_blockers = std::numeric_limits<size_t>::max();
-  WF_RETURN_IF_ERROR(ValidateRectField(field, field_limits));
-  if (source_ != Source::kRects || field.width != width_ || field.height != height_) {
+  if (source_ != Source::kRects || blockers.width() != width_ || blockers.height() != height_) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "QUADTREE update: the graph was not built from a ", field.width, "x", field.height,
-        " rect field; rebuild it instead"));
+        "QUADTREE update: the graph was not built from a ", blockers.width(), "x",
+        blockers.height(), " rect field; rebuild it instead"));
   }
   if (!Finite(changed.x0) || !Finite(changed.y0) || !Finite(changed.x1) ||
       !Finite(changed.y1) || changed.x1 < changed.x0 || changed.y1 < changed.y0) {
@@ -769,13 +795,11 @@ absl::Status QuadtreeGraph::Update(const RectField& field, const Rect& changed,
         "changed: must be finite with x1 >= x0 and y1 >= y0");
   }
   Repairer r(*this);
-  r.field = &field;
+  r.index = &blockers;
   r.changed = changed;
-  std::vector<uint32_t> all(field.blockers.size());
-  std::iota(all.begin(), all.end(), 0);
-  const size_t limit = LeafLimit(limits, field_limits.max_leaves);
+  const size_t limit = LeafLimit(limits, RectFieldLimits{}.max_leaves);
   StartLimit(r, limit);
-  r.RectRepair(0, 0, 0, 0, all, /*fresh=*/false);
+  r.RectRepair(0, 0, 0, 0, nullptr, /*fresh=*/false);
   WF_RETURN_IF_ERROR(CheckLimit(r, limits, limit));
   const double bs = std::ldexp(root_size_, -block_depth_);
   const double last = double((uint64_t{1} << block_depth_) - 1);

@@ -76,9 +76,13 @@ absl::Status RepairQuadtree(MapBody& body, const EditChange& change,
   QuadtreeLimits limits;
   limits.max_leaves = context.build_limits.max_quadtree_leaves;
   limits.max_build_bytes = context.build_limits.max_build_bytes;
+  // Rects maps: the geometry's blocker index (ApplyEdits keeps it) rather
+  // than EffectiveField, which would copy every blocker on each batch.
   const absl::Status repaired =
       body.grid ? body.quadtree->Update(*body.grid, change.cells, limits)
-                : body.quadtree->Update(EffectiveField(body.geometry), change.world, limits);
+      : body.geometry.blockers.built()
+          ? body.quadtree->Update(body.geometry.blockers, change.world, limits)
+          : body.quadtree->Update(EffectiveField(body.geometry), change.world, limits);
   if (!repaired.ok()) return InEdits(repaired, v1::QUADTREE);
   v1::GraphInfo* gi = GraphInfoOf(body.info, v1::QUADTREE);
   gi->set_nodes(body.quadtree->leaves().size());

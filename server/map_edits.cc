@@ -182,7 +182,8 @@ absl::Status ValidateEdits(const google::protobuf::RepeatedPtrField<v1::MapEdit>
 }
 
 size_t MapGeometry::MemoryBytes() const {
-  size_t bytes = sizeof(*this) + base.capacity() + field.blockers.capacity() * sizeof(Rect);
+  size_t bytes = sizeof(*this) + base.capacity() + field.blockers.capacity() * sizeof(Rect) +
+                 blockers.MemoryBytes() - sizeof(blockers);
   for (const auto* list : {&polygons.walkable, &polygons.obstacles}) {
     for (const Polygon& p : *list) bytes += sizeof(p) + p.points.capacity() * sizeof(Point);
   }
@@ -279,6 +280,11 @@ EditChange ApplyEdits(const google::protobuf::RepeatedPtrField<v1::MapEdit>& edi
                       MapGeometry& g) {
   EditChange change;
   const bool grid_based = g.grid_based();
+  if (g.source == v1::SOURCE_KIND_RECTS && !g.blockers.built()) {
+    // Once per map: later batches update the index obstacle by obstacle.
+    g.blockers = RectBlockerIndex(g.field);
+    for (auto& [id, o] : g.obstacles) o.slot = g.blockers.Insert(o.bounds);
+  }
   for (const v1::MapEdit& e : edits) {
     switch (e.edit_case()) {
       case v1::MapEdit::kCells:
@@ -304,6 +310,7 @@ EditChange ApplyEdits(const google::protobuf::RepeatedPtrField<v1::MapEdit>& edi
           }
         } else {
           change.Add(CellRect{}, o.bounds);
+          if (g.blockers.built()) o.slot = g.blockers.Insert(o.bounds);
         }
         change.added.push_back(o.obstacle.id());
         g.obstacles[o.obstacle.id()] = std::move(o);
@@ -318,6 +325,7 @@ EditChange ApplyEdits(const google::protobuf::RepeatedPtrField<v1::MapEdit>& edi
           }
         } else {
           change.Add(CellRect{}, it->second.bounds);
+          if (g.blockers.built()) g.blockers.Erase(it->second.slot);
         }
         change.removed.push_back(it->first);
         g.obstacles.erase(it);

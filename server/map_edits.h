@@ -11,6 +11,7 @@
 #include "core/navmesh.h"
 #include "core/obstacle_raster.h"
 #include "core/quadtree.h"
+#include "core/rect_index.h"
 #include "google/protobuf/repeated_ptr_field.h"
 #include "wayfinder/v1/wayfinder.pb.h"
 
@@ -44,6 +45,8 @@ struct LiveObstacle {
   Rect bounds;
   // Grid and hex maps only.
   CellMask coverage;
+  // Rects maps: the slot of `bounds` in MapGeometry::blockers.
+  uint32_t slot = RectBlockerIndex::kNoSlot;
 };
 
 // The editable geometry of a map: what the uploaded source and every batch
@@ -66,6 +69,11 @@ struct MapGeometry {
   PolygonMap polygons;
   // Live obstacles by id (so in id order).
   std::map<std::string, LiveObstacle> obstacles;
+  // Rects maps, from their first batch on: the blockers EffectiveField
+  // lists (the source's and each live obstacle's bounds), indexed by place
+  // and kept up to date by ApplyEdits, so that the QUADTREE repair looks
+  // only at the blockers near a change instead of the whole field.
+  RectBlockerIndex blockers;
 
   bool grid_based() const { return !base.empty() || width != 0; }
   bool hex() const { return source == v1::SOURCE_KIND_HEX; }

@@ -22,6 +22,7 @@
 
 #include "core/cell_rect.h"
 #include "core/quadtree.h"
+#include "core/rect_index.h"
 
 namespace wayfinder {
 namespace {
@@ -302,6 +303,118 @@ TEST(QuadtreeUpdateTest, RectFieldEditsEqualFreshBuild) {
   uint32_t seed = 100;
   for (const FieldCase& c : cases) {
     RunField(c, seed++);
+    if (HasFatalFailure()) return;
+  }
+}
+
+// A rects map as the server keeps it: many blockers in a RectBlockerIndex
+// updated with each add and remove, the graph repaired from the index
+// (which asks only about the nodes over the change). After every edit it
+// must equal a fresh build of the same blockers. Small blockers mostly,
+// some large ones (past the index's per-blocker bucket bound), some
+// sticking out of the field, some of zero width, some on the tree's grid.
+void RunIndexedField(bool merge, int initial, int steps, uint32_t seed) {
+  std::mt19937 rng(seed);
+  const double w = 1000, h = 700;
+  std::uniform_real_distribution<double> ux(-0.05 * w, 1.02 * w), uy(-0.05 * h, 1.02 * h);
+  auto coin = [&](int percent) { return int(rng() % 100) < percent; };
+  auto blocker = [&] {
+    const double x = ux(rng), y = uy(rng);
+    const double scale = coin(3) ? 0.4 : 0.02;
+    double bw = std::uniform_real_distribution<double>(0, scale * w)(rng);
+    const double bh = std::uniform_real_distribution<double>(0, scale * h)(rng);
+    if (coin(5)) bw = 0;
+    if (coin(15)) {
+      const double q = w / 128;
+      return Rect{std::floor(x / q) * q, std::floor(y / q) * q,
+                  std::floor(x / q) * q + q * (1 + rng() % 3),
+                  std::floor(y / q) * q + q * (1 + rng() % 3)};
+    }
+    return Rect{x, y, x + bw, y + bh};
+  };
+  RectField field;
+  field.width = w;
+  field.height = h;
+  for (int k = 0; k < initial; ++k) field.blockers.push_back(blocker());
+  RectBlockerIndex index(field);
+  std::vector<uint32_t> slots(field.blockers.size());
+  for (uint32_t k = 0; k < slots.size(); ++k) slots[k] = k;
+  QuadtreeOptions options;
+  options.merge = merge;
+  options.min_cell_size = w / 128;
+  auto graph = QuadtreeGraph::Build(field, options);
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  for (int step = 0; step < steps; ++step) {
+    Rect changed;
+    if (field.blockers.empty() || coin(50)) {
+      field.blockers.push_back(blocker());
+      slots.push_back(index.Insert(field.blockers.back()));
+      changed = field.blockers.back();
+    } else {
+      const size_t k = rng() % field.blockers.size();
+      changed = field.blockers[k];
+      index.Erase(slots[k]);
+      field.blockers.erase(field.blockers.begin() + k);
+      slots.erase(slots.begin() + k);
+    }
+    const std::string where = std::string(merge ? "merged" : "unmerged") + " seed " +
+                              std::to_string(seed) + " step " + std::to_string(step);
+    ASSERT_TRUE(graph->Update(index, changed).ok()) << where;
+    auto fresh = QuadtreeGraph::Build(field, options);
+    ASSERT_TRUE(fresh.ok()) << fresh.status();
+    ExpectSameGraph(*graph, *fresh, where);
+    if (::testing::Test::HasFatalFailure()) return;
+    EXPECT_NEAR(graph->lost_free_area(), fresh->lost_free_area(), 1e-6 * w * h) << where;
+    ExpectSamePaths(*graph, *fresh, rng, 2, where);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+}
+
+TEST(QuadtreeUpdateTest, IndexedFieldWithManyBlockersEqualsFreshBuild) {
+  RunIndexedField(/*merge=*/true, 2000, 1000, 200);
+  if (!HasFatalFailure()) RunIndexedField(/*merge=*/false, 2000, 200, 201);
+}
+
+// The index against a plain scan, through growth and shrinkage that size
+// its bucket grid again: every query answers as a scan of the blockers.
+TEST(RectBlockerIndexTest, QueriesEqualAScan) {
+  std::mt19937 rng(300);
+  std::uniform_real_distribution<double> u(-20, 120);
+  auto rect = [&](double scale) {
+    const double x = u(rng), y = u(rng) * 0.5;
+    return Rect{x, y, x + scale * (rng() % 1000) / 1000.0, y + scale * (rng() % 1000) / 1000.0};
+  };
+  RectField field;
+  field.width = 100;
+  field.height = 50;
+  RectBlockerIndex index(field);
+  std::vector<std::pair<uint32_t, Rect>> live;
+  auto check = [&](int step) {
+    const Rect q = rect(rng() % 4 == 0 ? 60 : 5);
+    std::multiset<RectKey> want, got;
+    bool covering = false;
+    for (const auto& [slot, b] : live) {
+      if (b.x0 < q.x1 && b.x1 > q.x0 && b.y0 < q.y1 && b.y1 > q.y0) want.insert(Key(b));
+      covering = covering || (b.x0 <= q.x0 && b.x1 >= q.x1 && b.y0 <= q.y0 && b.y1 >= q.y1);
+    }
+    index.ForEachTouching(q, [&](const Rect& b) { got.insert(Key(b)); });
+    ASSERT_EQ(got, want) << "step " << step;
+    ASSERT_EQ(index.AnyTouching(q), !want.empty()) << "step " << step;
+    ASSERT_EQ(index.AnyCovering(q), covering) << "step " << step;
+    ASSERT_EQ(index.size(), live.size());
+  };
+  for (int step = 0; step < 6000; ++step) {
+    // Grows to about 1,500 blockers, then shrinks to a few.
+    const bool add = step < 3000 ? rng() % 100 < 75 : rng() % 100 < 25;
+    if (add || live.empty()) {
+      const Rect b = rect(rng() % 20 == 0 ? 80 : 4);
+      live.emplace_back(index.Insert(b), b);
+    } else {
+      const size_t k = rng() % live.size();
+      index.Erase(live[k].first);
+      live.erase(live.begin() + static_cast<ptrdiff_t>(k));
+    }
+    check(step);
     if (HasFatalFailure()) return;
   }
 }

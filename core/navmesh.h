@@ -132,30 +132,74 @@ struct NavmeshBuildOptions {
   // link edge to edge across it. UpdateFromGrid rebuilds only the tiles an
   // edit reaches. 0 = one tile (the whole map).
   uint32_t grid_tile_cells = 128;
+  // Polygon and rects sources: the mesh is built in square tiles of this
+  // side, world units (> 0, or 0 = one tile: the whole map, as one
+  // clipping and one triangulation), on a lattice from the map area's
+  // lower corner. Each tile meshes the free space inside its square; the
+  // rings are cut at every tile line before clipping, so both sides of a
+  // border put the same vertices on it and polygons link edge to edge.
+  // UpdateFromPolygons rebuilds only the tiles an obstacle's inflated shape
+  // reaches. The side is doubled until the map has at most kMaxPolygonTiles
+  // tiles. With max_edge_length or steiner_spacing set the mesh is one tile.
+  double polygon_tile_size = 64;
+  static constexpr size_t kMaxPolygonTiles = 4096;
 };
 
-// Per-stage build times, milliseconds.
 namespace navmesh_internal {
 // One tile of a grid mesh (navmesh_tiles.cc): compressed cells [i0, i1) x
 // [j0, j1) of the tiling's axes, its polygons with tile-local vertex ids
 // (keys[v]: the lattice point j * xs.size() + i of local vertex v) and
 // tile-local neighbours (kNone on walls and on the tile's border).
+//
+// Polygon tiles use the same structure: i0..j1 are the tile's column and
+// row in the tiling, points[v] is local vertex v (world units, on the
+// 1/1024 lattice), on_border[v] whether it lies on a side of the tile's
+// square shared with another tile, and keys[v] the lattice point (packed,
+// the same in every tile). GridTiling::VertexPoint and OnBorder read a
+// local vertex of either kind.
 struct GridTile {
   uint32_t i0 = 0, i1 = 0, j0 = 0, j1 = 0;
   std::vector<uint64_t> keys;
   std::vector<uint32_t> start, verts, neighbours;
+  std::vector<Point> points;       // polygon tiles only
+  std::vector<uint8_t> on_border;  // polygon tiles only
 };
 // How a grid mesh is cut: the axes of compressed-cell coordinates (tile
 // borders included), the axis indices of the tile borders (bx, by: first
 // 0, last the axis' last index) and the tiles, row by row.
+//
+// A polygon tiling (polygon_tile_size > 0) has width == 0 and instead
+// the lattice of its squares: tile (tx, ty) is [x0 + tx * side, x0 + (tx +
+// 1) * side] x [y0 + ty * side, ...] in 1/1024 world units, tiles_x by
+// tiles_y of them; `walkable` holds, per tile, the walkable area shrunk by
+// the radius and clipped to the square (it never changes: edits add and
+// remove obstacles only), `walkable_marks` the vertices of that area's
+// rings on the square's sides.
 struct GridTiling {
   uint32_t width = 0, height = 0, tile_cells = 0;
   std::vector<double> xs, ys;
   std::vector<uint32_t> bx, by;
   std::vector<GridTile> tiles;
+  // Polygon tilings.
+  int64_t x0 = 0, y0 = 0, side = 0;
+  uint32_t tiles_x = 0, tiles_y = 0;
+  std::vector<std::vector<std::vector<Point>>> walkable;
+  std::vector<std::vector<Point>> walkable_marks;
+
+  bool polygon() const { return side != 0; }
+  Point VertexPoint(const GridTile& tile, size_t v) const {
+    if (polygon()) return tile.points[v];
+    return {xs[tile.keys[v] % xs.size()], ys[tile.keys[v] / xs.size()]};
+  }
+  bool OnBorder(const GridTile& tile, size_t v) const {
+    if (polygon()) return tile.on_border[v] != 0;
+    const uint64_t i = tile.keys[v] % xs.size(), j = tile.keys[v] / xs.size();
+    return i == tile.i0 || i == tile.i1 || j == tile.j0 || j == tile.j1;
+  }
 };
 }  // namespace navmesh_internal
 
+// Per-stage build times, milliseconds.
 struct NavmeshBuildStats {
   double clip_ms = 0;         // union, hulls, offsets, difference, clean-up; grids: free
                               // cells, rectangles
@@ -226,8 +270,19 @@ class Navmesh {
   // rectangle reaching outside the map. Not thread-safe: call it on a mesh
   // no query reads.
   absl::Status UpdateFromGrid(const GridMap& grid, const CellRect& changed);
-  // Tiles of a grid mesh (0 for polygon meshes) and how many the last
-  // UpdateFromGrid rebuilt.
+  // Obstacles were added to or removed from the map a tiled polygon mesh
+  // (Build with polygon_tile_size > 0) was built from: `map` is the map now
+  // (the same walkable polygons; obstacles in any number and order) and
+  // `changed` the world bounding boxes of every shape added or removed.
+  // Rebuilds the tiles the shapes, inflated by the radius, reach, and
+  // restitches them; afterwards the mesh equals Build(map) with the same
+  // options. FAILED_PRECONDITION on a mesh not built in polygon tiles,
+  // INVALID_ARGUMENT on a map Build would refuse. Not thread-safe: call it
+  // on a mesh no query reads.
+  absl::Status UpdateFromPolygons(const PolygonMap& map, absl::Span<const Rect> changed,
+                                  const PolygonLimits& limits = {});
+  // Tiles of a tiled mesh (0 for a mesh of one piece) and how many the
+  // last UpdateFromGrid or UpdateFromPolygons rebuilt.
   size_t num_tiles() const { return tiling_.tiles.size(); }
   size_t last_update_tiles() const { return last_update_tiles_; }
 
@@ -326,6 +381,15 @@ class Navmesh {
   // tile borders) and finishes it.
   absl::Status MeshGridTile(const GridMap& grid, size_t t, const BuildBudget& budget);
   void AssembleGridTiles();
+  // Polygon tiles (navmesh_polygon_tiles.cc).
+  static absl::StatusOr<Navmesh> BuildPolygonTiles(const PolygonMap& map,
+                                                   const NavmeshBuildOptions& options,
+                                                   const BuildBudget& budget,
+                                                   const NavmeshLimits& build_limits);
+  absl::Status UpdatePolygons(const PolygonMap& map, absl::Span<const Rect> changed);
+  // Options of a polygon-tiled mesh, kept for its updates.
+  bool obstacle_hulls_ = false;
+  bool merge_triangles_ = false;
   // Whether polygons `from` and `to`, both round vertex x, are joined by a
   // chain of polygons round x sharing sides.
   bool AroundVertex(uint32_t x, uint32_t from, uint32_t to) const;

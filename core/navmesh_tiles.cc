@@ -1,7 +1,8 @@
 // Navmesh::BuildFromGrid in tiles and Navmesh::UpdateFromGrid: a grid mesh
 // is the union of square tiles, each meshed alone (navmesh_from_grid.cc)
 // from the cells within the agent radius of its square, joined along the
-// tile borders through the vertices both sides put on them.
+// tile borders through the vertices both sides put on them. The joining
+// (AssembleGridTiles) serves polygon tiles too (navmesh_polygon_tiles.cc).
 
 #include <algorithm>
 #include <cmath>
@@ -136,7 +137,6 @@ absl::Status Navmesh::MeshGridTile(const GridMap& grid, size_t t, const BuildBud
 }
 
 void Navmesh::AssembleGridTiles() {
-  const uint64_t row_keys = tiling_.xs.size();
   vertices_.clear();
   poly_start_.assign(1, 0);
   poly_verts_.clear();
@@ -150,8 +150,7 @@ void Navmesh::AssembleGridTiles() {
     global.resize(tile.keys.size());
     for (size_t v = 0; v < tile.keys.size(); ++v) {
       const uint64_t key = tile.keys[v];
-      const uint32_t i = static_cast<uint32_t>(key % row_keys), j = static_cast<uint32_t>(key / row_keys);
-      const bool border = i == tile.i0 || i == tile.i1 || j == tile.j0 || j == tile.j1;
+      const bool border = tiling_.OnBorder(tile, v);
       if (border) {
         auto [it, fresh] = shared.try_emplace(key, static_cast<uint32_t>(vertices_.size()));
         global[v] = it->second;
@@ -159,7 +158,7 @@ void Navmesh::AssembleGridTiles() {
       } else {
         global[v] = static_cast<uint32_t>(vertices_.size());
       }
-      vertices_.push_back({tiling_.xs[i], tiling_.ys[j]});
+      vertices_.push_back(tiling_.VertexPoint(tile, v));
       shared_flag.push_back(border ? 1 : 0);
     }
     for (size_t k = 0; k < tile.verts.size(); ++k) {

@@ -327,7 +327,12 @@ size_t Navmesh::MemoryBytes() const {
                  tiling_.tiles.capacity() * sizeof(navmesh_internal::GridTile);
   for (const navmesh_internal::GridTile& t : tiling_.tiles) {
     tiles += t.keys.capacity() * sizeof(uint64_t) +
-             (t.start.capacity() + t.verts.capacity() + t.neighbours.capacity()) * sizeof(uint32_t);
+             (t.start.capacity() + t.verts.capacity() + t.neighbours.capacity()) * sizeof(uint32_t) +
+             t.points.capacity() * sizeof(Point) + t.on_border.capacity();
+  }
+  for (size_t t = 0; t < tiling_.walkable.size(); ++t) {
+    for (const auto& ring : tiling_.walkable[t]) tiles += ring.capacity() * sizeof(Point);
+    tiles += tiling_.walkable_marks[t].capacity() * sizeof(Point);
   }
   return sizeof(*this) + tiles + vertices_.capacity() * sizeof(Point) +
          (poly_start_.capacity() + poly_verts_.capacity() + poly_neighbours_.capacity() +

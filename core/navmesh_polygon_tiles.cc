@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "core/navmesh.h"
@@ -289,22 +290,32 @@ cl::Path MarkSides(const cl::Path& in, const cl::IntRect& s, const SideMarks& ma
   return out;
 }
 
-// Meshes tile t: its walkable area minus `obstacles` (those reaching its
-// square), see the file comment. Local vertices and neighbours as
-// GridTile says.
-absl::Status MeshPolygonTile(GridTiling& tiling, size_t t,
-                                    const std::vector<const Inflated*>& obstacles,
-                                    bool merge, NavmeshBuildStats& stats) {
-  absl::Time t0 = absl::Now();
-  GridTile& tile = tiling.tiles[t];
+// Tile t's free area as rings ready to triangulate, and what their
+// triangulation will make.
+struct TileRings {
+  std::vector<std::vector<Point>> rings;
+  size_t vertices = 0;
+  int64_t triangles = 0;
+};
+
+void ClearTile(GridTile& tile) {
   tile.keys.clear();
   tile.points.clear();
   tile.on_border.clear();
   tile.start.assign(1, 0);
   tile.verts.clear();
   tile.neighbours.clear();
+}
+
+// Clips tile t: its walkable area minus `obstacles` (those reaching its
+// square), cleaned and marked along the sides (see the file comment).
+TileRings ClipPolygonTile(const GridTiling& tiling, size_t t,
+                          const std::vector<const Inflated*>& obstacles,
+                          NavmeshBuildStats& stats) {
+  const absl::Time t0 = absl::Now();
+  TileRings out;
   const std::vector<std::vector<Point>>& walk_world = tiling.walkable[t];
-  if (walk_world.empty()) return absl::OkStatus();
+  if (walk_world.empty()) return out;
   const cl::IntRect s = Square(tiling, t);
   SideMarks marks;
   for (int k = 0; k < 4; ++k) {
@@ -353,12 +364,32 @@ absl::Status MeshPolygonTile(GridTiling& tiling, size_t t,
           return p.X < q.X || (p.X == q.X && p.Y < q.Y);
         });
   });
-  std::vector<std::vector<Point>> world;
-  world.reserve(rings.size());
-  for (const cl::Path& r : rings) world.push_back(ToWorldRing(r));
+  // As the whole build predicts: points where rings touch are one vertex.
+  int64_t outers_minus_holes = 0;
+  absl::flat_hash_set<std::pair<cl::cInt, cl::cInt>> distinct;
+  for (const cl::Path& r : rings) {
+    out.rings.push_back(ToWorldRing(r));
+    out.vertices += r.size();
+    outers_minus_holes += cl::Orientation(r) ? 1 : -1;
+    for (const cl::IntPoint& p : r) distinct.insert({p.X, p.Y});
+  }
+  const int64_t touches = static_cast<int64_t>(out.vertices - distinct.size());
+  out.triangles = std::max<int64_t>(
+      0, static_cast<int64_t>(out.vertices) - 2 * outers_minus_holes - 2 * touches);
   stats.clip_ms += absl::ToDoubleMilliseconds(absl::Now() - t0);
-  t0 = absl::Now();
-  if (world.empty()) return absl::OkStatus();
+  return out;
+}
+
+// Triangulates `clipped` into tile t, merging inside the tile. Local
+// vertices and neighbours as GridTile says.
+absl::Status TriangulatePolygonTile(GridTiling& tiling, size_t t, const TileRings& clipped,
+                                    bool merge, NavmeshBuildStats& stats) {
+  GridTile& tile = tiling.tiles[t];
+  ClearTile(tile);
+  if (clipped.rings.empty()) return absl::OkStatus();
+  const cl::IntRect s = Square(tiling, t);
+  absl::Time t0 = absl::Now();
+  const std::vector<std::vector<Point>>& world = clipped.rings;
   WF_ASSIGN_OR_RETURN(const auto triangles, TriangulateRings(world));
   stats.triangulate_ms += absl::ToDoubleMilliseconds(absl::Now() - t0);
   t0 = absl::Now();
@@ -401,6 +432,13 @@ absl::Status MeshPolygonTile(GridTiling& tiling, size_t t,
   }
   stats.link_ms += absl::ToDoubleMilliseconds(absl::Now() - t0);
   return absl::OkStatus();
+}
+
+absl::Status MeshPolygonTile(GridTiling& tiling, size_t t,
+                             const std::vector<const Inflated*>& obstacles, bool merge,
+                             NavmeshBuildStats& stats) {
+  return TriangulatePolygonTile(tiling, t, ClipPolygonTile(tiling, t, obstacles, stats), merge,
+                                stats);
 }
 
 }  // namespace
@@ -517,10 +555,25 @@ absl::StatusOr<Navmesh> Navmesh::BuildPolygonTiles(const PolygonMap& input,
     }
   }
   mesh.stats_.clip_ms += absl::ToDoubleMilliseconds(absl::Now() - start);
+  // Every tile clipped first: the triangulations cannot be interrupted,
+  // and their size is bounded here, as the whole build does.
+  std::vector<TileRings> clipped(tiles);
+  size_t ring_vertices = 0;
+  int64_t triangles = 0;
+  for (size_t t = 0; t < tiles; ++t) {
+    WF_RETURN_IF_ERROR(budget.Check());
+    clipped[t] = ClipPolygonTile(tiling, t, reach[t], mesh.stats_);
+    ring_vertices += clipped[t].vertices;
+    triangles += clipped[t].triangles;
+  }
+  WF_RETURN_IF_ERROR(CheckNavmeshLimits(
+      options.agent_radius, options.merge_triangles ? 0 : static_cast<size_t>(triangles),
+      ring_vertices * kBuildBytesPerVertex, true, build_limits));
   for (size_t t = 0; t < tiles; ++t) {
     WF_RETURN_IF_ERROR(budget.Check());
     WF_RETURN_IF_ERROR(
-        MeshPolygonTile(tiling, t, reach[t], options.merge_triangles, mesh.stats_));
+        TriangulatePolygonTile(tiling, t, clipped[t], options.merge_triangles, mesh.stats_));
+    clipped[t] = {};
   }
   WF_RETURN_IF_ERROR(budget.Check());
   const absl::Time t0 = absl::Now();

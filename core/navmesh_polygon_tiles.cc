@@ -402,9 +402,8 @@ absl::Status TriangulatePolygonTile(GridTiling& tiling, size_t t, const TileRing
       const bool border = SideBits(q, s) != 0;
       tile.points.push_back(p);
       tile.on_border.push_back(border ? 1 : 0);
-      tile.keys.push_back(border ? static_cast<uint64_t>((q.X - tiling.x0 + 1) * stride +
-                                                         (q.Y - tiling.y0 + 1))
-                                 : 0);
+      tile.keys.push_back(static_cast<uint64_t>((q.X - tiling.x0 + 1) * stride +
+                                                (q.Y - tiling.y0 + 1)));
     }
     return it->second;
   };

@@ -154,8 +154,8 @@ namespace navmesh_internal {
 // Polygon tiles use the same structure: i0..j1 are the tile's column and
 // row in the tiling, points[v] is local vertex v (world units, on the
 // 1/1024 lattice), on_border[v] whether it lies on a side of the tile's
-// square, and keys[v] the lattice point (packed: unique in the mesh, the
-// same in every tile). GridTiling::VertexPoint and OnBorder read a
+// square shared with another tile, and keys[v] the lattice point (packed:
+// the same in every tile, unique in a mesh of more than one tile). GridTiling::VertexPoint and OnBorder read a
 // local vertex of either kind.
 struct GridTile {
   uint32_t i0 = 0, i1 = 0, j0 = 0, j1 = 0;

@@ -399,7 +399,11 @@ absl::Status TriangulatePolygonTile(GridTiling& tiling, size_t t, const TileRing
     auto [it, fresh] = ids.try_emplace({p.x, p.y}, static_cast<uint32_t>(tile.points.size()));
     if (fresh) {
       const cl::IntPoint q = ToInt(p);
-      const bool border = SideBits(q, s) != 0;
+      // Only sides shared with another tile: nothing else is joined.
+      const bool border = (q.X == s.left && tile.i0 > 0) ||
+                          (q.X == s.right && tile.i1 < tiling.tiles_x) ||
+                          (q.Y == s.top && tile.j0 > 0) ||
+                          (q.Y == s.bottom && tile.j1 < tiling.tiles_y);
       tile.points.push_back(p);
       tile.on_border.push_back(border ? 1 : 0);
       tile.keys.push_back(static_cast<uint64_t>((q.X - tiling.x0 + 1) * stride +

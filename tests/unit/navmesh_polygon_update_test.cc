@@ -192,6 +192,28 @@ TEST(NavmeshPolygonTilesTest, TiledMeshIsSeamlessWithPathsAsShortAsOneTile) {
   EXPECT_LT(funnel_sum / funnel_count, 1.002);
 }
 
+// A wide map keeps its tile count bounded (the side doubles), and a map
+// too wide for the border keys is one tile; both update as they build.
+TEST(NavmeshPolygonUpdateTest, WideMapsBoundTheirTiles) {
+  for (double side : {1e5, 9e6}) {
+    PolygonMap map;
+    map.walkable.push_back({{{-side, -side}, {side, -side}, {side, side}, {-side, side}}});
+    map.obstacles.push_back({{{0, 0}, {500, 0}, {500, 500}}});
+    NavmeshBuildOptions options;
+    options.agent_radius = 2;
+    auto mesh = Navmesh::Build(map, options);
+    ASSERT_TRUE(mesh.ok()) << mesh.status();
+    EXPECT_GE(mesh->num_tiles(), 1u);
+    EXPECT_LE(mesh->num_tiles(), NavmeshBuildOptions::kMaxPolygonTiles);
+    map.obstacles.push_back({{{-side / 2, 10}, {side / 3, 10}, {side / 3, 40}}});
+    ASSERT_TRUE(mesh->UpdateFromPolygons(map, {BoundsOf(map.obstacles.back())}).ok());
+    auto fresh = Navmesh::Build(map, options);
+    ASSERT_TRUE(fresh.ok());
+    EXPECT_TRUE(Shape(*mesh) == Shape(*fresh)) << side;
+    EXPECT_EQ(mesh->num_components(), fresh->num_components());
+  }
+}
+
 TEST(NavmeshPolygonUpdateTest, RefusesMeshesNotInPolygonTiles) {
   PolygonMap world;
   world.walkable.push_back({{{0, 0}, {10, 0}, {10, 10}, {0, 10}}});

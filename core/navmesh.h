@@ -276,11 +276,11 @@ class Navmesh {
   // `changed` the world bounding boxes of every shape added or removed.
   // Rebuilds the tiles the shapes, inflated by the radius, reach, and
   // restitches them; afterwards the mesh equals Build(map) with the same
-  // options. FAILED_PRECONDITION on a mesh not built in polygon tiles,
-  // INVALID_ARGUMENT on a map Build would refuse. Not thread-safe: call it
-  // on a mesh no query reads.
-  absl::Status UpdateFromPolygons(const PolygonMap& map, absl::Span<const Rect> changed,
-                                  const PolygonLimits& limits = {});
+  // options. `map` is not validated again: it must be one Build accepts.
+  // FAILED_PRECONDITION on a mesh not built in polygon tiles,
+  // INVALID_ARGUMENT when the clipper refuses the obstacles. Not
+  // thread-safe: call it on a mesh no query reads.
+  absl::Status UpdateFromPolygons(const PolygonMap& map, absl::Span<const Rect> changed);
   // Tiles of a tiled mesh (0 for a mesh of one piece) and how many the
   // last UpdateFromGrid or UpdateFromPolygons rebuilt.
   size_t num_tiles() const { return tiling_.tiles.size(); }

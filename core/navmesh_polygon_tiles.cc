@@ -394,7 +394,7 @@ absl::Status TriangulatePolygonTile(GridTiling& tiling, size_t t, const TileRing
   stats.triangulate_ms += absl::ToDoubleMilliseconds(absl::Now() - t0);
   t0 = absl::Now();
   absl::flat_hash_map<std::pair<double, double>, uint32_t> ids;
-  const int64_t stride = int64_t{tiling.tiles_y} * tiling.side + 3;
+  const uint64_t stride = static_cast<uint64_t>(int64_t{tiling.tiles_y} * tiling.side + 3);
   auto vertex = [&](const Point& p) {
     auto [it, fresh] = ids.try_emplace({p.x, p.y}, static_cast<uint32_t>(tile.points.size()));
     if (fresh) {
@@ -406,8 +406,9 @@ absl::Status TriangulatePolygonTile(GridTiling& tiling, size_t t, const TileRing
                           (q.Y == s.bottom && tile.j1 < tiling.tiles_y);
       tile.points.push_back(p);
       tile.on_border.push_back(border ? 1 : 0);
-      tile.keys.push_back(static_cast<uint64_t>((q.X - tiling.x0 + 1) * stride +
-                                                (q.Y - tiling.y0 + 1)));
+      // Unsigned: a one-tile map too wide for the packing may wrap.
+      tile.keys.push_back(static_cast<uint64_t>(q.X - tiling.x0 + 1) * stride +
+                          static_cast<uint64_t>(q.Y - tiling.y0 + 1));
     }
     return it->second;
   };
@@ -587,8 +588,7 @@ absl::StatusOr<Navmesh> Navmesh::BuildPolygonTiles(const PolygonMap& input,
   return mesh;
 }
 
-absl::Status Navmesh::UpdateFromPolygons(const PolygonMap& map, absl::Span<const Rect> changed,
-                                         const PolygonLimits& /*limits*/) {
+absl::Status Navmesh::UpdateFromPolygons(const PolygonMap& map, absl::Span<const Rect> changed) {
   last_update_tiles_ = 0;
   if (!tiling_.polygon()) {
     return absl::FailedPreconditionError(

@@ -122,8 +122,7 @@ absl::Status RepairNavmesh(MapBody& body, const EditChange& change,
     uint64_t polygons_total = 0, links = 0, bytes = 0, components = 0;
     for (size_t k = 0; k < body.navmeshes.size(); ++k) {
       Navmesh& mesh = *body.navmeshes[k];
-      const absl::Status repaired =
-          mesh.UpdateFromPolygons(*body.drawn, change.areas, context.polygon_limits);
+      const absl::Status repaired = mesh.UpdateFromPolygons(*body.drawn, change.areas);
       if (!repaired.ok()) return InEdits(repaired, v1::NAVMESH);
       limits.polygons_before = polygons_total;
       WF_RETURN_IF_ERROR(CheckNavmeshLimits(mesh.agent_radius(), mesh.num_polygons(), 0,

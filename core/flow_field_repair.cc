@@ -8,6 +8,7 @@
 #include "core/flow_field_repair.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -75,8 +76,31 @@ constexpr uint8_t kChanged = 4;   // its label was lowered in step 2
 constexpr uint8_t kArrow = 8;     // its arrow is recomputed in step 3
 constexpr uint8_t kStacked = 16;  // on step 1's stack
 
-// The cells a repair may touch before it computes the field afresh.
-size_t RepairCap(size_t cells) { return std::max<size_t>(cells / 16, 4096); }
+// The repair's work bound. A fresh computation's work is estimated as one
+// unit per cell it reaches plus one per 32 cells of the map (its O(map)
+// passes: labels reset, arrows, totals); a unit of repair work is a cell
+// examined by step 1 or popped by step 2's Dijkstra (up to eight neighbour
+// looks and heap pushes each). The repair gives up, and computes the field
+// afresh, once its work passes the estimate / the Ops' kWorkDivisor, set
+// from measured costs (wayfinder-flowrepairbench, 2048^2 maze and random
+// maps: a repair unit 160-280 ns; a fresh computation 250-290 ns an
+// estimated unit with one goal, 285-420 ns with 16, whose tie-breaks cost
+// more), so that a repair that finishes costs at most ~15% of a fresh
+// computation and one that gives up at most ~15% more than the fresh
+// computation it falls back on. The floor keeps tiny fields repairing (a
+// fresh computation has a fixed cost too).
+constexpr size_t kMapCellsPerUnit = 32;
+constexpr size_t kWorkFloor = 1024;
+std::atomic<size_t> work_bound_for_testing{0};
+
+size_t WorkCap(const FlowField& field, size_t divisor) {
+  if (size_t fixed = work_bound_for_testing.load(std::memory_order_relaxed); fixed != 0) {
+    return fixed;
+  }
+  const size_t fresh = static_cast<size_t>(field.reachable_cells) +
+                       field.directions.size() / kMapCellsPerUnit;
+  return std::max(fresh / divisor, kWorkFloor);
+}
 
 enum class Outcome { kDone, kTooLarge };
 
@@ -85,6 +109,9 @@ template <bool kUniform, Goals kGoals>
 class GridOps {
  public:
   static constexpr int kDirections = 8;
+  // See WorkCap: a repair unit costs ~0.6-1.1 fresh units with one goal,
+  // ~0.4-0.7 with several.
+  static constexpr size_t kWorkDivisor = kGoals == Goals::kOne ? 8 : 4;
 
   GridOps(const GridGraph& graph, FlowFieldLabels& labels, FlowField& field,
           const uint32_t* goal_packed)
@@ -177,6 +204,9 @@ template <Goals kGoals>
 class HexOps {
  public:
   static constexpr int kDirections = hex::kDirections;
+  // See WorkCap: the breadth-first search is the cheapest fresh
+  // computation per cell (not measured at scale: a conservative bound).
+  static constexpr size_t kWorkDivisor = 32;
 
   HexOps(const HexGraph& graph, FlowFieldLabels& labels, FlowField& field,
          const uint32_t* goal_packed)
@@ -322,7 +352,13 @@ absl::StatusOr<Outcome> RepairLabels(const Ops& ops, uint32_t width, uint32_t x0
                                      FlowRepairStats& stats) {
   const size_t n = field.directions.size();
   const uint32_t height = static_cast<uint32_t>(n / width);
-  const size_t cap = RepairCap(n);
+  // Work done so far (see WorkCap); the changed rectangle is examined
+  // first, so a rectangle beyond the bound gives up before any of it.
+  const size_t cap = WorkCap(field, Ops::kWorkDivisor);
+  size_t work = size_t{x1 - x0} * (y1 - y0);
+  stats.work_cap = cap;
+  if (work > cap) return Outcome::kTooLarge;  // nothing done (stats.work 0)
+  stats.work = work;
   if (s.mark.size() < n) s.mark.assign(n, 0);
   s.marked.clear();
   s.stack.clear();
@@ -351,6 +387,11 @@ absl::StatusOr<Outcome> RepairLabels(const Ops& ops, uint32_t width, uint32_t x0
     s.stack.pop_back();
     s.mark[v] &= static_cast<uint8_t>(~kStacked);
     if (s.mark[v] & kInvalid) continue;
+    if (!(s.mark[v] & kInE) && ++work > cap) {
+      stats.invalidated = s.invalid.size();
+      stats.work = work;
+      return Outcome::kTooLarge;
+    }
     const Label lv = ops.Get(v);
     if (!lv.reached() || lv.primary == 0) continue;  // unreached cannot rise; goals stay
     const unsigned moves = ops.Moves(v);
@@ -365,7 +406,6 @@ absl::StatusOr<Outcome> RepairLabels(const Ops& ops, uint32_t width, uint32_t x0
     if (supported) continue;
     Mark(s, v, kInvalid);
     s.invalid.push_back(v);
-    if (s.invalid.size() > cap) return Outcome::kTooLarge;
     for (unsigned bits = moves; bits != 0; bits &= bits - 1) {
       const uint32_t w = ops.Neighbour(v, __builtin_ctz(bits));
       if (s.mark[w] & (kInvalid | kStacked)) continue;
@@ -418,9 +458,14 @@ absl::StatusOr<Outcome> RepairLabels(const Ops& ops, uint32_t width, uint32_t x0
     const FlowRepairScratch::Entry e = s.heap.back();
     s.heap.pop_back();
     const uint32_t v = e.cell;
+    if (++work > cap) {
+      stats.settled = settled;
+      stats.work = work;
+      return Outcome::kTooLarge;
+    }
     const Label lv = ops.Get(v);
     if (!(lv == Label{e.primary, e.secondary, e.goal})) continue;  // stale
-    if (++settled > cap) return Outcome::kTooLarge;
+    ++settled;
     if (settled % flow_field_internal::kCheckEvery == 0) {
       if (absl::Status st = budget.CheckTimeAndCancel(); !st.ok()) return st;
     }
@@ -436,6 +481,7 @@ absl::StatusOr<Outcome> RepairLabels(const Ops& ops, uint32_t width, uint32_t x0
     }
   }
   stats.settled = settled;
+  stats.work = work;
 
   // 3. Arrows: around every cell whose label or moves changed.
   const size_t touched = s.marked.size();
@@ -517,6 +563,21 @@ bool Region(const GridMap& map, uint32_t& x0, uint32_t& y0, uint32_t& x1, uint32
   return true;
 }
 
+// Before a fallback: the field's label buffers go to the scratch, whose
+// own were handed to the previous field it computed, so that the fresh
+// computation fills buffers of the right size instead of allocating and
+// faulting in new ones (8 bytes a cell: most of a fallback's extra cost on
+// a large map with few reached cells).
+void RecycleLabels(FlowFieldLabels& l, FlowFieldScratch& s) {
+  l.key.swap(s.key);
+  l.key_source.swap(s.key_source);
+  l.distance.swap(s.distance);
+  l.distance_source.swap(s.distance_source);
+  l.goal_index.swap(s.goal_index);
+  l.steps.swap(s.steps);
+  l.steps_source.swap(s.steps_source);
+}
+
 }  // namespace
 
 absl::StatusOr<RepairableFlowField> ComputeRepairableGridFlowField(
@@ -565,6 +626,10 @@ absl::StatusOr<RepairableFlowField> ComputeRepairableHexFlowField(
   return out;
 }
 
+void SetFlowRepairWorkBoundForTesting(size_t bound) {
+  work_bound_for_testing.store(bound, std::memory_order_relaxed);
+}
+
 absl::Status RepairGridFlowField(const GridGraph& graph, uint32_t x0, uint32_t y0, uint32_t x1,
                                  uint32_t y1, const SearchBudget& budget, RepairableFlowField& f,
                                  FlowRepairScratch& s, FlowRepairStats* stats, int threads) {
@@ -595,6 +660,7 @@ absl::Status RepairGridFlowField(const GridGraph& graph, uint32_t x0, uint32_t y
   if (*outcome == Outcome::kTooLarge) {
     // Uniform costs came or went (the labels change kind), or the change
     // reaches too far for a repair to pay.
+    RecycleLabels(f.labels, s.compute);
     absl::StatusOr<RepairableFlowField> fresh = ComputeRepairableGridFlowField(
         graph, f.field.goals, budget, s.compute, threads);
     if (!fresh.ok()) return fresh.status();
@@ -626,6 +692,7 @@ absl::Status RepairHexFlowField(const HexGraph& graph, uint32_t x0, uint32_t y0,
       });
   if (!outcome.ok()) return outcome.status();
   if (*outcome == Outcome::kTooLarge) {
+    RecycleLabels(f.labels, s.compute);
     absl::StatusOr<RepairableFlowField> fresh =
         ComputeRepairableHexFlowField(graph, f.field.goals, budget, s.compute, threads);
     if (!fresh.ok()) return fresh.status();

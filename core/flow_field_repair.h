@@ -47,9 +47,16 @@
 //      are recomputed by the fresh pass's per-cell function
 //      (flow_field_arrows.h), the totals adjusted (max_distance rescanned
 //      only when a cell holding the old maximum changed).
-// A repair that touches more than a sixteenth of the map computes the
-// field afresh instead (a maze cut in two), as it does when the map goes
-// from uniform costs to cost multipliers or back (the labels change kind).
+// The repair's work is bounded: it counts the cells of E, the cells step 1
+// examines and the cells step 2 pops, and once that count passes a
+// fraction of the work a fresh computation would do (the cells the field
+// reaches plus 1/32 of the map's cells, over 8 for GRID fields of one
+// goal, 4 of several, 32 on HEX, from measured costs; at least 1024) it
+// gives up and computes the field afresh (a maze cut near its goal, an E
+// larger than the bound). A repair therefore costs at most ~15% of a fresh
+// computation, or a fresh computation plus that. It also computes afresh
+// when the map goes from uniform costs to cost multipliers or back (the
+// labels change kind).
 //
 // A goal cell blocked by the edit: the fresh computation refuses the goal
 // set (FAILED_PRECONDITION "goals[i]: cell (x, y) is blocked" / "is a
@@ -140,6 +147,11 @@ struct FlowRepairStats {
   uint64_t invalidated = 0;  // cells whose label was dropped in step 1
   uint64_t settled = 0;      // cells popped by step 2's Dijkstra
   uint64_t arrows = 0;       // arrows recomputed
+  // Units of work counted against the bound (cells of E, cells examined by
+  // step 1, heap entries popped by step 2), up to where it stopped; 0 when
+  // E alone passed the bound (given up before any work).
+  uint64_t work = 0;
+  uint64_t work_cap = 0;     // the bound for this repair
   bool rescanned = false;    // looked for the largest distance over the whole field
   bool recomputed = false;   // fell back to a fresh computation
 };
@@ -178,6 +190,11 @@ inline absl::Status RepairHexFlowField(const HexGraph& graph, const CellRect& ch
   return RepairHexFlowField(graph, changed.x0, changed.y0, changed.x1, changed.y1, budget, f,
                             scratch, stats, threads);
 }
+
+// Tests only: a fixed work bound instead of the estimate (0, the default:
+// the estimate), so that small maps can exercise a repair that gives up
+// midway.
+void SetFlowRepairWorkBoundForTesting(size_t bound);
 
 }  // namespace wayfinder
 

@@ -96,55 +96,67 @@ int16_t GridGraph::StraightRun(uint32_t c, int s) const {
   return static_cast<int16_t>(jump_point ? 1 : after > 0 ? after + 1 : after - 1);
 }
 
-// A diagonal run from c steps to c + (dx, dy) and ends where a straight run
-// along dx or dy from the cell reached has a jump point.
-int16_t GridGraph::DiagonalRun(uint32_t c, int k) const {
-  if ((moves_[c] & kDiagonalBit[k]) == 0) return 0;
-  const uint32_t next = static_cast<uint32_t>(c + kDx[k] + kDy[k] * int64_t{map_->width()});
-  const int sx = kDx[k] > 0 ? 0 : 2, sy = kDy[k] > 0 ? 1 : 3;
-  const bool stops = run(next, sx) > 0 || run(next, sy) > 0;
-  const int32_t after = run(next, 4 + k);
-  return static_cast<int16_t>(stops ? 1 : after > 0 ? after + 1 : after - 1);
+// A diagonal walk in direction k ends at a cell from which it cannot step
+// on, or where a straight run along either part of the diagonal has a jump
+// point (the walk stops there: that cell is a jump point of the diagonal).
+void GridGraph::SetEnds(uint32_t x, uint32_t y) {
+  const uint32_t c = y * map_->width() + x;
+  for (int k = 0; k < 4; ++k) {
+    const int sx = kDx[k] > 0 ? 0 : 2, sy = kDy[k] > 0 ? 1 : 3;
+    const bool no_step = (moves_[c] & kDiagonalBit[k]) == 0;
+    const bool stop = run(c, sx) > 0 || run(c, sy) > 0;
+    const uint64_t b = EndBit(x, y, k);
+    const uint64_t bit = uint64_t{1} << (b % 64);
+    uint64_t* words = &ends_[2 * (k * ends_words_ + b / 64)];
+    words[0] = no_step ? words[0] | bit : words[0] & ~bit;
+    words[1] = stop ? words[1] | bit : words[1] & ~bit;
+  }
 }
 
 void GridGraph::BuildRuns() {
   const size_t n = map_->size();
-  runs_.assign(kRunDirections * n, 0);
-  // Straight ones first, since a diagonal run reads them; each visits the
-  // cells so that the next cell is done before the cell.
+  const uint32_t w = map_->width();
+  const uint32_t h = map_->height();
+  runs_.assign(kStraightRuns * n, 0);
+  // Each visits the cells so that the next cell is done before the cell.
   for (int s = 0; s < 4; ++s) {
     const bool forward = s == 0 || s == 1;
     for (uint64_t k = 0; k < n; ++k) {
       const uint32_t c = static_cast<uint32_t>(forward ? n - 1 - k : k);
-      runs_[kRunDirections * size_t{c} + s] = StraightRun(c, s);
+      runs_[kStraightRuns * size_t{c} + s] = StraightRun(c, s);
     }
   }
-  for (int k = 0; k < 4; ++k) {
-    const bool forward = kDy[k] > 0;  // c + diagonal lies after c
-    for (uint64_t i = 0; i < n; ++i) {
-      const uint32_t c = static_cast<uint32_t>(forward ? n - 1 - i : i);
-      runs_[kRunDirections * size_t{c} + 4 + k] = DiagonalRun(c, k);
-    }
+  pos_is_y_ = h <= w;
+  lines_ = pos_is_y_ ? w : h;
+  line_slots_ = pos_is_y_ ? h : w;
+  ends_words_ = (n + 63) / 64;
+  last_bit_ = n - 1;
+  // Stepping along q's axis backwards: (-1,-1) and (1,-1) by y, else
+  // (-1,1) and (-1,-1) by x.
+  mirrored_ = pos_is_y_ ? 0b1100 : 0b0110;
+  ends_.assign(8 * ends_words_, 0);
+  for (uint32_t y = 0; y < h; ++y) {
+    for (uint32_t x = 0; x < w; ++x) SetEnds(x, y);
   }
 }
 
 void GridGraph::RepairRuns(const CellRect& r) {
-  // r holds every cell whose moves changed. A run reads the moves of its
-  // cell and the next one and the run of the next one, so along each row
-  // and column through r the runs are recomputed over r (and one cell
-  // before it), then further back while they come out different.
+  // r holds every cell whose moves changed. A straight run reads the moves
+  // of its cell and the next one and the run of the next one, so along
+  // each row and column through r the runs are recomputed over r (and one
+  // cell before it), then further back while they come out different.
   const uint32_t w = map_->width();
   const uint32_t h = map_->height();
-  auto at = [&](uint32_t c, int s) -> int16_t& { return runs_[kRunDirections * size_t{c} + s]; };
-  std::vector<uint32_t> dirty;  // cells whose moves or straight runs changed
-  for (uint32_t y = r.y0; y < r.y1; ++y) {
-    for (uint32_t x = r.x0; x < r.x1; ++x) dirty.push_back(y * w + x);
-  }
+  auto at = [&](uint32_t c, int s) -> int16_t& { return runs_[kStraightRuns * size_t{c} + s]; };
+  // Cells outside r whose straight run turned from "no jump point" to "jump
+  // point" or back: their end bits may change.
+  std::vector<uint32_t> flipped;
   auto redo = [&](uint32_t c, int s) {
     const int16_t v = StraightRun(c, s);
-    if (v == at(c, s)) return false;
+    const int16_t old = at(c, s);
+    if (v == old) return false;
     at(c, s) = v;
-    dirty.push_back(c);
+    if ((v > 0) != (old > 0)) flipped.push_back(c);
     return true;
   };
   for (uint32_t y = r.y0; y < r.y1; ++y) {
@@ -170,59 +182,11 @@ void GridGraph::RepairRuns(const CellRect& r) {
       if (!redo(y * w + x, 3) && y > hi) break;
     }
   }
-  // Diagonal runs: a cell must be redone when its own moves or the next
-  // cell's runs changed; then the cells behind it along the diagonal while
-  // they come out different. Rows are visited so that the next cell's row
-  // is final first (bucketed by row: no sort).
-  uint32_t ymin = h, ymax = 0;
-  for (uint32_t c : dirty) {
-    ymin = std::min(ymin, c / w);
-    ymax = std::max(ymax, c / w);
+  // The end bits read only the cell's own moves and straight runs.
+  for (uint32_t y = r.y0; y < r.y1; ++y) {
+    for (uint32_t x = r.x0; x < r.x1; ++x) SetEnds(x, y);
   }
-  if (ymin > 0) --ymin;
-  if (ymax + 1 < h) ++ymax;
-  std::vector<uint32_t> bucket_begin(ymax - ymin + 2);
-  std::vector<uint32_t> seeds;
-  for (int k = 0; k < 4; ++k) {
-    const int dx = kDx[k], dy = kDy[k];
-    auto behind = [&](uint32_t c, uint32_t* p) {  // c - (dx, dy), if on the map
-      const int64_t x = int64_t{c % w} - dx, y = int64_t{c / w} - dy;
-      if (x < 0 || y < 0 || x >= w || y >= h) return false;
-      *p = static_cast<uint32_t>(y * w + x);
-      return true;
-    };
-    // Counting sort of the seeds (each dirty cell and the cell behind it)
-    // by row.
-    std::fill(bucket_begin.begin(), bucket_begin.end(), 0);
-    for (uint32_t c : dirty) {
-      uint32_t p;
-      ++bucket_begin[c / w - ymin + 1];
-      if (behind(c, &p)) ++bucket_begin[p / w - ymin + 1];
-    }
-    for (size_t i = 1; i < bucket_begin.size(); ++i) bucket_begin[i] += bucket_begin[i - 1];
-    seeds.resize(bucket_begin.back());
-    {
-      std::vector<uint32_t> fill(bucket_begin.begin(), bucket_begin.end() - 1);
-      for (uint32_t c : dirty) {
-        uint32_t p;
-        seeds[fill[c / w - ymin]++] = c;
-        if (behind(c, &p)) seeds[fill[p / w - ymin]++] = p;
-      }
-    }
-    const uint32_t rows = ymax - ymin + 1;
-    for (uint32_t j = 0; j < rows; ++j) {
-      const uint32_t row = dy > 0 ? rows - 1 - j : j;  // next row first
-      for (uint32_t i = bucket_begin[row]; i < bucket_begin[row + 1]; ++i) {
-        uint32_t c = seeds[i];
-        for (;;) {
-          const int16_t v = DiagonalRun(c, k);
-          if (v == at(c, 4 + k)) break;
-          at(c, 4 + k) = v;
-          if (!behind(c, &c)) break;
-        }
-      }
-    }
-  }
+  for (uint32_t c : flipped) SetEnds(c % w, c / w);
 }
 
 void GridGraph::Update(const CellRect& changed) {
@@ -236,6 +200,7 @@ void GridGraph::Update(const CellRect& changed) {
   ComputeMoves(r);
   if (!WantsRuns()) {
     std::vector<int16_t>().swap(runs_);
+    std::vector<uint64_t>().swap(ends_);
   } else if (has_runs()) {
     RepairRuns(r);
   } else {
@@ -248,7 +213,7 @@ void GridGraph::Update(const CellRect& changed) {
 
 size_t GridGraph::MemoryBytes() const {
   return sizeof(*this) + components_.MemoryBytes() + moves_.capacity() +
-         runs_.capacity() * sizeof(int16_t);
+         runs_.capacity() * sizeof(int16_t) + ends_.capacity() * sizeof(uint64_t);
 }
 
 }  // namespace wayfinder

@@ -56,17 +56,56 @@ class GridGraph {
   // for a free cell and direction s (0 right, 1 down, 2 left, 3 up):
   // run(cell, s) > 0 is the number of steps to the first jump point that
   // way (a cell with a forced neighbour); <= 0 is minus the number of steps
-  // that way before a wall, with no jump point on them. Diagonal, for
-  // direction s = 4 + k of (1,1) (-1,1) (-1,-1) (1,-1): run(cell, s) > 0 is
-  // the number of diagonal steps to the first cell from which a straight
-  // run along either part of the diagonal has a jump point; <= 0 is minus
-  // the number of steps before the diagonal is blocked (or would cut a
-  // corner), with no such cell on them. Built for maps of uniform cost up
-  // to kMaxRunTableCells cells (16 bytes a cell).
+  // that way before a wall, with no jump point on them. Built for maps of
+  // uniform cost up to kMaxRunTableCells cells (8 bytes a cell, and 1 for
+  // the diagonals below).
   static constexpr uint64_t kMaxRunTableCells = uint64_t{1} << 22;
-  static constexpr int kRunDirections = 8;
+  static constexpr int kStraightRuns = 4;
   bool has_runs() const { return !runs_.empty(); }
-  int32_t run(uint32_t index, int s) const { return runs_[kRunDirections * size_t{index} + s]; }
+  int32_t run(uint32_t index, int s) const { return runs_[kStraightRuns * size_t{index} + s]; }
+
+  // Diagonal, for direction k of (1,1) (-1,1) (-1,-1) (1,-1) from the free
+  // cell (x, y): > 0 is the number of diagonal steps to the first cell from
+  // which a straight run along either part of the diagonal has a jump
+  // point; <= 0 is minus the number of steps before the diagonal is blocked
+  // (or would cut a corner), with no such cell on them. Only with
+  // has_runs().
+  //
+  // Not a table of counts: a count changes for every cell behind a change
+  // along its diagonal, and one building on an open map turns whole rows
+  // and columns into stops, which changed about side^2 / 2 counts. Instead
+  // two bits per cell and direction mark the cells where a diagonal walk
+  // ends (a stop; no diagonal step onwards), stored along the diagonals so
+  // that 64 cells of one diagonal are one word: the count is a scan for
+  // the next set bit, and an edit changes only the bits of cells whose
+  // moves or straight runs changed.
+  int32_t diagonal_run(uint32_t x, uint32_t y, int k) const {
+    const uint64_t b = EndBit(x, y, k);
+    const uint64_t* bits = ends_.data() + 2 * k * ends_words_;
+    if ((bits[2 * (b / 64)] >> (b % 64)) & 1) return 0;  // no step onwards
+    // The next cell with an end bit set; there is one: the last cell of a
+    // diagonal has no step onwards.
+    uint64_t i = b + 1;
+    uint64_t word = (bits[2 * (i / 64)] | bits[2 * (i / 64) + 1]) >> (i % 64);
+    if (word != 0) {
+      i += __builtin_ctzll(word);
+    } else {
+      for (i = (i | 63) + 1;; i += 64) {
+        word = bits[2 * (i / 64)] | bits[2 * (i / 64) + 1];
+        if (word != 0) break;
+      }
+      i += __builtin_ctzll(word);
+    }
+    const int32_t j = static_cast<int32_t>(i - b);
+    return ((bits[2 * (i / 64) + 1] >> (i % 64)) & 1) ? j : -j;
+  }
+  // The end bits of (x, y) for direction k, as (no step onwards) | (stop)
+  // << 1 (tests compare them with a fresh build's).
+  int diagonal_end(uint32_t x, uint32_t y, int k) const {
+    const uint64_t b = EndBit(x, y, k);
+    const uint64_t* bits = ends_.data() + 2 * k * ends_words_ + 2 * (b / 64);
+    return static_cast<int>(((bits[0] >> (b % 64)) & 1) | (((bits[1] >> (b % 64)) & 1) << 1));
+  }
 
   // Memory held by the graph itself (the map is shared and not counted).
   size_t MemoryBytes() const;
@@ -77,9 +116,10 @@ class GridGraph {
   // count, jump point runs and components in place so that the graph
   // answers exactly like a fresh GridGraph of the map (moves and runs equal
   // entry for entry, the same partition into components). Work follows the
-  // change: moves in `changed` grown by 1; runs along the rows and columns
-  // through it up to where they equal the old ones (the next wall or jump
-  // point); components around it (a blocking change searches the sides of
+  // change: moves in `changed` grown by 1; straight runs along the rows
+  // and columns through it up to where they equal the old ones (the next
+  // wall or jump point); the diagonal end bits of those cells (O(1) each);
+  // components around it (a blocking change searches the sides of
   // the cut until they meet or the smaller ones run out). When the map
   // turns uniform-cost (or stops being) the run table is built (or freed)
   // whole, as a fresh build would. An empty or off-map `changed` is a no-op.
@@ -93,7 +133,30 @@ class GridGraph {
   void BuildRuns();
   void RepairRuns(const CellRect& r);
   int16_t StraightRun(uint32_t c, int s) const;
-  int16_t DiagonalRun(uint32_t c, int k) const;
+  // Sets the four end bits of cell (x, y) from its moves and straight runs.
+  void SetEnds(uint32_t x, uint32_t y);
+  // Bit of (x, y) in direction k's end bits. With q the coordinate along
+  // the shorter side of the map (y if height <= width, else x) and p the
+  // other, the cells of one diagonal keep q and p - q (for (1,1) and
+  // (-1,-1); p + q for the others) modulo the longer side, L: bit
+  // (p -+ q mod L) * (the shorter side) + q. Every bit is one cell, and
+  // the steps along a diagonal are +-1. Where a line wraps round (from one
+  // map edge to the other) the cell before the wrap has no step onwards,
+  // so no scan crosses it. The directions that step -1 are stored mirrored
+  // (bit last_bit_ - b) so that every scan runs forwards.
+  uint64_t EndBit(uint32_t x, uint32_t y, int k) const {
+    const uint32_t p = pos_is_y_ ? x : y, q = pos_is_y_ ? y : x;
+    uint32_t m;
+    if (k & 1) {
+      m = p + q;
+      if (m >= lines_) m -= lines_;
+    } else {
+      m = p >= q ? p - q : p + lines_ - q;
+    }
+    const uint64_t b = uint64_t{m} * line_slots_ + q;
+    return (mirrored_ >> k) & 1 ? last_bit_ - b : b;
+  }
+
   template <typename F>
   void ForEachComponentNeighbour(uint32_t i, F&& f) const;
 
@@ -101,6 +164,16 @@ class GridGraph {
   LiveComponents components_;
   std::vector<uint8_t> moves_;
   std::vector<int16_t> runs_;
+  // End bits of the diagonal walks: per direction ends_words_ pairs of
+  // words, (no step onwards, stop) for the same 64 bit positions, so that
+  // a scan and the test of where it ended read one cache line.
+  std::vector<uint64_t> ends_;
+  uint64_t ends_words_ = 0;
+  uint32_t lines_ = 0;
+  uint32_t line_slots_ = 0;
+  uint64_t last_bit_ = 0;  // cells - 1
+  uint32_t mirrored_ = 0;  // bit k: direction k stored mirrored
+  bool pos_is_y_ = true;
   uint64_t num_edges_ = 0;
   bool run_table_ = true;
 };

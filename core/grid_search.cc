@@ -335,14 +335,15 @@ bool GridAStar::Jump(int64_t x, int64_t y, int dx, int dy, uint32_t goal, int64_
                      int64_t* jy) const {
   if (dx == 0 || dy == 0) return JumpStraight(x, y, dx, dy, goal, jx, jy);
   if (graph_.has_runs()) {
-    // O(1) with the precomputed runs. The walk below stops at the first
-    // cell where a straight part finds a jump point (the table's run) or
-    // the goal. The goal can only be found at one cell: the diagonal meets
+    // With the precomputed runs (a bit scan along the diagonal, see
+    // GridGraph::diagonal_run). The walk below stops at the first cell
+    // where a straight part finds a jump point (the diagonal run) or the
+    // goal. The goal can only be found at one cell: the diagonal meets
     // the goal's row or column after k = min(ax, ay) steps (the goal is
     // ahead both ways), and the goal is that cell or lies on its straight
     // run along the rest.
     const int k = dx > 0 ? (dy > 0 ? 0 : 3) : (dy > 0 ? 1 : 2);
-    const int32_t r = graph_.run(static_cast<uint32_t>(y * width_ + x), 4 + k);
+    const int32_t r = graph_.diagonal_run(static_cast<uint32_t>(x), static_cast<uint32_t>(y), k);
     const int64_t reach = r > 0 ? r : -int64_t{r};
     const int64_t gx = goal % width_, gy = goal / width_;
     const int64_t ax = (gx - x) * dx, ay = (gy - y) * dy;

@@ -134,18 +134,39 @@ class QuadtreeGraph {
   // change: the tree nodes over it, the merge blocks it touches, the leaves
   // next to those, and any component split or appendage it changes.
   //
+  //
+  // `limits` as for Build: RESOURCE_EXHAUSTED when the new map needs more
+  // walkable leaves before merging than limits.max_leaves (exactly the
+  // count at which Build refuses the same map), or when those leaves times
+  // kBuildBytesPerLeaf pass limits.max_build_bytes. A repair that creates
+  // far more leaves than the limit stops early (the count checked as the
+  // leaves are made), so its cost stays bounded by the limit. After that
+  // error, or a FAILED_PRECONDITION for a graph an earlier Update left
+  // broken, the graph is unusable (half repaired): drop it and keep (or
+  // rebuild) a copy of the graph from before the Update.
+  //
   // Grid source: `map` is the new raster (same size as the one built from);
   // it changed only inside `changed` (clipped to the map; empty = nothing
   // to do). FAILED_PRECONDITION when the graph was not built from a grid of
-  // this size. No budget or leaf limit applies.
-  absl::Status Update(const GridMap& map, const CellRect& changed);
+  // this size.
+  absl::Status Update(const GridMap& map, const CellRect& changed,
+                      const QuadtreeLimits& limits = {});
   // Rect field source: `field` holds the new blockers (an added one is in,
   // a removed one is gone); every blocker added or removed lies inside
   // `changed` (world units; e.g. their bounding box). Cost: one scan of the
   // blockers plus the repair. INVALID_ARGUMENT for a bad field or `changed`,
   // FAILED_PRECONDITION when the graph was not built from a field of this
-  // size.
-  absl::Status Update(const RectField& field, const Rect& changed);
+  // size. The rect build's own leaf bound (RectFieldLimits::max_leaves)
+  // applies too, as RESOURCE_EXHAUSTED.
+  absl::Status Update(const RectField& field, const Rect& changed,
+                      const QuadtreeLimits& limits = {});
+  // Room for a quarter more link entries than the graph holds, so that an
+  // Update does not move the whole link array. A copy of a graph has no
+  // room (a vector copies its size, not its capacity): its first Update
+  // that outgrows a leaf's range would reallocate and fault in every link
+  // (most of an edit's time after a copy at 2048^2). Call on a copy made
+  // to be updated.
+  void ReserveUpdateRoom() { links_.reserve(links_.size() + links_.size() / 4); }
 
   // Bytes a build is estimated to take per walkable leaf (graph and
   // temporaries: tree nodes, links, the sweeps' sides and pairs).
@@ -241,6 +262,9 @@ class QuadtreeGraph {
   void SetLinks(uint32_t leaf, std::vector<QuadtreeLink>& links);
   void ReleaseLinks(uint32_t leaf);
   void CompactLinks();
+  // After a repair: CompactLinks and BuildComponents when their garbage
+  // is due (quadtree_links.cc).
+  void CompactIfDue();
   // Tree leaves whose square meets the open segment just outside side
   // `side` (0 left, 1 right, 2 top, 3 bottom) of `r`.
   template <typename F>
@@ -248,6 +272,14 @@ class QuadtreeGraph {
   template <typename F>
   void ForEachTreeLeafIn(const Rect& r, F&& f);
   uint32_t FindLabel(uint32_t raw);
+  // Update's leaf limit (quadtree_update.cc).
+  void StartLimit(Repairer& r, size_t limit) const;
+  absl::Status CheckLimit(const Repairer& r, const QuadtreeLimits& limits, size_t limit);
+  static absl::Status BrokenError() {
+    return absl::FailedPreconditionError(
+        "QUADTREE update: an earlier Update stopped at a limit and left this graph half "
+        "repaired; drop it");
+  }
 
   double width_ = 0;
   double height_ = 0;
@@ -269,6 +301,8 @@ class QuadtreeGraph {
   std::vector<uint32_t> link_cap_;
   size_t live_links_ = 0;
   size_t garbage_links_ = 0;
+  // An Update stopped at a limit midway: the graph is half repaired.
+  bool broken_ = false;
   // Component labels: components_ holds raw labels; label_parent_ joins
   // raw labels of one component (union-find, the root is the label);
   // label_count_[root] = leaves in it.
@@ -284,6 +318,11 @@ class QuadtreeGraph {
   uint64_t leaves_before_merge_ = 0;
   double lost_free_area_ = 0;
 };
+
+// Tests only: the least garbage (link slots, component labels) before an
+// Update compacts the links or relabels the components (65536 by
+// default), so that small graphs exercise those passes.
+void SetQuadtreeCompactionFloorForTesting(size_t floor);
 
 // Per-thread search memory for FindQuadtreePath.
 using QuadtreeSearchScratch = CorridorSearchScratch;

@@ -11,6 +11,7 @@
 #include <limits>
 #include <numeric>
 #include <queue>
+#include <string>
 #include <tuple>
 #include <utility>
 
@@ -45,45 +46,6 @@ uint64_t QuadtreeGraph::BlockOf(const Rect& r) const {
 }
 
 template <typename F>
-void QuadtreeGraph::ForEachTreeLeafBeside(const Rect& r, int side, F&& f) const {
-  struct Item {
-    uint32_t node;
-    int depth;
-    uint32_t i, j;
-  };
-  std::vector<Item> stack = {{0, 0, 0, 0}};
-  while (!stack.empty()) {
-    const Item it = stack.back();
-    stack.pop_back();
-    const Rect n = NodeRect(it.depth, it.i, it.j);
-    bool meets;
-    switch (side) {
-      case 0:
-        meets = n.x0 < r.x0 && r.x0 <= n.x1 && n.y0 < r.y1 && n.y1 > r.y0;
-        break;
-      case 1:
-        meets = n.x0 <= r.x1 && r.x1 < n.x1 && n.y0 < r.y1 && n.y1 > r.y0;
-        break;
-      case 2:
-        meets = n.y0 < r.y0 && r.y0 <= n.y1 && n.x0 < r.x1 && n.x1 > r.x0;
-        break;
-      default:
-        meets = n.y0 <= r.y1 && r.y1 < n.y1 && n.x0 < r.x1 && n.x1 > r.x0;
-        break;
-    }
-    if (!meets) continue;
-    const uint32_t first = tree_[it.node].first_child;
-    if (first == 0) {
-      f(it.node);
-      continue;
-    }
-    for (uint32_t q = 0; q < 4; ++q) {
-      stack.push_back({first + q, it.depth + 1, 2 * it.i + (q & 1), 2 * it.j + (q >> 1)});
-    }
-  }
-}
-
-template <typename F>
 void QuadtreeGraph::ForEachTreeLeafIn(const Rect& r, F&& f) {
   struct Item {
     uint32_t node;
@@ -107,91 +69,6 @@ void QuadtreeGraph::ForEachTreeLeafIn(const Rect& r, F&& f) {
   }
 }
 
-void QuadtreeGraph::SortLinks(QuadtreeLink* links, uint32_t n) const {
-  std::sort(links, links + n, [&](const QuadtreeLink& x, const QuadtreeLink& y) {
-    const Rect& a = leaves_[x.leaf].rect;
-    const Rect& b = leaves_[y.leaf].rect;
-    return std::tie(a.y0, a.x0) < std::tie(b.y0, b.x0);
-  });
-}
-
-std::vector<QuadtreeLink> QuadtreeGraph::ComputeLinks(uint32_t leaf) const {
-  const Rect r = leaves_[leaf].rect;
-  std::vector<uint32_t> near;
-  for (int side = 0; side < 4; ++side) {
-    ForEachTreeLeafBeside(r, side, [&](uint32_t node) {
-      const uint32_t n = tree_[node].leaf;
-      if (n != kNone) near.push_back(n);
-    });
-  }
-  std::sort(near.begin(), near.end());
-  near.erase(std::unique(near.begin(), near.end()), near.end());
-  std::vector<QuadtreeLink> out;
-  out.reserve(near.size());
-  for (uint32_t n : near) {
-    const Rect& m = leaves_[n].rect;
-    if (m.x1 == r.x0 || m.x0 == r.x1) {
-      const double line = m.x1 == r.x0 ? r.x0 : r.x1;
-      const double lo = std::max(r.y0, m.y0), hi = std::min(r.y1, m.y1);
-      if (hi > lo) out.push_back({n, {line, lo}, {line, hi}});
-    } else {
-      const double line = m.y1 == r.y0 ? r.y0 : r.y1;
-      const double lo = std::max(r.x0, m.x0), hi = std::min(r.x1, m.x1);
-      if (hi > lo) out.push_back({n, {lo, line}, {hi, line}});
-    }
-  }
-  SortLinks(out.data(), static_cast<uint32_t>(out.size()));
-  return out;
-}
-
-void QuadtreeGraph::SetLinks(uint32_t leaf, std::vector<QuadtreeLink>& links) {
-  Leaf& l = leaves_[leaf];
-  const uint32_t n = static_cast<uint32_t>(links.size());
-  live_links_ += n;
-  live_links_ -= l.num_links;
-  if (n > link_cap_[leaf]) {
-    // Outgrown: a new range at the end, with room to grow; the old one is
-    // garbage until CompactLinks.
-    garbage_links_ += link_cap_[leaf];
-    link_cap_[leaf] = n + 2;
-    l.first_link = static_cast<uint32_t>(links_.size());
-    links_.resize(links_.size() + link_cap_[leaf]);
-  }
-  std::copy(links.begin(), links.end(), links_.begin() + l.first_link);
-  l.num_links = n;
-}
-
-void QuadtreeGraph::ReleaseLinks(uint32_t leaf) {
-  Leaf& l = leaves_[leaf];
-  live_links_ -= l.num_links;
-  garbage_links_ += link_cap_[leaf];
-  link_cap_[leaf] = 0;
-  l.num_links = 0;
-  l.first_link = 0;
-}
-
-void QuadtreeGraph::CompactLinks() {
-  std::vector<QuadtreeLink> dense;
-  dense.reserve(live_links_);
-  for (uint32_t i = 0; i < leaves_.size(); ++i) {
-    Leaf& l = leaves_[i];
-    const uint32_t first = static_cast<uint32_t>(dense.size());
-    dense.insert(dense.end(), links_.begin() + l.first_link,
-                 links_.begin() + l.first_link + l.num_links);
-    l.first_link = first;
-    link_cap_[i] = l.num_links;
-  }
-  links_ = std::move(dense);
-  garbage_links_ = 0;
-}
-
-uint32_t QuadtreeGraph::FindLabel(uint32_t raw) {
-  while (label_parent_[raw] != raw) {
-    label_parent_[raw] = label_parent_[label_parent_[raw]];
-    raw = label_parent_[raw];
-  }
-  return raw;
-}
 
 // One repair: the tree over the change (GridRepair / RectRepair), then
 // Finish: the merge blocks touched, the leaves removed and made, their
@@ -206,11 +83,16 @@ class QuadtreeGraph::Repairer {
   // Rect field: blockers changed only inside `changed`.
   const RectField* field = nullptr;
   Rect changed;
+  // Set once the leaves (before merging) pass `stop_above`: the new map
+  // surely needs more than the limit (see Limit), so the repair stops.
+  size_t stop_above = std::numeric_limits<size_t>::max();
+  bool stopped = false;
 
   // Brings the subtree of `node` (the square of side 2^level at column i,
   // row j, in the state before the change) to what the build makes of the
   // new map; returns its class (kBlockedClass, kMixedClass or a cost).
   uint16_t GridRepair(uint32_t node, int level, uint64_t i, uint64_t j) {
+    if (stopped) return kMixedClass;  // the Update fails; the class is moot
     const uint64_t side = uint64_t{1} << level;
     const uint64_t x0 = i * side, y0 = j * side;
     const Rect rect{double(x0), double(y0), double(x0 + side), double(y0 + side)};
@@ -257,6 +139,7 @@ class QuadtreeGraph::Repairer {
   // (all of them below a node that was a leaf and now splits: fresh).
   void RectRepair(uint32_t node, int depth, uint32_t i, uint32_t j,
                   const std::vector<uint32_t>& candidates, bool fresh) {
+    if (stopped) return;
     const Rect rect = g_.NodeRect(depth, i, j);
     if (rect.x0 >= g_.width_ || rect.y0 >= g_.height_) return;  // outside
     const Rect& c = changed;
@@ -387,7 +270,7 @@ class QuadtreeGraph::Repairer {
 
   void SetPending(uint32_t node, uint16_t cls, const Rect& rect) {
     g_.tree_[node].leaf = kPendingBase + cls;
-    ++g_.leaves_before_merge_;
+    if (++g_.leaves_before_merge_ > stop_above) stopped = true;
     pending_.push_back({node, rect});
   }
 
@@ -606,8 +489,7 @@ void QuadtreeGraph::Repairer::Finish(uint64_t bx0, uint64_t bx1, uint64_t by0, u
     g_.in_appendage_.pop_back();
   }
 
-  if (g_.garbage_links_ > std::max<size_t>(g_.live_links_, 1 << 16)) g_.CompactLinks();
-  if (g_.label_parent_.size() > 2 * g_.leaves_.size() + 1024) g_.BuildComponents();
+  g_.CompactIfDue();
 }
 
 // Labels: the changed leaves (new ones and their neighbours) grouped by the
@@ -792,8 +674,61 @@ void QuadtreeGraph::Repairer::MoveLeaf(uint32_t from, uint32_t to) {
   });
 }
 
-absl::Status QuadtreeGraph::Update(const GridMap& map, const CellRect& changed) {
+namespace {
+
+// The most leaves (before merging) `limits` allow, as Build counts them:
+// more than max_leaves, or more bytes than max_build_bytes at
+// kBuildBytesPerLeaf a leaf, is refused.
+size_t LeafLimit(const QuadtreeLimits& limits, size_t extra_max) {
+  return std::min({limits.max_leaves, limits.max_build_bytes / QuadtreeGraph::kBuildBytesPerLeaf,
+                   extra_max});
+}
+
+size_t SaturatingAdd(size_t a, size_t b) {
+  return a > std::numeric_limits<size_t>::max() - b ? std::numeric_limits<size_t>::max() : a + b;
+}
+
+absl::Status TooManyLeavesAfterEdit(size_t leaves, bool exact, const QuadtreeLimits& limits,
+                                    size_t limit) {
+  std::string which;
+  if (limit == limits.max_leaves) {
+    which = absl::StrCat(limit, ", --max_quadtree_leaves");
+  } else if (limit == limits.max_build_bytes / QuadtreeGraph::kBuildBytesPerLeaf) {
+    which = absl::StrCat(limits.max_build_bytes >> 20, " MiB at ",
+                         QuadtreeGraph::kBuildBytesPerLeaf, " bytes a leaf, --max_build_mb");
+  } else {
+    which = absl::StrCat(limit, ", the most a rect field's quadtree may have");
+  }
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "QUADTREE: after these edits the map would need ", exact ? "" : "more than ", leaves,
+      " leaves, more than the server allows (", which,
+      "); raise build.quadtree.min_cell_size or edit less; the batch is not applied"));
+}
+
+}  // namespace
+
+// Before the tree repair: the count the repair may reach before it is sure
+// to end above `limit`. At any moment the count is the new leaves of the
+// nodes already repaired, plus the old leaves of the rest (at most the
+// count before), plus, on grids, the quarters of split uniform leaves on
+// the recursion path that may collapse again (at most three a level).
+// Past limit + that, the final count exceeds the limit whatever follows.
+void QuadtreeGraph::StartLimit(Repairer& r, size_t limit) const {
+  r.stop_above = SaturatingAdd(limit, leaves_before_merge_ + 3 * 64);
+}
+
+absl::Status QuadtreeGraph::CheckLimit(const Repairer& r, const QuadtreeLimits& limits,
+                                       size_t limit) {
+  if (!r.stopped && leaves_before_merge_ <= limit) return absl::OkStatus();
+  broken_ = true;
+  return TooManyLeavesAfterEdit(r.stopped ? limit : leaves_before_merge_, !r.stopped, limits,
+                                limit);
+}
+
+absl::Status QuadtreeGraph::Update(const GridMap& map, const CellRect& changed,
+                                   const QuadtreeLimits& limits) {
   uint32_t x0 = changed.x0, y0 = changed.y0, x1 = changed.x1, y1 = changed.y1;
+  if (broken_) return BrokenError();
   if (source_ != Source::kGrid || map.width() != width_ || map.height() != height_) {
     return absl::FailedPreconditionError(absl::StrCat(
         "QUADTREE update: the graph was not built from a ", map.width(), "x", map.height(),
@@ -808,16 +743,21 @@ absl::Status QuadtreeGraph::Update(const GridMap& map, const CellRect& changed) 
   r.cy0 = y0;
   r.cx1 = x1;
   r.cy1 = y1;
+  const size_t limit = LeafLimit(limits, std::numeric_limits<size_t>::max());
+  StartLimit(r, limit);
   r.GridRepair(0, levels_, 0, 0);
+  WF_RETURN_IF_ERROR(CheckLimit(r, limits, limit));
   const int shift = levels_ - block_depth_;  // log2 of a block's side in cells
   r.Finish(x0 >> shift, (x1 - 1) >> shift, y0 >> shift, (y1 - 1) >> shift);
   return absl::OkStatus();
 }
 
-absl::Status QuadtreeGraph::Update(const RectField& field, const Rect& changed) {
-  RectFieldLimits limits;
-  limits.max_blockers = std::numeric_limits<size_t>::max();
-  WF_RETURN_IF_ERROR(ValidateRectField(field, limits));
+absl::Status QuadtreeGraph::Update(const RectField& field, const Rect& changed,
+                                   const QuadtreeLimits& limits) {
+  if (broken_) return BrokenError();
+  RectFieldLimits field_limits;
+  field_limits.max_blockers = std::numeric_limits<size_t>::max();
+  WF_RETURN_IF_ERROR(ValidateRectField(field, field_limits));
   if (source_ != Source::kRects || field.width != width_ || field.height != height_) {
     return absl::FailedPreconditionError(absl::StrCat(
         "QUADTREE update: the graph was not built from a ", field.width, "x", field.height,
@@ -833,7 +773,10 @@ absl::Status QuadtreeGraph::Update(const RectField& field, const Rect& changed) 
   r.changed = changed;
   std::vector<uint32_t> all(field.blockers.size());
   std::iota(all.begin(), all.end(), 0);
+  const size_t limit = LeafLimit(limits, field_limits.max_leaves);
+  StartLimit(r, limit);
   r.RectRepair(0, 0, 0, 0, all, /*fresh=*/false);
+  WF_RETURN_IF_ERROR(CheckLimit(r, limits, limit));
   const double bs = std::ldexp(root_size_, -block_depth_);
   const double last = double((uint64_t{1} << block_depth_) - 1);
   auto block = [&](double v) { return static_cast<uint64_t>(std::clamp(std::floor(v / bs), 0.0, last)); };

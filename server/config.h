@@ -33,6 +33,11 @@ struct ServerConfig {
   std::string data_dir;
   // Worker threads for searches and builds; 0 = one per core.
   int workers = 0;
+  // Worker threads for UpdateMap (repairs and the edit log's sync), apart
+  // from the search workers. Edits of one map run one at a time (its
+  // writer lock); more threads let edits of different maps, and the next
+  // edit's wait, overlap without taking search workers.
+  int edit_workers = 2;
   // Tasks allowed to wait for a worker; beyond it requests are rejected
   // with RESOURCE_EXHAUSTED.
   size_t max_queue = 4096;

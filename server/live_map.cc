@@ -68,13 +68,17 @@ absl::Status RepairHex(MapBody& body, const EditChange& change,
 }
 
 absl::Status RepairQuadtree(MapBody& body, const EditChange& change,
-                            const RepairContext& /*context*/) {
+                            const RepairContext& context) {
   // In place: only the tree under the changed area, its leaves' links and
-  // the touched merge blocks are redone.
-  const absl::Status repaired = body.grid
-                                    ? body.quadtree->Update(*body.grid, change.cells)
-                                    : body.quadtree->Update(EffectiveField(body.geometry),
-                                                            change.world);
+  // the touched merge blocks are redone. The upload's leaf and memory
+  // limits hold for the edited map too; a repair past them fails, leaving
+  // this body half repaired: Prepare discards it, and the batch is refused.
+  QuadtreeLimits limits;
+  limits.max_leaves = context.build_limits.max_quadtree_leaves;
+  limits.max_build_bytes = context.build_limits.max_build_bytes;
+  const absl::Status repaired =
+      body.grid ? body.quadtree->Update(*body.grid, change.cells, limits)
+                : body.quadtree->Update(EffectiveField(body.geometry), change.world, limits);
   if (!repaired.ok()) return InEdits(repaired, v1::QUADTREE);
   v1::GraphInfo* gi = GraphInfoOf(body.info, v1::QUADTREE);
   gi->set_nodes(body.quadtree->leaves().size());
@@ -217,6 +221,19 @@ absl::Status Refresh(MapBody& body, const EditChange& change, const RepairContex
   return absl::OkStatus();
 }
 
+// Whether `next`, applied after `pending` (applied, not yet repaired), is
+// better repaired apart from it: on grid-based maps, when the bounding box
+// of both is well over the cells they change (more than twice their boxes
+// together, and more than a 16 x 16 block). Repairs of a grid-based map
+// run over the effective raster inside a change's cells, so two repairs
+// over two boxes leave the graphs as one over their union does. Rects and
+// polygons maps rebuild some graphs whole per repair: one repair, always.
+bool FarApart(const MapBody& body, const EditChange& pending, const EditChange& next) {
+  if (!body.grid || !pending.any || !next.any) return false;
+  const uint64_t apart = pending.cells.area() + next.cells.area();
+  return CellRect::Union(pending.cells, next.cells).area() > std::max<uint64_t>(2 * apart, 256);
+}
+
 // A copy of `from` that shares nothing mutable with it. The quadtree and
 // meshes are copied; the grid and hex graphs are made again on the copy's
 // raster (they hold their raster by pointer).
@@ -227,7 +244,10 @@ std::unique_ptr<MapBody> CopyBody(const MapBody& from) {
   body->drawn = from.drawn;  // immutable, replaced (never changed) by Refresh
   if (from.grid_graph) body->grid_graph = std::make_shared<GridGraph>(body->grid);
   if (from.hex_graph) body->hex_graph = std::make_shared<HexGraph>(body->grid);
-  if (from.quadtree) body->quadtree = std::make_shared<QuadtreeGraph>(*from.quadtree);
+  if (from.quadtree) {
+    body->quadtree = std::make_shared<QuadtreeGraph>(*from.quadtree);
+    body->quadtree->ReserveUpdateRoom();
+  }
   for (const auto& mesh : from.navmeshes) {
     body->navmeshes.push_back(std::make_shared<Navmesh>(*mesh));
   }
@@ -381,18 +401,32 @@ absl::StatusOr<LiveMap::Prepared> LiveMap::Prepare(
   }
   // From here the spare is ours alone: no snapshot pins it, and writers are
   // serialised.
+  // The batches the spare missed, then this one. Their changes are
+  // repaired together while they lie close; a batch far from the ones
+  // before it has them repaired first, on their own: one repair over the
+  // bounding box of two buildings at opposite ends of the map would
+  // re-decide everything between them (every edit's spare misses the
+  // previous edit, which is usually somewhere else).
   EditChange change;
+  absl::Status repaired;
+  auto apply = [&](const google::protobuf::RepeatedPtrField<v1::MapEdit>& batch_edits) {
+    EditChange applied = ApplyEdits(batch_edits, spare->geometry);
+    if (repaired.ok() && FarApart(*spare, change, applied)) {
+      repaired = Refresh(*spare, change, context_);
+      change = EditChange();
+    }
+    change.Add(applied);
+    return applied;
+  };
   const uint64_t end = history_start_ + history_.size();
-  for (uint64_t i = spare->applied; i < end; ++i) {
-    change.Add(ApplyEdits(history_[i - history_start_].edits(), spare->geometry));
-  }
-  const EditChange batch = ApplyEdits(edits, spare->geometry);
-  change.Add(batch);
+  for (uint64_t i = spare->applied; i < end; ++i) apply(history_[i - history_start_].edits());
+  const EditChange batch = apply(edits);
   spare->applied = end + 1;
-  if (absl::Status s = Refresh(*spare, change, context_); !s.ok()) {
+  if (repaired.ok()) repaired = Refresh(*spare, change, context_);
+  if (!repaired.ok()) {
     std::lock_guard<std::mutex> lock(mu_);
     spare->discarded = true;
-    return s;
+    return repaired;
   }
 
   Prepared prepared;

@@ -86,7 +86,7 @@ absl::Status RepairNavmesh(MapBody& body, const EditChange& change,
 // pinned (a long query on an old version) is the current body copied.
 //
 // Thread-safe. Prepare/Publish/Abandon must be serialised by the caller
-// (MapRegistry::Update holds its write lock); snapshots may be released
+// (MapRegistry::Update holds the map name's writer lock); snapshots may be released
 // on any thread. Pins are counted under a mutex, not read from
 // shared_ptr::use_count, so that release and reuse are ordered.
 class LiveMap : public std::enable_shared_from_this<LiveMap> {

@@ -37,6 +37,9 @@ ABSL_FLAG(std::string, data_dir, "",
           "directory where maps are stored and loaded from at start; empty = "
           "memory only");
 ABSL_FLAG(int, workers, 0, "worker threads for searches and builds; 0 = one per core");
+ABSL_FLAG(int, edit_workers, kDefaults.edit_workers,
+          "worker threads for UpdateMap (repairs and edit-log syncs), apart from the search "
+          "workers");
 ABSL_FLAG(uint64_t, max_queue, kDefaults.max_queue,
           "requests allowed to wait for a worker before RESOURCE_EXHAUSTED");
 ABSL_FLAG(absl::Duration, max_queue_wait, kDefaults.max_queue_wait,
@@ -154,6 +157,7 @@ int main(int argc, char** argv) {
   config.metrics_map_names = absl::GetFlag(FLAGS_metrics_map_names);
   config.data_dir = absl::GetFlag(FLAGS_data_dir);
   config.workers = absl::GetFlag(FLAGS_workers);
+  config.edit_workers = absl::GetFlag(FLAGS_edit_workers);
   config.max_queue = absl::GetFlag(FLAGS_max_queue);
   config.max_queue_wait = absl::GetFlag(FLAGS_max_queue_wait);
   config.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
@@ -198,12 +202,14 @@ int main(int argc, char** argv) {
       config.flow_threads <= 0 || config.flow_threads > 64 || config.default_max_expansions == 0 ||
       config.max_max_expansions < config.default_max_expansions ||
       config.max_upload_buffer_bytes == 0 || !(max_call_seconds > 0) ||
-      config.edit_limits.max_edits <= 0 || config.edit_limits.max_bytes == 0) {
+      config.edit_limits.max_edits <= 0 || config.edit_limits.max_bytes == 0 ||
+      config.edit_workers <= 0 || config.edit_workers > 64) {
     spdlog::critical(
         "invalid flags: --max_queue, --max_message_bytes, --max_concurrent_streams, "
         "--max_batch_queries, --max_upload_buffer_mb, --max_call_seconds, --max_update_edits "
         "and --max_update_mb must be > 0, "
-        "--flow_threads in 1..64, and 0 < --default_max_expansions <= --max_max_expansions");
+        "--flow_threads and --edit_workers in 1..64, and 0 < --default_max_expansions <= "
+        "--max_max_expansions");
     return 2;
   }
 

@@ -13,6 +13,33 @@
 
 namespace wayfinder::server {
 
+// Holds the writer lock of one name (see NameWriter).
+class MapRegistry::NameLock {
+ public:
+  NameLock(MapRegistry& registry, absl::string_view name) : registry_(registry), name_(name) {
+    {
+      absl::MutexLock lock(&registry_.writers_mu_);
+      std::unique_ptr<NameWriter>& slot = registry_.writers_[name_];
+      if (slot == nullptr) slot = std::make_unique<NameWriter>();
+      ++slot->users;
+      writer_ = slot.get();  // stable: the entry stays while users > 0
+    }
+    writer_->mu.Lock();
+  }
+  ~NameLock() {
+    writer_->mu.Unlock();
+    absl::MutexLock lock(&registry_.writers_mu_);
+    if (--writer_->users == 0) registry_.writers_.erase(name_);
+  }
+  NameLock(const NameLock&) = delete;
+  NameLock& operator=(const NameLock&) = delete;
+
+ private:
+  MapRegistry& registry_;
+  const std::string name_;
+  NameWriter* writer_ = nullptr;
+};
+
 std::shared_ptr<const MapSnapshot> MapRegistry::Get(absl::string_view name) const {
   absl::MutexLock lock(&mu_);
   auto it = maps_.find(name);
@@ -152,6 +179,7 @@ void MapRegistry::Publish(const std::shared_ptr<const MapSnapshot>& published,
 
 absl::StatusOr<std::shared_ptr<const MapSnapshot>> MapRegistry::Commit(
     std::unique_ptr<MapSnapshot> built, const v1::Map& source, uint64_t expected_version) {
+  NameLock name_lock(*this, built->name);
   absl::MutexLock write_lock(&write_mu_);
   const std::shared_ptr<const MapSnapshot> current = Get(built->name);
   if (absl::Status s = CheckExpected(built->name, current.get(), expected_version); !s.ok()) {
@@ -193,13 +221,21 @@ absl::StatusOr<std::shared_ptr<const MapSnapshot>> MapRegistry::Commit(
 
 absl::StatusOr<std::shared_ptr<const MapSnapshot>> MapRegistry::Update(
     absl::string_view name, uint64_t expected_version, const PrepareUpdate& prepare) {
-  absl::MutexLock write_lock(&write_mu_);
-  const std::shared_ptr<const MapSnapshot> current = Get(name);
-  if (current == nullptr) {
-    return absl::NotFoundError(absl::StrCat("map: map \"", name, "\" does not exist"));
+  // Only writers of `name` wait for this one: the repair and the disk write
+  // run under the name's lock, write_mu_ is taken to read the last version
+  // and to publish.
+  NameLock name_lock(*this, name);
+  std::shared_ptr<const MapSnapshot> current;
+  uint64_t last = 0;
+  {
+    absl::MutexLock write_lock(&write_mu_);
+    current = Get(name);
+    if (current == nullptr) {
+      return absl::NotFoundError(absl::StrCat("map: map \"", name, "\" does not exist"));
+    }
+    last = LastVersion(name, current.get());
   }
   if (absl::Status s = CheckExpected(name, current.get(), expected_version); !s.ok()) return s;
-  const uint64_t last = LastVersion(name, current.get());
   if (last == std::numeric_limits<uint64_t>::max()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "map: map \"", name, "\" has had version ", last,
@@ -221,8 +257,9 @@ absl::StatusOr<std::shared_ptr<const MapSnapshot>> MapRegistry::Update(
   Stamp(*pending->snapshot, version, now_ms);
   if (store_ != nullptr) {
     // Durability of an edit: one record appended to the map's edit log
-    // and fdatasynced (compaction folds the log into the map file later,
-    // off this path).
+    // and fdatasynced (shared with the appends in flight beside it: group
+    // commit; compaction folds the log into the map file later, off this
+    // path).
     if (absl::Status s = store_->AppendEdit(name, pending->edit); !s.ok()) {
       spdlog::error("map {}: edit not stored, version {} discarded: {}", std::string(name), version,
                     s.ToString());
@@ -231,6 +268,7 @@ absl::StatusOr<std::shared_ptr<const MapSnapshot>> MapRegistry::Update(
   }
   std::shared_ptr<const MapSnapshot> published = std::move(pending->snapshot);
   if (pending->settle) pending->settle(true);
+  absl::MutexLock write_lock(&write_mu_);
   Publish(published, Change::Kind::kUpdate);
   return published;
 }
@@ -261,6 +299,7 @@ void MapRegistry::RestoreVersionFloor(uint64_t floor) {
 }
 
 absl::Status MapRegistry::Delete(absl::string_view name, uint64_t expected_version) {
+  NameLock name_lock(*this, name);
   absl::MutexLock write_lock(&write_mu_);
   const std::shared_ptr<const MapSnapshot> current = Get(name);
   if (current == nullptr && expected_version == 0) {

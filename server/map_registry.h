@@ -29,10 +29,15 @@ namespace wayfinder::server {
 //
 // Readers take a std::shared_ptr<const MapSnapshot> under a short lock and
 // keep it for as long as their query runs; a replacement or delete only
-// drops the registry's reference. Mutations (commit, delete) are serialised
-// by a second mutex that is held across the disk write, so that the file on
-// disk and the published version always agree and readers never wait for
-// I/O.
+// drops the registry's reference. Writers of one name (Commit, Delete,
+// Update) are serialised by that name's writer lock, held across the
+// repair and the disk write, so that the file on disk and the published
+// version always agree and readers never wait for I/O. Writers of
+// different names do not wait for each other's repair or disk write: an
+// edit holds the registry-wide write mutex only to read the name's last
+// version and to publish (and tell the listeners). Commit and Delete,
+// which are rare and also touch the tombstones and the version floor, hold
+// it across their disk write as well.
 //
 // Versions of a name only ever go up, across delete and re-create too: a
 // deleted name leaves a tombstone (its last version), and a re-created map
@@ -89,16 +94,17 @@ class MapRegistry {
     std::unique_ptr<MapSnapshot> snapshot;
     // The batch as the map's edit log records it (MapStore::AppendEdit).
     storage::v1::StoredEdit edit;
-    // Called once, with mutations held off: whether `snapshot` was
+    // Called once, with the name's writers held off, just before the
+    // publish (true) or on an error (false): whether `snapshot` is
     // published.
     std::function<void(bool published)> settle;
   };
   using PrepareUpdate = std::function<absl::StatusOr<PendingUpdate>(
       const std::shared_ptr<const MapSnapshot>& current, uint64_t version, int64_t unix_ms)>;
-  // Edits `name` in place of a replacement: with mutations held off,
-  // checks `expected_version` (as Commit), calls `prepare` with the
-  // current snapshot and the next version, stores what it returns and
-  // publishes it. NOT_FOUND if absent; prepare's errors; as Commit for
+  // Edits `name` in place of a replacement: with the name's other writers
+  // held off (not those of other names), checks `expected_version` (as
+  // Commit), calls `prepare` with the current snapshot and the next
+  // version, stores what it returns and publishes it. NOT_FOUND if absent; prepare's errors; as Commit for
   // memory, storage and exhausted versions. On any error the current
   // version stays.
   absl::StatusOr<std::shared_ptr<const MapSnapshot>> Update(absl::string_view name,
@@ -136,8 +142,9 @@ class MapRegistry {
   // while mutations are held off: every change is either already in that
   // list or reaches the listeners after `fn` returns, never both, never
   // neither (list, then watch, without a gap: WatchMaps). `fn` must not
-  // mutate the registry. Waits for a mutation in progress (its disk write
-  // included).
+  // mutate the registry. Waits for a Commit or Delete in progress (its
+  // disk write included) and for a publish, not for an edit's repair or
+  // disk write.
   void ListAndHold(
       absl::FunctionRef<void(const std::vector<std::shared_ptr<const MapSnapshot>>&)> fn);
 
@@ -191,7 +198,22 @@ class MapRegistry {
   MapStore* const store_;
   const uint64_t max_total_bytes_;
   const size_t max_tombstones_;
-  // Serialises mutations, including their disk writes. Acquired before mu_.
+  // The writer lock of one name, held by its Commit, Delete or Update from
+  // the version check to the publish. Entries live while some writer
+  // holds or waits for them, so the table stays as small as the writers.
+  struct NameWriter {
+    absl::Mutex mu;
+    int users = 0;  // guarded by writers_mu_
+  };
+  class NameLock;
+  // Taken alone, briefly (never while holding another lock).
+  absl::Mutex writers_mu_;
+  absl::flat_hash_map<std::string, std::unique_ptr<NameWriter>> writers_
+      ABSL_GUARDED_BY(writers_mu_);
+  // Orders publications (and the listeners' calls) and guards the
+  // tombstones and the version floor; held across the disk write of a
+  // Commit or Delete, not of an Update. Acquired after a name's writer
+  // lock, before mu_.
   mutable absl::Mutex write_mu_;
   std::vector<ChangeListener> listeners_ ABSL_GUARDED_BY(write_mu_);
   absl::flat_hash_map<std::string, Tombstone> tombstones_ ABSL_GUARDED_BY(write_mu_);

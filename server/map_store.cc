@@ -385,7 +385,11 @@ absl::Status MapStore::Save(const storage::v1::StoredMap& stored) {
   }
   const std::shared_ptr<Log> log = FindLog(name, /*create=*/true);
   absl::MutexLock lock(&log->mu);
+  AwaitSyncIdle(*log);
   if (absl::Status s = WriteFile(MapPath(name), bytes); !s.ok()) return s;
+  // Appends of the old map still waiting for their sync are not kept.
+  DropOpenBatch(name, *log, absl::AbortedError(absl::StrCat(
+                                "storage: map \"", name, "\" was replaced before the edit was durable")));
   // The file on disk is now this version, whatever follows.
   ++log->generation;
   log->version = stored.version();
@@ -404,6 +408,8 @@ absl::Status MapStore::Save(const storage::v1::StoredMap& stored) {
   absl::Status removed = RemoveFile(log_path);
   struct stat st;
   log->log_bytes = ::stat(log_path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+  log->durable_bytes = log->log_bytes;
+  log->durable_version = log->version;
   return removed;
 }
 
@@ -415,13 +421,19 @@ absl::Status MapStore::Delete(const storage::v1::Tombstone& tombstone) {
   }
   const std::shared_ptr<Log> log = FindLog(name, /*create=*/false);
   std::optional<absl::MutexLock> lock;
-  if (log != nullptr) lock.emplace(&log->mu);
+  if (log != nullptr) {
+    lock.emplace(&log->mu);
+    AwaitSyncIdle(*log);
+  }
   if (absl::Status s = WriteFile(TombstonePath(name), bytes); !s.ok()) return s;
   // Only once the tombstone is durable: the name is never without both.
   if (absl::Status s = RemoveFile(MapPath(name)); !s.ok()) return s;
   if (log != nullptr) {
+    DropOpenBatch(name, *log, absl::AbortedError(absl::StrCat(
+                                  "storage: map \"", name, "\" was deleted before the edit was durable")));
     ++log->generation;
     log->version = 0;  // no map: appends are refused
+    log->durable_version = 0;
     if (log->fd >= 0) ::close(log->fd);
     log->fd = -1;
     absl::MutexLock map_lock(&mu_);
@@ -451,6 +463,7 @@ absl::Status MapStore::AppendEdit(absl::string_view name, const storage::v1::Sto
   const std::string record = EncodeRecord(payload);
   const std::string path = LogPath(name);
   bool compact = false;
+  absl::Status status;
   {
     absl::MutexLock lock(&log->mu);
     if (log->version == 0) {
@@ -476,35 +489,123 @@ absl::Status MapStore::AppendEdit(absl::string_view name, const storage::v1::Sto
           return s;
         }
         log->log_bytes = kLogHeaderBytes;
+        log->durable_bytes = kLogHeaderBytes;
       }
       log->fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
       if (log->fd < 0) return ErrnoError("open", path);
     }
-    absl::Status status = WriteAll(log->fd, record, path);
-    if (status.ok() && ::fdatasync(log->fd) != 0) status = ErrnoError("fdatasync", path);
-    if (!status.ok()) {
+    if (absl::Status s = WriteAll(log->fd, record, path); !s.ok()) {
       // Cut the partial record off, or a later append would land behind
-      // it and be lost to the cut at load.
+      // it and be lost to the cut at load. Records of the open batch
+      // before it stay (a sync will cover them); a leader's sync may run
+      // meanwhile (the cut does not reach what it syncs).
       if (::ftruncate(log->fd, static_cast<off_t>(log->log_bytes)) != 0 ||
           ::fdatasync(log->fd) != 0) {
         spdlog::error("storage: cannot cut {} back to {} bytes after a failed append: {}", path,
                       log->log_bytes, std::strerror(errno));
+        // Refuse appends from here; drop what is not durable once no sync
+        // uses the descriptor.
         log->broken = true;
-        ::close(log->fd);
+        AwaitSyncIdle(*log);
+        DropOpenBatch(name, *log, s);
+        if (log->fd >= 0) ::close(log->fd);
         log->fd = -1;
       }
-      return status;
+      return s;
     }
     log->version = edit.version();
     ++log->edits;
     log->log_bytes += record.size();
-    compact = options_.background_compaction && ShouldCompact(*log);
+    const std::shared_ptr<SyncBatch> batch = log->open_batch;
+    ++batch->appends;
+    status = AwaitSynced(name, *log, batch);
+    compact = status.ok() && options_.background_compaction && ShouldCompact(*log);
   }
   if (compact) {
     absl::MutexLock lock(&mu_);
     if (queued_.insert(std::string(name)).second) queue_.emplace_back(name);
   }
+  return status;
+}
+
+absl::Status MapStore::AwaitSynced(absl::string_view name, Log& log,
+                                   const std::shared_ptr<SyncBatch>& batch) {
+  while (!batch->done) {
+    if (log.syncing) {
+      // A sync is in flight; it may not cover this batch (it started
+      // before the batch's record was written): wait, then lead if needed.
+      log.synced.Wait(&log.mu);
+      continue;
+    }
+    // Lead: close the open batch (later appends fill the next one) and
+    // sync everything written so far without holding mu.
+    const std::shared_ptr<SyncBatch> closing = log.open_batch;
+    log.open_batch = std::make_shared<SyncBatch>();
+    const uint64_t bytes = log.log_bytes;
+    const uint64_t version = log.version;
+    const int fd = log.fd;  // not closed while `syncing`
+    log.syncing = true;
+    log.mu.Unlock();
+    absl::Status synced =
+        options_.before_log_sync ? options_.before_log_sync(name) : absl::OkStatus();
+    if (synced.ok() && ::fdatasync(fd) != 0) synced = ErrnoError("fdatasync", LogPath(name));
+    log.mu.Lock();
+    log.syncing = false;
+    if (synced.ok()) {
+      log.durable_bytes = bytes;
+      log.durable_version = version;
+      closing->done = true;
+    } else {
+      closing->status = synced;
+      closing->done = true;
+      // The records written after `closing` follow a hole: they go too.
+      DropOpenBatch(name, log, synced);
+    }
+    log.synced.SignalAll();
+  }
+  return batch->status;
+}
+
+void MapStore::AwaitSyncIdle(Log& log) {
+  while (log.syncing) log.synced.Wait(&log.mu);
+}
+
+absl::Status MapStore::SyncOpenBatchNow(absl::string_view name, Log& log) {
+  const std::shared_ptr<SyncBatch> batch = log.open_batch;
+  if (batch->appends == 0) return absl::OkStatus();
+  if (::fdatasync(log.fd) != 0) {
+    const absl::Status why = ErrnoError("fdatasync", LogPath(name));
+    DropOpenBatch(name, log, why);
+    return why;
+  }
+  log.durable_bytes = log.log_bytes;
+  log.durable_version = log.version;
+  batch->done = true;
+  log.open_batch = std::make_shared<SyncBatch>();
+  log.synced.SignalAll();
   return absl::OkStatus();
+}
+
+void MapStore::DropOpenBatch(absl::string_view name, Log& log, const absl::Status& why) {
+  const std::shared_ptr<SyncBatch> batch = log.open_batch;
+  log.open_batch = std::make_shared<SyncBatch>();
+  batch->status = why;
+  batch->done = true;
+  log.synced.SignalAll();
+  const uint64_t dropped = log.version - log.durable_version;
+  log.version = log.durable_version;
+  log.edits -= std::min(log.edits, dropped);
+  if (log.fd >= 0 && log.log_bytes != log.durable_bytes) {
+    if (::ftruncate(log.fd, static_cast<off_t>(log.durable_bytes)) != 0 ||
+        ::fdatasync(log.fd) != 0) {
+      spdlog::error("storage: cannot cut {} back to {} bytes after a failed append: {}",
+                    LogPath(name), log.durable_bytes, std::strerror(errno));
+      log.broken = true;
+      ::close(log.fd);
+      log.fd = -1;
+    }
+  }
+  log.log_bytes = log.durable_bytes;
 }
 
 absl::Status MapStore::Compact(absl::string_view name) {
@@ -515,10 +616,13 @@ absl::Status MapStore::Compact(absl::string_view name) {
   {
     absl::MutexLock lock(&log->mu);
     if (log->version == 0 || log->edits == 0 || log->broken) return absl::OkStatus();
+    if (log->durable_version == log->snapshot_version) return absl::OkStatus();
     generation = log->generation;
     snapshot_version = log->snapshot_version;
-    target_version = log->version;
-    end = log->log_bytes;
+    // Only what is durable: a record still waiting for its sync may yet be
+    // dropped, and must not reach the snapshot.
+    target_version = log->durable_version;
+    end = log->durable_bytes;
   }
   // Without the lock: appends go on behind `end`; a Save or Delete bumps
   // the generation, and then this snapshot is dropped below.
@@ -562,9 +666,17 @@ absl::Status MapStore::Compact(absl::string_view name) {
   if (absl::Status s = WriteTemp(temp, snapshot); !s.ok()) return s;
 
   absl::MutexLock lock(&log->mu);
-  if (log->generation != generation) {
+  // The descriptor is replaced below: no sync may be in flight on it, and
+  // the records after `end` are made durable first (they are copied into
+  // the new log as they are).
+  AwaitSyncIdle(*log);
+  if (log->generation != generation || log->broken) {
     ::unlink(temp.c_str());
     return absl::OkStatus();
+  }
+  if (absl::Status s = SyncOpenBatchNow(name, *log); !s.ok()) {
+    ::unlink(temp.c_str());
+    return s;
   }
   // The snapshot first, durably: from here the log's first records are stale.
   if (absl::Status s = CommitTemp(temp, map_path, dir_); !s.ok()) return s;
@@ -594,6 +706,7 @@ absl::Status MapStore::Compact(absl::string_view name) {
     status = WriteFile(log_path, fresh);
     if (status.ok()) log->log_bytes = fresh.size();
   }
+  log->durable_bytes = log->log_bytes;
   // On an error the old log stays whole (its first records now stale) and
   // appends go on behind it.
   return status;
@@ -779,8 +892,12 @@ void MapStore::MoveAside(absl::string_view name, absl::string_view why) {
   const std::shared_ptr<Log> log = FindLog(name, /*create=*/false);
   if (log != nullptr) {
     absl::MutexLock lock(&log->mu);
+    AwaitSyncIdle(*log);
+    DropOpenBatch(name, *log, absl::DataLossError(absl::StrCat(
+                                  "storage: map \"", name, "\" moved aside: ", why)));
     ++log->generation;
     log->version = 0;
+    log->durable_version = 0;
     if (log->fd >= 0) ::close(log->fd);
     log->fd = -1;
     absl::MutexLock map_lock(&mu_);
@@ -799,8 +916,10 @@ std::vector<storage::v1::StoredEdit> MapStore::LoadLog(const std::string& name,
   const std::string path = LogPath(name);
   log.version = version;
   log.snapshot_version = version;
+  log.durable_version = version;
   log.edits = 0;
   log.log_bytes = 0;
+  log.durable_bytes = 0;
   if (::access(path.c_str(), F_OK) != 0) return {};
   std::optional<std::string> bytes = ReadFile(path);
   if (!bytes.has_value()) {
@@ -845,6 +964,8 @@ std::vector<storage::v1::StoredEdit> MapStore::LoadLog(const std::string& name,
   }
   log.edits = scan.edits.size();
   log.version = version + scan.edits.size();
+  log.durable_version = log.version;
+  log.durable_bytes = log.log_bytes;
   return std::move(scan.edits);
 }
 

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -43,7 +44,13 @@ namespace wayfinder::server {
 //                  re-upload) and skipped.
 //
 // Edits: AppendEdit appends a record and fdatasyncs the log before it
-// returns, so an acknowledged edit survives kill -9 and power loss. Once a
+// returns, so an acknowledged edit survives kill -9 and power loss. The
+// appends of one log in flight together share one fdatasync (group
+// commit): each returns once a sync that started after its record was
+// written has succeeded. A failed sync cuts every record not yet durable
+// off the log and fails their appends, so a reader never sees a batch
+// after a hole. Appends to different logs sync in parallel (the
+// filesystem's journal commits them together). Once a
 // log grows past a bound (see Options), it is compacted: the map file is
 // rewritten as a snapshot with the log's edits folded in (atomically, as
 // below), and only then is the log replaced by one holding the records
@@ -86,6 +93,11 @@ class MapStore {
     // Compact on the store's own thread (off the reply path); false: only
     // when Compact is called (tests).
     bool background_compaction = true;
+    // Tests: called with the map's name just before an edit log's
+    // fdatasync by a group commit's leader, on its thread, without locks
+    // (to hold a sync up, or count them). An error is taken as the sync's
+    // (the fdatasync is then not made).
+    std::function<absl::Status(absl::string_view name)> before_log_sync;
   };
 
   // A stored map and the edits its log holds above its version, in order
@@ -201,6 +213,15 @@ class MapStore {
   const std::string& dir() const { return dir_; }
 
  private:
+  // The appends of one log that one fdatasync makes durable (group
+  // commit): appends join the open batch; one of them, the leader, closes
+  // it and syncs while the next batch fills.
+  struct SyncBatch {
+    int appends = 0;
+    bool done = false;
+    absl::Status status;  // once done: whether the batch is durable
+  };
+
   // One map's log as the store knows it.
   struct Log {
     // Held across a compaction (one at a time per map: they share the
@@ -220,6 +241,15 @@ class MapStore {
     // until the map is saved again.
     bool broken ABSL_GUARDED_BY(mu) = false;
     uint64_t compactions ABSL_GUARDED_BY(mu) = 0;
+    // Group commit. version, edits and log_bytes above count every record
+    // written; these, what is durable (the records of batches synced).
+    // Nothing closes, cuts or replaces fd while `syncing` (a leader's
+    // fdatasync runs without mu).
+    uint64_t durable_version ABSL_GUARDED_BY(mu) = 0;
+    uint64_t durable_bytes ABSL_GUARDED_BY(mu) = 0;
+    bool syncing ABSL_GUARDED_BY(mu) = false;
+    std::shared_ptr<SyncBatch> open_batch ABSL_GUARDED_BY(mu) = std::make_shared<SyncBatch>();
+    absl::CondVar synced;  // signalled when a batch is done or a sync ends
     ~Log();
   };
 
@@ -237,6 +267,25 @@ class MapStore {
   std::vector<storage::v1::StoredEdit> LoadLog(const std::string& name, uint64_t version,
                                                Log& log);
   bool ShouldCompact(const Log& log) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(log.mu);
+  // Group commit (see SyncBatch): waits until `batch` is done, leading a
+  // sync of the log when none is in flight; the batch's status.
+  absl::Status AwaitSynced(absl::string_view name, Log& log,
+                           const std::shared_ptr<SyncBatch>& batch)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(log.mu);
+  // Waits until no sync of `log` is in flight (before fd is closed, cut or
+  // replaced).
+  static void AwaitSyncIdle(Log& log) ABSL_EXCLUSIVE_LOCKS_REQUIRED(log.mu);
+  // With no sync in flight: the open batch's records made durable now
+  // (fdatasync under mu; rare paths: compaction), or on an error dropped
+  // as below. The batch's status.
+  absl::Status SyncOpenBatchNow(absl::string_view name, Log& log)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(log.mu);
+  // With no sync in flight: fails the open batch with `why` and takes the
+  // log back to its durable records (their bytes are cut off the file, or
+  // the log is marked broken); the map was replaced or a write or sync
+  // failed.
+  void DropOpenBatch(absl::string_view name, Log& log, const absl::Status& why)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(log.mu);
   void CompactorLoop();
 
   std::string dir_;  // <data_dir>/maps

@@ -100,7 +100,8 @@ PathfinderService::PathfinderService(MapRegistry* registry, WorkerPool* pool,
       query_limits_{config.default_max_expansions, config.max_max_expansions},
       flow_cache_(config.flow_cache_bytes),
       upload_budget_(config.max_upload_buffer_bytes),
-      watch_hub_(registry, pool, {config.max_watch_queue, config.max_watchers}) {
+      watch_hub_(registry, pool, {config.max_watch_queue, config.max_watchers}),
+      edit_pool_(std::max(1, config.edit_workers), config.max_queue, config.max_queue_wait) {
   // The wait bound is the service's answer to overload; the pool enforces it.
   pool_->set_max_wait(config.max_queue_wait);
   flow_cache_.Follow(*registry_);  // nothing cached outlives its map version
@@ -155,7 +156,9 @@ absl::Status PathfinderService::Authorize(grpc::CallbackServerContext* ctx, Role
 
 grpc::ServerUnaryReactor* PathfinderService::Offload(grpc::CallbackServerContext* ctx,
                                                      const char* method,
-                                                     std::function<absl::Status()> work) {
+                                                     std::function<absl::Status()> work,
+                                                     WorkerPool* pool) {
+  if (pool == nullptr) pool = pool_;
   const absl::Time deadline = DeadlineOf(ctx);
   if (absl::Now() >= deadline) {
     return Finish(ctx, method,
@@ -175,9 +178,9 @@ grpc::ServerUnaryReactor* PathfinderService::Offload(grpc::CallbackServerContext
   // connection ("ipv4:10.0.0.7:51234").
   const uint64_t key = absl::HashOf(ctx->peer());
   absl::Duration expected_wait;
-  const WorkerPool::Admission admission = pool_->Submit(
+  const WorkerPool::Admission admission = pool->Submit(
       key,
-      [ctx, finish, method, deadline, pool = pool_,
+      [ctx, finish, method, deadline, pool,
        work = std::move(work)](const WorkerPool::Start& start) {
         const absl::Time started = absl::Now();
         absl::Status status;
@@ -217,16 +220,16 @@ grpc::ServerUnaryReactor* PathfinderService::Offload(grpc::CallbackServerContext
           absl::StrFormat("server busy: the expected wait for a worker (%.0f ms) exceeds the "
                           "server's --max_queue_wait of %s; retry with backoff",
                           absl::ToDoubleMilliseconds(expected_wait),
-                          absl::FormatDuration(pool_->max_wait()))));
+                          absl::FormatDuration(pool->max_wait()))));
       break;
     case WorkerPool::Admission::kQueueFull:
     case WorkerPool::Admission::kShutdown:
       spdlog::warn("{}: worker queue full ({} waiting), request rejected", method,
-                   pool_->max_queue());
+                   pool->max_queue());
       finish(grpc::Status(
           grpc::StatusCode::RESOURCE_EXHAUSTED,
-          absl::StrCat("server busy: all ", pool_->threads(), " workers are busy and ",
-                       pool_->max_queue(), " requests are waiting; retry with backoff")));
+          absl::StrCat("server busy: all ", pool->threads(), " workers are busy and ",
+                       pool->max_queue(), " requests are waiting; retry with backoff")));
       break;
   }
   return reactor;
@@ -326,7 +329,10 @@ grpc::ServerUnaryReactor* PathfinderService::UpdateMap(grpc::CallbackServerConte
   if (absl::StatusOr<CallStart> call = Begin(ctx, Role::kAdmin); !call.ok()) {
     return Finish(ctx, "UpdateMap", call.status());
   }
-  // Repairs and the disk write: on a worker (server/update_map.h).
+  // Repairs and the disk write: on an edit worker (server/update_map.h),
+  // not a search worker, so that an edit neither queues behind searches
+  // nor holds a search worker while it waits for its map's writer lock or
+  // its sync.
   return Offload(ctx, "UpdateMap", [this, request, response]() -> absl::Status {
     const absl::Time start = absl::Now();
     absl::StatusOr<std::shared_ptr<const MapSnapshot>> updated = ApplyUpdate(
@@ -335,7 +341,7 @@ grpc::ServerUnaryReactor* PathfinderService::UpdateMap(grpc::CallbackServerConte
     if (!updated.ok()) return updated.status();
     *response = (*updated)->info;
     return absl::OkStatus();
-  });
+  }, &edit_pool_);
 }
 
 grpc::ServerUnaryReactor* PathfinderService::FindPath(grpc::CallbackServerContext* ctx,

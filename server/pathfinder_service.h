@@ -137,11 +137,13 @@ class PathfinderService final : public v1::Pathfinder::CallbackService {
                         std::function<bool()> cancelled, uint64_t expected_version = 0);
   // OK without auth or with a token of `role` (see TokenAuth::Check).
   absl::Status Authorize(grpc::CallbackServerContext* ctx, Role role) const;
-  // Runs `work` on the worker pool and finishes the call with its status.
-  // Refuses at once when the queue is full, and does not start work whose
-  // call was cancelled or whose deadline passed while it waited.
+  // Runs `work` on `pool` (null: the worker pool) and finishes the call
+  // with its status. Refuses at once when the queue is full, and does not
+  // start work whose call was cancelled or whose deadline passed while it
+  // waited.
   grpc::ServerUnaryReactor* Offload(grpc::CallbackServerContext* ctx, const char* method,
-                                    std::function<absl::Status()> work);
+                                    std::function<absl::Status()> work,
+                                    WorkerPool* pool = nullptr);
 
   MapRegistry* const registry_;
   WorkerPool* const pool_;
@@ -157,6 +159,9 @@ class PathfinderService final : public v1::Pathfinder::CallbackService {
   WatchHub watch_hub_;
   ArenaMessageAllocator<v1::FindPathRequest, v1::FindPathResponse> find_path_messages_;
   ArenaMessageAllocator<v1::FindPathsRequest, v1::FindPathsResponse> find_paths_messages_;
+  // UpdateMap's own workers (--edit_workers). Last: destroyed first, it
+  // runs the edits still queued while everything they use is alive.
+  WorkerPool edit_pool_;
 };
 
 }  // namespace wayfinder::server

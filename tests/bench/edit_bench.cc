@@ -5,7 +5,7 @@
 // HexGraph::Update on the same raster). Prints median and p99 per edit
 // beside the time of a fresh GridGraph / HexGraph build of the map.
 //
-//   wayfinder-editbench [--samples=N] [--sizes=512,2048,4096]
+//   wayfinder-editbench [--samples=N] [--sizes=512,2048,4096] [--nohex]
 
 #include <algorithm>
 #include <chrono>
@@ -28,6 +28,7 @@ ABSL_FLAG(std::vector<std::string>, sizes, std::vector<std::string>({"512", "204
           "map sides, cells");
 ABSL_FLAG(std::vector<std::string>, movingai, std::vector<std::string>({"AR0011SR", "brc202d"}),
           "Moving AI maps (under the data directory) to edit as well");
+ABSL_FLAG(bool, hex, true, "also time HexGraph::Update");
 ABSL_FLAG(std::string, data_dir, WAYFINDER_DATA_DIR, "the shared benchmark data");
 
 namespace {
@@ -112,6 +113,7 @@ int main(int argc, char** argv) {
     const uint32_t n = static_cast<uint32_t>(std::stoul(s));
     Run<GridGraph>("GRID", "open", n, 0.0, samples);
     Run<GridGraph>("GRID", "noise", n, 0.25, samples);
+    if (!absl::GetFlag(FLAGS_hex)) continue;
     Run<HexGraph>("HEX", "open", n, 0.0, samples);
     Run<HexGraph>("HEX", "noise", n, 0.25, samples);
   }
@@ -124,7 +126,9 @@ int main(int argc, char** argv) {
     }
     const GridMap& g = *maps->front().grid;
     RunOn<GridGraph>("GRID", name.c_str(), std::make_shared<GridMap>(g), samples);
-    RunOn<HexGraph>("HEX", name.c_str(), std::make_shared<GridMap>(g), samples);
+    if (absl::GetFlag(FLAGS_hex)) {
+      RunOn<HexGraph>("HEX", name.c_str(), std::make_shared<GridMap>(g), samples);
+    }
   }
   return 0;
 }

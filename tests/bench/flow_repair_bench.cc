@@ -8,7 +8,9 @@
 // then removed again (alternately), --edits of them. Per edit: the repair
 // of the field (one thread) and a fresh computation on the new raster
 // (--threads threads, as the server computes fields), both timed; the
-// first edits also check that both give the same field. Median and p99.
+// repair gets the same threads for a fallback fresh computation, as the
+// server's does. The first edits also check that both give the same field.
+// Median and p99 of each, and of the per-edit ratio repair / fresh.
 
 #include <algorithm>
 #include <chrono>
@@ -34,6 +36,7 @@ ABSL_FLAG(int, edits, 60, "edits per map and goal count (half placing a block, h
 ABSL_FLAG(int, threads, 2, "threads of the fresh computation (the server's default)");
 ABSL_FLAG(int, check, 6, "edits per row whose repaired field is compared with the fresh one");
 ABSL_FLAG(std::string, filter, "", "only rows whose name contains this");
+ABSL_FLAG(std::string, exclude, "", "no rows whose name contains this (empty: none excluded)");
 
 namespace {
 
@@ -82,8 +85,12 @@ struct Row {
   std::string name;
   int goals;
   double full_median, full_p99, repair_median, repair_p99;
+  double ratio_median, ratio_p99;  // per edit: repair / fresh
   int fallbacks;
   uint64_t changed_median;  // labels dropped or lowered, median
+  uint64_t work_max, work_cap;  // the repair's work units (largest) and its bound
+  double ns_per_unit;           // repairs that finished: median ns per work unit
+  double ns_per_reached;        // fresh: median ns per reached cell
 };
 
 }  // namespace
@@ -96,6 +103,7 @@ int main(int argc, char** argv) {
   const int threads = absl::GetFlag(FLAGS_threads);
   const int check = absl::GetFlag(FLAGS_check);
   const std::string filter = absl::GetFlag(FLAGS_filter);
+  const std::string exclude = absl::GetFlag(FLAGS_exclude);
   constexpr uint32_t kSide = 2048, kBlock = 8;
 
   struct Source {
@@ -120,6 +128,7 @@ int main(int argc, char** argv) {
   std::vector<Row> rows;
   for (const Source& src : sources) {
     if (src.name.find(filter) == std::string::npos) continue;
+    if (!exclude.empty() && src.name.find(exclude) != std::string::npos) continue;
     for (int goal_count : {1, 16}) {
       std::vector<uint8_t> cells = src.cells;
       std::mt19937 rng(1234 + goal_count);
@@ -137,8 +146,8 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "%s: %s\n", src.name.c_str(), field.status().ToString().c_str());
         return 1;
       }
-      Row row{src.name, goal_count, 0, 0, 0, 0, 0, 0};
-      std::vector<double> full, repair;
+      Row row{src.name, goal_count, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+      std::vector<double> full, repair, ratio, per_unit, per_reached;
       std::vector<uint64_t> changed;
       std::vector<uint8_t> saved(kBlock * kBlock);
       uint32_t bx = 0, by = 0;
@@ -173,18 +182,26 @@ int main(int argc, char** argv) {
         wayfinder::FlowRepairStats stats;
         auto t0 = Clock::now();
         const absl::Status st = wayfinder::RepairGridFlowField(
-            graph, bx, by, bx + kBlock, by + kBlock, budget, *field, repair_scratch, &stats);
+            graph, bx, by, bx + kBlock, by + kBlock, budget, *field, repair_scratch, &stats,
+            threads);
         repair.push_back(MsSince(t0));
         if (!st.ok()) {
           std::fprintf(stderr, "%s: %s\n", src.name.c_str(), st.ToString().c_str());
           return 1;
         }
         row.fallbacks += stats.recomputed;
+        row.work_max = std::max<uint64_t>(row.work_max, stats.work);
+        row.work_cap = stats.work_cap;
+        if (!stats.recomputed && stats.work >= 1000) {
+          per_unit.push_back(1e6 * repair.back() / static_cast<double>(stats.work));
+        }
         changed.push_back(stats.invalidated + stats.settled);
         t0 = Clock::now();
         absl::StatusOr<FlowField> fresh =
             wayfinder::ComputeGridFlowField(graph, goals, budget, fresh_scratch, threads);
         full.push_back(MsSince(t0));
+        ratio.push_back(repair.back() / full.back());
+        per_reached.push_back(1e6 * full.back() / static_cast<double>(fresh->reachable_cells));
         if (!fresh.ok()) {
           std::fprintf(stderr, "%s: %s\n", src.name.c_str(), fresh.status().ToString().c_str());
           return 1;
@@ -200,6 +217,10 @@ int main(int argc, char** argv) {
       row.full_p99 = Percentile(full, 0.99);
       row.repair_median = Percentile(repair, 0.5);
       row.repair_p99 = Percentile(repair, 0.99);
+      row.ratio_median = Percentile(ratio, 0.5);
+      row.ratio_p99 = Percentile(ratio, 0.99);
+      row.ns_per_unit = per_unit.empty() ? 0 : Percentile(per_unit, 0.5);
+      row.ns_per_reached = Percentile(per_reached, 0.5);
       std::sort(changed.begin(), changed.end());
       row.changed_median = changed[changed.size() / 2];
       rows.push_back(row);
@@ -213,12 +234,20 @@ int main(int argc, char** argv) {
       edits, threads, threads == 1 ? "" : "s");
   std::printf(
       "| map | goals | fresh median ms | fresh p99 ms | repair median ms | repair p99 ms | "
-      "repair/fresh (median) | cells re-solved (median) | fallbacks |\n");
-  std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+      "repair/fresh per edit, median | p99 | cells re-solved (median) | fallbacks |\n");
+  std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  std::printf("\n| map | goals | largest repair work | work bound | ns per unit (repairs >= 1000 units) | fresh ns per reached cell |\n");
+  std::printf("|---|---:|---:|---:|---:|---:|\n");
   for (const Row& r : rows) {
-    std::printf("| %s | %d | %.1f | %.1f | %.3f | %.3f | %.1f%% | %llu | %d |\n", r.name.c_str(),
-                r.goals, r.full_median, r.full_p99, r.repair_median, r.repair_p99,
-                100.0 * r.repair_median / r.full_median,
+    std::printf("| %s | %d | %llu | %llu | %.0f | %.0f |\n", r.name.c_str(), r.goals,
+                static_cast<unsigned long long>(r.work_max),
+                static_cast<unsigned long long>(r.work_cap), r.ns_per_unit, r.ns_per_reached);
+  }
+  std::printf("\n");
+  for (const Row& r : rows) {
+    std::printf("| %s | %d | %.1f | %.1f | %.3f | %.3f | %.2f%% | %.1f%% | %llu | %d |\n",
+                r.name.c_str(), r.goals, r.full_median, r.full_p99, r.repair_median,
+                r.repair_p99, 100.0 * r.ratio_median, 100.0 * r.ratio_p99,
                 static_cast<unsigned long long>(r.changed_median), r.fallbacks);
   }
   return 0;

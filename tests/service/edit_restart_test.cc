@@ -217,7 +217,9 @@ std::string ReadAll(const fs::path& path) {
 // Folds every map's log into its map file with the server stopped, as the
 // store's own compaction does while it runs.
 void CompactOffline(const std::string& data_dir, const std::vector<std::string>& names) {
-  auto store = server::MapStore::Open(data_dir, {.background_compaction = false});
+  server::MapStore::Options options;
+  options.background_compaction = false;
+  auto store = server::MapStore::Open(data_dir, options);
   ASSERT_TRUE(store.ok()) << store.status();
   (*store)->LoadAll();
   for (const std::string& name : names) {

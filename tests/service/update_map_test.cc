@@ -302,6 +302,65 @@ TEST(UpdateMap, ABadThirdEditLeavesTheMapUnchanged) {
   EXPECT_EQ(Path(h, "g", 0.5, 0.5, 7.5, 0.5).status(), v1::UNREACHABLE);
 }
 
+// A batch whose QUADTREE repair would pass the upload's leaf limit is
+// refused with RESOURCE_EXHAUSTED and changes nothing: the half-repaired
+// body is discarded, the version stays, queries answer as before, the same
+// batch is refused again, and the next good batch applies and answers as a
+// fresh upload of its geometry.
+TEST(UpdateMap, ABatchPastTheQuadtreeLeafLimitIsRefusedAndChangesNothing) {
+  server::ServerConfig config;
+  config.build_limits.max_quadtree_leaves = 64;
+  ServerHarness h(config);
+  const uint32_t side = 16;
+  const v1::MapInfo put = Put(h, GridMapFromRows("g", OpenRows(side, side)));
+  const v1::FindPathResponse before = Path(h, "g", 0.5, 0.5, 15.5, 15.5, v1::QUADTREE);
+  ASSERT_EQ(before.status(), v1::FOUND);
+  // A checkerboard over the whole map: 128 leaves.
+  v1::MapEdit checkers = Cells(0, 0, side, side, 0);
+  std::string* bytes = checkers.mutable_cells()->mutable_cells();
+  for (uint32_t i = 0; i < side * side; ++i) {
+    (*bytes)[i] = static_cast<char>((i % side + i / side) % 2 ? 255 : 0);
+  }
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    v1::MapInfo info;
+    const grpc::Status st = Update(h, Batch("g", {checkers}), &info);
+    ASSERT_EQ(st.error_code(), grpc::RESOURCE_EXHAUSTED) << st.error_message();
+    EXPECT_TRUE(absl::StrContains(st.error_message(), "QUADTREE")) << st.error_message();
+    EXPECT_TRUE(absl::StrContains(st.error_message(), "--max_quadtree_leaves"))
+        << st.error_message();
+    EXPECT_TRUE(absl::StrContains(st.error_message(), "not applied")) << st.error_message();
+    v1::GetMapRequest get;
+    get.set_name("g");
+    v1::MapInfo now;
+    ASSERT_TRUE(h.stub().GetMap(Ctx().get(), get, &now).ok());
+    EXPECT_EQ(now.version(), put.version());
+    EXPECT_EQ(now.edits(), 0u);
+    EXPECT_EQ(now.free_cells(), side * side);
+    const v1::FindPathResponse after = Path(h, "g", 0.5, 0.5, 15.5, 15.5, v1::QUADTREE);
+    EXPECT_EQ(after.status(), v1::FOUND);
+    EXPECT_EQ(after.length(), before.length());
+    EXPECT_EQ(after.map_version(), put.version());
+  }
+  // A good batch: a wall with a gap.
+  v1::MapInfo info;
+  ASSERT_TRUE(Update(h, Batch("g", {Cells(8, 0, 1, 12, 255)}), &info).ok());
+  EXPECT_EQ(info.version(), put.version() + 1);
+  std::vector<std::string> rows = OpenRows(side, side);
+  for (uint32_t y = 0; y < 12; ++y) rows[y][8] = '#';
+  const v1::MapInfo fresh = Put(h, GridMapFromRows("fresh", rows));
+  ASSERT_EQ(info.graphs_size(), fresh.graphs_size());
+  for (int g = 0; g < info.graphs_size(); ++g) {
+    EXPECT_EQ(info.graphs(g).nodes(), fresh.graphs(g).nodes()) << g;
+    EXPECT_EQ(info.graphs(g).edges(), fresh.graphs(g).edges()) << g;
+  }
+  for (v1::GraphKind kind : {v1::GRID, v1::QUADTREE, v1::NAVMESH}) {
+    const v1::FindPathResponse a = Path(h, "g", 0.5, 0.5, 15.5, 0.5, kind);
+    const v1::FindPathResponse b = Path(h, "fresh", 0.5, 0.5, 15.5, 0.5, kind);
+    EXPECT_EQ(a.status(), v1::FOUND) << v1::GraphKind_Name(kind);
+    EXPECT_NEAR(a.length(), b.length(), 1e-9) << v1::GraphKind_Name(kind);
+  }
+}
+
 // ---------------------------------------------------------------------------
 // Conditional writes.
 
@@ -571,6 +630,51 @@ TEST(UpdateMap, RandomGridEditsAnswerAsAFreshUploadGridQuadtreeNavmesh) {
 }
 
 TEST(UpdateMap, RandomHexEditsAnswerAsAFreshUpload) { RandomEditsEqualFresh(/*hex=*/true); }
+
+// Each batch far from the one before (left and right ends in turn): the
+// spare body replays the batch it missed and repairs it apart from the new
+// one (one repair over both would span the map). After every step the map
+// answers as the same raster uploaded fresh.
+TEST(UpdateMap, BatchesFarApartAnswerAsAFreshUploadAfterEveryStep) {
+  ServerHarness h;
+  const uint32_t w = 64, hgt = 24;
+  Put(h, GridMapFromRows("live", OpenRows(w, hgt)));
+  std::vector<uint8_t> cells(size_t{w} * hgt, 0);
+  std::mt19937 rng(5);
+  auto uni = [&](uint32_t n) { return static_cast<uint32_t>(rng() % n); };
+  for (int step = 0; step < 40; ++step) {
+    const uint32_t x = (step % 2 ? w - 16 : 0) + uni(14), y = uni(hgt - 3);
+    const uint32_t pw = 1 + uni(3), ph = 1 + uni(3);
+    const uint8_t value = std::vector<uint8_t>{0, 255, 255, 3}[uni(4)];
+    for (uint32_t yy = y; yy < y + ph; ++yy) {
+      for (uint32_t xx = x; xx < x + pw; ++xx) cells[yy * w + xx] = value;
+    }
+    v1::MapInfo info;
+    ASSERT_TRUE(Update(h, Batch("live", {Cells(x, y, pw, ph, value)}), &info).ok());
+
+    v1::Map fresh = GridMapFromRows("fresh", OpenRows(w, hgt));
+    fresh.mutable_grid()->set_cells(std::string(cells.begin(), cells.end()));
+    const v1::MapInfo fresh_info = Put(h, fresh);
+    ASSERT_EQ(info.free_cells(), fresh_info.free_cells()) << "step " << step;
+    ASSERT_EQ(info.graphs_size(), fresh_info.graphs_size());
+    for (int g = 0; g < info.graphs_size(); ++g) {
+      EXPECT_EQ(info.graphs(g).nodes(), fresh_info.graphs(g).nodes()) << "step " << step;
+      EXPECT_EQ(info.graphs(g).components(), fresh_info.graphs(g).components());
+    }
+    for (int q = 0; q < 20; ++q) {
+      const double sx = uni(w) + 0.5, sy = uni(hgt) + 0.5, gx = uni(w) + 0.5, gy = uni(hgt) + 0.5;
+      for (v1::GraphKind kind : {v1::GRID, v1::QUADTREE, v1::NAVMESH}) {
+        grpc::Status s1, s2;
+        const v1::FindPathResponse a = Path(h, "live", sx, sy, gx, gy, kind, &s1);
+        const v1::FindPathResponse b = Path(h, "fresh", sx, sy, gx, gy, kind, &s2);
+        ASSERT_EQ(s1.error_code(), s2.error_code()) << s1.error_message();
+        if (!s1.ok()) continue;
+        EXPECT_EQ(a.status(), b.status()) << "step " << step << " " << v1::GraphKind_Name(kind);
+        EXPECT_NEAR(a.length(), b.length(), 1e-9) << "step " << step;
+      }
+    }
+  }
+}
 
 TEST(UpdateMap, PolygonObstaclesAnswerAsAFreshUploadNavmesh) {
   ServerHarness h;

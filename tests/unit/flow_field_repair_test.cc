@@ -54,6 +54,9 @@ struct Scenario {
   int steps;
   uint32_t seed;
   bool indexed = true;  // SetFlowFieldIndexedGoalsForTesting
+  // SetFlowRepairWorkBoundForTesting (0: the estimate): a low bound makes a
+  // small map's repairs also give up midway (in step 1 or step 2).
+  size_t work_bound = 0;
 };
 
 void ExpectSameField(const FlowField& fresh, const FlowField& repaired, const std::string& where) {
@@ -75,6 +78,7 @@ void ExpectSameField(const FlowField& fresh, const FlowField& repaired, const st
 // compared (every step).
 int RunScenario(const Scenario& sc) {
   SetFlowFieldIndexedGoalsForTesting(sc.indexed);
+  SetFlowRepairWorkBoundForTesting(sc.work_bound);
   std::mt19937 rng(sc.seed);
   const uint32_t w = sc.width, h = sc.height;
   auto uniform = [&](uint32_t lo, uint32_t hi) {
@@ -112,7 +116,7 @@ int RunScenario(const Scenario& sc) {
   RepairableFlowField field = *std::move(start);
   Rect costly;   // where a uniform map may hold costs
   Rect pending;  // changed since `field` was last repaired (goals blocked meanwhile)
-  int compared = 0, recomputed = 0, goal_blocked = 0;
+  int compared = 0, recomputed = 0, goal_blocked = 0, gave_up = 0, gave_up_midway = 0;
   for (int step = 0; step < sc.steps; ++step) {
     // An edit: a rectangle, sometimes on an edge or over a goal, now and
     // then the whole map.
@@ -214,17 +218,29 @@ int RunScenario(const Scenario& sc) {
     if (!repaired.ok()) return compared;
     pending = {};
     recomputed += stats.recomputed;
+    // The work bound: a repair stops counting one unit past it.
+    EXPECT_LE(stats.work, stats.work_cap + 1) << where;
+    if (stats.recomputed && stats.work > 0) {
+      ++gave_up;
+      gave_up_midway += stats.work > stats.work_cap && stats.work_cap > 0 &&
+                        (stats.invalidated > 0 || stats.settled > 0);
+    }
     ExpectSameField(fresh->field, field.field, where);
     if (::testing::Test::HasFatalFailure()) return compared;
     ++compared;
   }
   SetFlowFieldIndexedGoalsForTesting(true);
+  SetFlowRepairWorkBoundForTesting(0);
   std::printf("seed %u: %d edits compared, %d refused (goal blocked), %d fell back to a fresh "
-              "computation\n",
-              sc.seed, compared, goal_blocked, recomputed);
+              "computation (%d past the work bound, %d of them midway)\n",
+              sc.seed, compared, goal_blocked, recomputed, gave_up, gave_up_midway);
   // The scenarios must exercise what they claim: repairs (not only fresh
-  // fallbacks) and blocked goals.
+  // fallbacks), blocked goals, and with a low floor repairs that give up
+  // midway.
   EXPECT_LT(recomputed, compared / 2) << "seed " << sc.seed;
+  if (sc.work_bound != 0) {
+    EXPECT_GT(gave_up_midway, 0) << "seed " << sc.seed;
+  }
   if (sc.steps >= 100) {
     EXPECT_GT(goal_blocked, 0) << "seed " << sc.seed;
   }
@@ -264,6 +280,16 @@ TEST(FlowFieldRepairTest, HexSeveralGoals) {
   EXPECT_GE(RunScenario({Kind::kHex, 40, 40, 6, false, 0.25, 200, 13}), 150);
   EXPECT_GE(RunScenario({Kind::kHex, 40, 40, 3, false, 0.25, 100, 14, /*indexed=*/false}), 60);
   EXPECT_GE(RunScenario({Kind::kHex, 64, 64, 300, false, 0.1, 60, 15}), 30);
+}
+
+// Low work bounds: repairs that pass the bound give up in step 1 or step 2
+// (labels already dropped or lowered) and compute afresh; the field must
+// still equal a fresh computation after every edit.
+TEST(FlowFieldRepairTest, GiveUpMidway) {
+  EXPECT_GE(RunScenario({Kind::kGrid, 48, 40, 1, false, 0.25, 200, 16, true, 160}), 150);
+  EXPECT_GE(RunScenario({Kind::kGrid, 40, 40, 4, true, 0.2, 200, 17, true, 160}), 150);
+  EXPECT_GE(RunScenario({Kind::kGrid, 64, 64, 300, false, 0.1, 60, 18, true, 100}), 30);
+  EXPECT_GE(RunScenario({Kind::kHex, 48, 40, 3, false, 0.3, 200, 19, true, 160}), 150);
 }
 
 // A field of one version repaired across several edits at once (the union

@@ -54,7 +54,28 @@ using testing_living::LivingRaster;
   return ::testing::AssertionSuccess();
 }
 
-::testing::AssertionResult SameStructure(const GridGraph& a, const GridGraph& b) {
+// The diagonal run of (x, y) in direction k by its definition: step while
+// the moves allow, until a cell whose straight run along either part of
+// the diagonal has a jump point.
+int32_t WalkDiagonal(const GridGraph& g, uint32_t x, uint32_t y, int k) {
+  const int dx = (k == 0 || k == 3) ? 1 : -1, dy = k < 2 ? 1 : -1;
+  const int sx = dx > 0 ? 0 : 2, sy = dy > 0 ? 1 : 3;
+  const uint32_t w = g.map().width();
+  int32_t steps = 0;
+  for (;;) {
+    if ((g.moves(y * w + x) & (2u << (2 * k))) == 0) return -steps;
+    x += dx;
+    y += dy;
+    ++steps;
+    const uint32_t c = y * w + x;
+    if (g.run(c, sx) > 0 || g.run(c, sy) > 0) return steps;
+  }
+}
+
+// walk_stride: the diagonal runs are checked against WalkDiagonal on every
+// walk_stride-th cell from walk_offset (the walk is slow on open maps).
+::testing::AssertionResult SameStructure(const GridGraph& a, const GridGraph& b,
+                                         uint32_t walk_stride = 1, uint32_t walk_offset = 0) {
   if (a.num_edges() != b.num_edges()) {
     return ::testing::AssertionFailure() << "num_edges " << a.num_edges() << " vs "
                                          << b.num_edges();
@@ -70,11 +91,26 @@ using testing_living::LivingRaster;
   }
   if (a.has_runs()) {
     for (uint32_t i = 0; i < a.map().size(); ++i) {
-      for (int s = 0; s < GridGraph::kRunDirections; ++s) {
+      const uint32_t x = i % w, y = i / w;
+      for (int s = 0; s < GridGraph::kStraightRuns; ++s) {
         if (a.run(i, s) != b.run(i, s)) {
-          return ::testing::AssertionFailure() << "run(" << i % w << ", " << i / w << ", " << s
+          return ::testing::AssertionFailure() << "run(" << x << ", " << y << ", " << s
                                                << ") = " << a.run(i, s) << ", fresh "
                                                << b.run(i, s);
+        }
+      }
+      for (int k = 0; k < 4; ++k) {
+        if (a.diagonal_end(x, y, k) != b.diagonal_end(x, y, k)) {
+          return ::testing::AssertionFailure() << "diagonal_end(" << x << ", " << y << ", " << k
+                                               << ") = " << a.diagonal_end(x, y, k);
+        }
+        if (!a.map().IsFree(i) || i % walk_stride != walk_offset % walk_stride) continue;
+        const int32_t walked = WalkDiagonal(a, x, y, k);
+        if (a.diagonal_run(x, y, k) != walked || b.diagonal_run(x, y, k) != walked) {
+          return ::testing::AssertionFailure()
+                 << "diagonal_run(" << x << ", " << y << ", " << k << ") = "
+                 << a.diagonal_run(x, y, k) << ", fresh " << b.diagonal_run(x, y, k)
+                 << ", walked " << walked;
         }
       }
     }
@@ -166,6 +202,56 @@ TEST(GridUpdateTest, RandomEditsOnSmallAndThinMaps) {
 TEST(GridUpdateTest, RandomEditsOnOpenMapKeepLongRuns) {
   // Sparse obstacles on a wider map: long runs cross the edits.
   RunEdits(21008, {96, 24, 250, false});
+}
+
+// Buildings placed on and removed from open maps: long diagonals cross
+// every edit, and each building turns the rows and columns along its sides
+// into stops of the diagonals that reach them.
+void RunBuildings(uint32_t seed, uint32_t w, uint32_t h, int steps) {
+  std::mt19937 rng(seed);
+  auto map = std::make_shared<GridMap>(*GridMap::Create(w, h, std::vector<uint8_t>(w * h, 0)));
+  GridGraph graph(map);
+  std::vector<uint8_t> cover(w * h, 0);
+  std::vector<CellRect> placed;
+  for (int step = 0; step < steps; ++step) {
+    CellRect r;
+    int delta = 1;
+    if (!placed.empty() && (placed.size() > 6 || rng() % 2 == 0)) {
+      const size_t k = rng() % placed.size();
+      r = placed[k];
+      placed.erase(placed.begin() + static_cast<ptrdiff_t>(k));
+      delta = -1;
+    } else {
+      const uint32_t bw = 1 + rng() % std::min<uint32_t>(w, 8);
+      const uint32_t bh = 1 + rng() % std::min<uint32_t>(h, 8);
+      r.x0 = rng() % 4 == 0 ? (rng() % 2 ? 0 : w - bw) : rng() % (w - bw + 1);
+      r.y0 = rng() % 4 == 0 ? (rng() % 2 ? 0 : h - bh) : rng() % (h - bh + 1);
+      r.x1 = r.x0 + bw;
+      r.y1 = r.y0 + bh;
+      placed.push_back(r);
+    }
+    std::vector<uint8_t> cells;
+    for (uint32_t y = r.y0; y < r.y1; ++y) {
+      for (uint32_t x = r.x0; x < r.x1; ++x) {
+        uint8_t& c = cover[size_t{y} * w + x];
+        c = static_cast<uint8_t>(c + delta);
+        cells.push_back(c > 0 ? GridMap::kBlocked : 0);
+      }
+    }
+    ASSERT_TRUE(map->Assign(r, cells.data()).ok());
+    graph.Update(r);
+    const GridGraph fresh(std::make_shared<const GridMap>(*map));
+    ASSERT_TRUE(SameStructure(graph, fresh, 7, static_cast<uint32_t>(step)))
+        << w << "x" << h << " seed " << seed << " step " << step;
+    ASSERT_TRUE(SamePaths(graph, fresh, rng, 2)) << w << "x" << h << " seed " << seed << " step "
+                                                 << step;
+  }
+}
+
+TEST(GridUpdateTest, BuildingsOnOpenMapsKeepDiagonalsExact) {
+  RunBuildings(21011, 160, 120, 500);  // rows shorter: diagonals stored by y
+  RunBuildings(21012, 70, 150, 400);   // columns shorter: stored by x
+  RunBuildings(21013, 200, 3, 200);
 }
 
 TEST(GridUpdateTest, ManySplitsRenumberAndStayBounded) {

@@ -117,6 +117,37 @@ GridMap MakeGrid(uint32_t w, uint32_t h, const std::vector<uint8_t>& cells) {
   return *std::move(m);
 }
 
+// The leaf limit of an Update is exact: with the fresh build's leaf count
+// (before merging) as the limit, and as many bytes as those leaves are
+// estimated at, `graph` is repaired; every third step a copy is first
+// updated with one leaf (or one leaf's bytes) less, which must fail with
+// RESOURCE_EXHAUSTED, leave the copy refusing further updates, and match
+// a build under the same limit refusing the map.
+template <typename UpdateFn>
+void ExpectLimitExact(QuadtreeGraph& graph, const QuadtreeGraph& fresh, int step,
+                      const std::string& where, UpdateFn update) {
+  SCOPED_TRACE(where);
+  const size_t need = fresh.leaves_before_merge();
+  if (need > 0 && step % 3 == 0) {
+    QuadtreeLimits tight;
+    if (step % 2 == 0) {
+      tight.max_leaves = need - 1;
+    } else {
+      tight.max_build_bytes = need * QuadtreeGraph::kBuildBytesPerLeaf - 1;
+    }
+    QuadtreeGraph copy = graph;
+    const absl::Status refused = update(copy, tight);
+    ASSERT_EQ(refused.code(), absl::StatusCode::kResourceExhausted) << refused;
+    EXPECT_NE(refused.message().find("the batch is not applied"), std::string::npos) << refused;
+    EXPECT_EQ(update(copy, QuadtreeLimits{}).code(), absl::StatusCode::kFailedPrecondition);
+  }
+  QuadtreeLimits exact;
+  exact.max_leaves = need;
+  exact.max_build_bytes = need * QuadtreeGraph::kBuildBytesPerLeaf;
+  const absl::Status st = update(graph, exact);
+  ASSERT_TRUE(st.ok()) << st;
+}
+
 struct GridCase {
   uint32_t w, h;
   bool merge;
@@ -172,12 +203,15 @@ void RunGrid(const GridCase& c, uint32_t seed) {
       }
     }
     map = MakeGrid(c.w, c.h, cells);
-    ASSERT_TRUE(graph->Update(map, r).ok());
     auto fresh = QuadtreeGraph::Build(map, options);
     ASSERT_TRUE(fresh.ok()) << fresh.status();
     const std::string where = "grid " + std::to_string(c.w) + "x" + std::to_string(c.h) +
                               (c.merge ? " merged" : "") + " seed " + std::to_string(seed) +
                               " step " + std::to_string(step);
+    ExpectLimitExact(*graph, *fresh, step, where, [&](QuadtreeGraph& g, const QuadtreeLimits& l) {
+      return g.Update(map, r, l);
+    });
+    if (::testing::Test::HasFatalFailure()) return;
     ExpectSameGraph(*graph, *fresh, where);
     if (::testing::Test::HasFatalFailure()) return;
     ExpectSamePaths(*graph, *fresh, rng, 8, where);
@@ -242,12 +276,15 @@ void RunField(const FieldCase& c, uint32_t seed) {
       changed = field.blockers[k];
       field.blockers.erase(field.blockers.begin() + k);
     }
-    ASSERT_TRUE(graph->Update(field, changed).ok());
     auto fresh = QuadtreeGraph::Build(field, options);
     ASSERT_TRUE(fresh.ok()) << fresh.status();
     const std::string where = "field " + std::to_string(c.w) + "x" + std::to_string(c.h) +
                               (c.merge ? " merged" : "") + " seed " + std::to_string(seed) +
                               " step " + std::to_string(step);
+    ExpectLimitExact(*graph, *fresh, step, where, [&](QuadtreeGraph& g, const QuadtreeLimits& l) {
+      return g.Update(field, changed, l);
+    });
+    if (::testing::Test::HasFatalFailure()) return;
     ExpectSameGraph(*graph, *fresh, where);
     if (::testing::Test::HasFatalFailure()) return;
     ExpectSamePaths(*graph, *fresh, rng, 8, where);
@@ -267,6 +304,37 @@ TEST(QuadtreeUpdateTest, RectFieldEditsEqualFreshBuild) {
     RunField(c, seed++);
     if (HasFatalFailure()) return;
   }
+}
+
+// With no floor, the links are compacted and the components relabelled
+// whenever the garbage passes the graph's size: those whole-graph passes
+// run every few edits here, and the graph must still equal a fresh build.
+TEST(QuadtreeUpdateTest, CompactionPassesEqualFreshBuild) {
+  SetQuadtreeCompactionFloorForTesting(0);
+  RunGrid({37, 23, true, 0, 120}, 40);
+  if (!HasFatalFailure()) RunGrid({70, 45, false, 0, 100}, 41);
+  if (!HasFatalFailure()) RunField({100, 70, true, 100.0 / 64, 120}, 42);
+  SetQuadtreeCompactionFloorForTesting(size_t{1} << 16);
+}
+
+// A limit far below what an edit makes stops the repair early (a whole
+// checkerboard on a free map needs a leaf per cell).
+TEST(QuadtreeUpdateTest, RepairStopsEarlyPastTheLimit) {
+  const uint32_t side = 256;
+  std::vector<uint8_t> cells(side * side, 0);
+  GridMap map = MakeGrid(side, side, cells);
+  auto graph = QuadtreeGraph::Build(map, {});
+  ASSERT_TRUE(graph.ok());
+  for (uint32_t y = 0; y < side; ++y) {
+    for (uint32_t x = 0; x < side; ++x) cells[y * side + x] = (x + y) % 2 ? GridMap::kBlocked : 0;
+  }
+  map = MakeGrid(side, side, cells);
+  QuadtreeLimits limits;
+  limits.max_leaves = 1000;
+  const absl::Status st = graph->Update(map, CellRect{0, 0, side, side}, limits);
+  ASSERT_EQ(st.code(), absl::StatusCode::kResourceExhausted) << st;
+  // Stopped before it made them all: "more than" the limit, not the count.
+  EXPECT_NE(st.message().find("more than 1000 leaves"), std::string::npos) << st;
 }
 
 TEST(QuadtreeUpdateTest, WrongSourceIsRefused) {

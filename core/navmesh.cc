@@ -118,6 +118,9 @@ void Navmesh::BuildComponents() {
         }
       },
       components_);
+  comp_alias_.resize(num_components_);
+  for (uint32_t i = 0; i < num_components_; ++i) comp_alias_[i] = i;
+  comp_members_.clear();
 }
 
 void Navmesh::BuildIndex() {
@@ -357,12 +360,13 @@ size_t Navmesh::MemoryBytes() const {
          poly_span_.capacity() * sizeof(Span) +
          (vertex_fan_.capacity() + bucket_.capacity()) * sizeof(navmesh_internal::Slot) +
          (poly_verts_.capacity() + poly_neighbours_.capacity() + components_.capacity() +
-          appendage_parent_.capacity() + fan_items_.capacity() + bucket_items_.capacity() +
+          appendage_parent_.capacity() + comp_alias_.capacity() + fan_items_.capacity() + bucket_items_.capacity() +
           free_vertices_.capacity() + freed_ids_.capacity() + poly_tile_.capacity() +
           poly_in_tile_.capacity()) *
              sizeof(uint32_t) +
          free_corners_.MemoryBytes() + free_fans_.MemoryBytes() + free_buckets_.MemoryBytes() +
-         in_appendage_.capacity() + boundary_vertex_.capacity() / 8;
+         in_appendage_.capacity() + mark_.capacity() + shared_vertex_.capacity() +
+         boundary_vertex_.capacity() / 8;
 }
 
 }  // namespace wayfinder

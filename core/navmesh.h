@@ -291,7 +291,9 @@ class Navmesh {
   // maps. Query points outside it are INVALID_ARGUMENT, not off-mesh.
   const MapArea& map_area() const { return map_area_; }
   const NavmeshBuildStats& stats() const { return stats_; }
-  uint32_t component(uint32_t polygon) const { return components_[polygon]; }
+  // Equal for two polygons exactly when they are connected; not dense
+  // after an update (compare ids, do not count them).
+  uint32_t component(uint32_t polygon) const { return comp_alias_[components_[polygon]]; }
   // Polygons in tree-like appendages (dead-end corridors and rooms; every
   // polygon of a mesh without holes), see FindAppendages: the searches
   // enter them only on the way out from the start or the goal.
@@ -388,6 +390,19 @@ class Navmesh {
   // fans, boundary flags, the index, components and appendages, with work
   // that follows the tiles and what changes, not the mesh.
   void RestitchTiles(const std::vector<uint32_t>& tiles);
+  // The restitch's repairs (navmesh_repair.cc). Before the dropped
+  // polygons (marked kDropped) go: peels the core cells that lose it and
+  // cuts the appendage pointers into them.
+  void CutAppendages(const std::vector<uint32_t>& dropped);
+  // After the placed polygons (marked kNew) are linked: appendages again
+  // for them and the appendage paths from their neighbours to the core.
+  void JoinAppendages(const std::vector<uint32_t>& placed);
+  // Components after the restitch: `ring` the old polygons linked to the
+  // dropped or the placed ones, `lost` the components that lost polygons.
+  void RepairComponents(const std::vector<uint32_t>& placed, const std::vector<uint32_t>& ring,
+                        const std::vector<uint32_t>& lost);
+  void CompactComponents();
+  static constexpr uint8_t kDropped = 1, kNew = 2, kWalked = 4;
   // Places tile t's polygons and vertices (the tile's new content) into
   // the mesh, linked inside the tile, into tile_state_[t]; with `index`
   // also into the vertex fans and the buckets.
@@ -411,7 +426,14 @@ class Navmesh {
   std::vector<uint32_t> poly_neighbours_;
   size_t live_corners_ = 0;
   navmesh_internal::FreeRanges free_corners_;
+  // Per polygon a raw component id; comp_alias_ maps raw ids to the
+  // component's id, so that a restitch joining two components re-points
+  // the raw ids of one (comp_members_: a root's other raw ids), never its
+  // polygons.
   std::vector<uint32_t> components_;
+  std::vector<uint32_t> comp_alias_;
+  absl::flat_hash_map<uint32_t, std::vector<uint32_t>> comp_members_;
+  std::vector<uint8_t> mark_;  // restitch scratch per polygon, zero between restitches
   std::vector<uint32_t> appendage_parent_;
   std::vector<uint8_t> in_appendage_;
   std::vector<bool> boundary_vertex_;

@@ -356,22 +356,45 @@ void Navmesh::LinkAcrossBorders(const std::vector<uint32_t>& polys,
 }
 
 void Navmesh::RestitchTiles(const std::vector<uint32_t>& tiles) {
+  std::vector<uint32_t> dropped;
+  for (uint32_t t : tiles) {
+    dropped.insert(dropped.end(), tile_state_[t].polys.begin(), tile_state_[t].polys.end());
+  }
+  if (mark_.size() < num_polygons()) mark_.resize(num_polygons(), 0);
+  for (uint32_t p : dropped) mark_[p] = kDropped;
+  std::vector<uint32_t> lost;
+  for (uint32_t p : dropped) lost.push_back(component(p));
+  std::sort(lost.begin(), lost.end());
+  lost.erase(std::unique(lost.begin(), lost.end()), lost.end());
+  CutAppendages(dropped);
   // Out with the old polygons: their neighbours across the borders lose
   // their links (and are relinked below).
   std::vector<uint32_t> touched;
   std::vector<TileState> old(tiles.size());
+  for (uint32_t p : dropped) DropPolygon(p, &touched);
   for (size_t i = 0; i < tiles.size(); ++i) {
-    for (uint32_t p : tile_state_[tiles[i]].polys) DropPolygon(p, &touched);
     old[i] = std::move(tile_state_[tiles[i]]);
     tile_state_[tiles[i]] = {};
   }
+  for (uint32_t p : dropped) mark_[p] = 0;
   // In with the new ones, then the links across the borders.
   std::vector<uint32_t> placed;
   for (uint32_t t : tiles) {
     PlaceTile(t, true);
     placed.insert(placed.end(), tile_state_[t].polys.begin(), tile_state_[t].polys.end());
   }
+  if (mark_.size() < num_polygons()) mark_.resize(num_polygons(), 0);
+  for (uint32_t p : placed) mark_[p] = kNew;
   LinkAcrossBorders(placed, &touched);
+  // The old polygons next to the dropped or the placed ones.
+  std::vector<uint32_t> ring;
+  for (uint32_t q : touched) {
+    if (!(mark_[q] & kNew) && poly_span_[q].end != poly_span_[q].begin) ring.push_back(q);
+  }
+  std::sort(ring.begin(), ring.end());
+  ring.erase(std::unique(ring.begin(), ring.end()), ring.end());
+  RepairComponents(placed, ring, lost);
+  JoinAppendages(placed);
   // The old vertices: interior ones freed, shared ones when no tile uses
   // them any more.
   std::vector<uint32_t> refresh;
@@ -393,15 +416,14 @@ void Navmesh::RestitchTiles(const std::vector<uint32_t>& tiles) {
   for (uint32_t p : placed) {
     for (uint32_t v : polygon(p)) refresh.push_back(v);
   }
-  for (uint32_t q : touched) {
+  for (uint32_t q : ring) {
     for (uint32_t v : polygon(q)) refresh.push_back(v);
   }
   std::sort(refresh.begin(), refresh.end());
   refresh.erase(std::unique(refresh.begin(), refresh.end()), refresh.end());
   for (uint32_t v : refresh) RefreshBoundary(v);
+  for (uint32_t p : placed) mark_[p] = 0;
   FillFreedIds();
-  BuildComponents();
-  FindAppendages(*this, appendage_parent_, in_appendage_);
 }
 
 }  // namespace wayfinder

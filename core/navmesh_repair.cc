@@ -173,11 +173,10 @@ void Navmesh::RepairComponents(const std::vector<uint32_t>& placed,
     }
   };
   struct Piece {
-    std::vector<uint32_t> temp_ids;
+    std::vector<uint32_t> cells;
     uint32_t node;
   };
   std::vector<Piece> pieces;
-  std::vector<std::pair<uint32_t, uint32_t>> kept_temp;  // (temp raw id, old root)
   std::vector<uint32_t> gs;
   std::vector<uint32_t> intact;  // union-find nodes of old components that stay whole
   for (auto& [ring_root, cells] : ring_of) {
@@ -204,13 +203,13 @@ void Navmesh::RepairComponents(const std::vector<uint32_t>& placed,
       }
       continue;
     }
-    // Interleaved searches over the old component's other polygons.
-    const uint32_t first_temp = static_cast<uint32_t>(comp_alias_.size());
-    for (uint32_t s = 0; s < k; ++s) comp_alias_.push_back(kNone);
+    // Interleaved searches over the old component's other polygons; a
+    // polygon reached keeps its raw id until the sides are known.
+    absl::flat_hash_map<uint32_t, uint32_t> seen;  // polygon -> search
     std::vector<std::vector<uint32_t>> queue(k);
     std::vector<size_t> head(k, 0);
     for (uint32_t s = 0; s < k; ++s) {
-      components_[cells[s]] = first_temp + s;
+      seen[cells[s]] = s;
       queue[s].push_back(cells[s]);
     }
     uint32_t exhausted = 0;
@@ -233,18 +232,19 @@ void Navmesh::RepairComponents(const std::vector<uint32_t>& placed,
         const uint32_t u = queue[s][head[s]++];
         for (uint32_t v : neighbours(u)) {
           if (v == kNone || (mark_[v] & kNew)) continue;
-          const uint32_t raw = components_[v];
-          if (raw >= first_temp && raw < first_temp + k) {
-            const uint32_t t = raw - first_temp;
-            if (sf.Union(s, t)) --classes;
-          } else if (raw < first_temp && comp_alias_[raw] == root) {
-            components_[v] = first_temp + s;
+          auto [it, inserted] = seen.try_emplace(v, s);
+          if (inserted) {
             queue[s].push_back(v);
+          } else if (sf.Union(s, it->second)) {
+            --classes;  // two live sides meet (a dry one cannot be reached)
           }
         }
       }
     }
+    // Dry sides are whole new components; the one left (if any) is the
+    // rest of the old component and keeps its polygons' raw ids.
     absl::flat_hash_map<uint32_t, uint32_t> piece_of_class;
+    bool kept = false;
     for (uint32_t s = 0; s < k; ++s) {
       groups_next_to(cells[s], gs);
       const uint32_t r = sf.Find(s);
@@ -255,13 +255,14 @@ void Navmesh::RepairComponents(const std::vector<uint32_t>& placed,
           pieces.push_back({{}, uf.Add()});
         }
         Piece& p = pieces[it->second];
-        p.temp_ids.push_back(first_temp + s);
+        p.cells.insert(p.cells.end(), queue[s].begin(), queue[s].end());
         for (uint32_t g : gs) uf.Union(p.node, group_node[g]);
       } else {
-        kept_temp.push_back({first_temp + s, root});
+        kept = true;
         for (uint32_t g : gs) uf.Union(old, group_node[g]);
       }
     }
+    if (kept) intact.push_back(old);
   }
   // One component per union-find class: it keeps the id of its old
   // component with the most raw ids, or takes a new one.
@@ -278,7 +279,6 @@ void Navmesh::RepairComponents(const std::vector<uint32_t>& placed,
   };
   for (uint32_t g = 0; g < group_node.size(); ++g) index_of_class(uf.Find(group_node[g]));
   for (const Piece& p : pieces) index_of_class(uf.Find(p.node));
-  for (const auto& [t, root] : kept_temp) index_of_class(uf.Find(old_node.at(root)));
   for (uint32_t node : intact) index_of_class(uf.Find(node));
   for (const auto& [root, node] : olds) {
     auto it = class_index.find(uf.Find(node));
@@ -316,23 +316,16 @@ void Navmesh::RepairComponents(const std::vector<uint32_t>& placed,
     }
     id_of_class[c] = best;
   }
-  auto add_alias = [&](uint32_t t, uint32_t id) {
-    comp_alias_[t] = id;
-    comp_members_[id].push_back(t);
-  };
   for (const Piece& p : pieces) {
     const uint32_t id = id_of_class[class_index.at(uf.Find(p.node))];
-    for (uint32_t t : p.temp_ids) add_alias(t, id);
-  }
-  for (const auto& [t, root] : kept_temp) {
-    add_alias(t, id_of_class[class_index.at(uf.Find(old_node.at(root)))]);
+    for (uint32_t c : p.cells) components_[c] = id;
   }
   for (uint32_t g = 0; g < group_node.size(); ++g) {
     const uint32_t id = id_of_class[class_index.at(uf.Find(group_node[g]))];
     for (uint32_t j = group_begin[g]; j < group_begin[g + 1]; ++j) components_[group_cells[j]] = id;
   }
   num_components_ = num_components_ - olds.size() + olds_of_class.size();
-  // Splits take new raw ids: renumber now and then, so that the tables
+  // New components take new raw ids: renumber now and then, so that the tables
   // stay proportional to the components (amortised O(1) per id).
   if (comp_alias_.size() > 2 * num_components_ + num_polygons() / 16 + 1024) {
     CompactComponents();

@@ -365,7 +365,7 @@ size_t Navmesh::MemoryBytes() const {
           poly_in_tile_.capacity()) *
              sizeof(uint32_t) +
          free_corners_.MemoryBytes() + free_fans_.MemoryBytes() + free_buckets_.MemoryBytes() +
-         in_appendage_.capacity() + mark_.capacity() + shared_vertex_.capacity() +
+         seen_.capacity() * 2 * sizeof(uint32_t) + in_appendage_.capacity() + mark_.capacity() + shared_vertex_.capacity() +
          boundary_vertex_.capacity() / 8;
 }
 

@@ -434,6 +434,9 @@ class Navmesh {
   std::vector<uint32_t> comp_alias_;
   absl::flat_hash_map<uint32_t, std::vector<uint32_t>> comp_members_;
   std::vector<uint8_t> mark_;  // restitch scratch per polygon, zero between restitches
+  // The component repair's searches: per polygon (round, search).
+  std::vector<std::pair<uint32_t, uint32_t>> seen_;
+  uint32_t seen_round_ = 0;
   std::vector<uint32_t> appendage_parent_;
   std::vector<uint8_t> in_appendage_;
   std::vector<bool> boundary_vertex_;

@@ -205,11 +205,16 @@ void Navmesh::RepairComponents(const std::vector<uint32_t>& placed,
     }
     // Interleaved searches over the old component's other polygons; a
     // polygon reached keeps its raw id until the sides are known.
-    absl::flat_hash_map<uint32_t, uint32_t> seen;  // polygon -> search
+    // seen_[p]: the search that reached p, stamped with this search round.
+    if (seen_.size() < num_polygons()) seen_.resize(num_polygons(), {0, 0});
+    if (++seen_round_ == 0) {  // wrapped: old stamps could look current
+      std::fill(seen_.begin(), seen_.end(), std::pair<uint32_t, uint32_t>{0, 0});
+      seen_round_ = 1;
+    }
     std::vector<std::vector<uint32_t>> queue(k);
     std::vector<size_t> head(k, 0);
     for (uint32_t s = 0; s < k; ++s) {
-      seen[cells[s]] = s;
+      seen_[cells[s]] = {seen_round_, s};
       queue[s].push_back(cells[s]);
     }
     uint32_t exhausted = 0;
@@ -232,10 +237,10 @@ void Navmesh::RepairComponents(const std::vector<uint32_t>& placed,
         const uint32_t u = queue[s][head[s]++];
         for (uint32_t v : neighbours(u)) {
           if (v == kNone || (mark_[v] & kNew)) continue;
-          auto [it, inserted] = seen.try_emplace(v, s);
-          if (inserted) {
+          if (seen_[v].first != seen_round_) {
+            seen_[v] = {seen_round_, s};
             queue[s].push_back(v);
-          } else if (sf.Union(s, it->second)) {
+          } else if (sf.Union(s, seen_[v].second)) {
             --classes;  // two live sides meet (a dry one cannot be reached)
           }
         }

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -398,9 +399,12 @@ class Navmesh {
   // for them and the appendage paths from their neighbours to the core.
   void JoinAppendages(const std::vector<uint32_t>& placed);
   // Components after the restitch: `ring` the old polygons linked to the
-  // dropped or the placed ones, `lost` the components that lost polygons.
+  // dropped or the placed ones, `lost` the components that lost polygons,
+  // `old_sides` (ring polygon, connected piece of the dropped polygons it
+  // was linked to).
   void RepairComponents(const std::vector<uint32_t>& placed, const std::vector<uint32_t>& ring,
-                        const std::vector<uint32_t>& lost);
+                        const std::vector<uint32_t>& lost,
+                        const std::vector<std::pair<uint32_t, uint32_t>>& old_sides);
   void CompactComponents();
   static constexpr uint8_t kDropped = 1, kNew = 2, kWalked = 4;
   // Places tile t's polygons and vertices (the tile's new content) into

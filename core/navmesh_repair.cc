@@ -122,7 +122,8 @@ void Navmesh::JoinAppendages(const std::vector<uint32_t>& placed) {
 // side have run dry (new components, relabelled) or all have met.
 void Navmesh::RepairComponents(const std::vector<uint32_t>& placed,
                                const std::vector<uint32_t>& ring,
-                               const std::vector<uint32_t>& lost) {
+                               const std::vector<uint32_t>& lost,
+                               const std::vector<std::pair<uint32_t, uint32_t>>& old_sides) {
   using live_components_internal::UnionFind;
   auto root_of = [&](uint32_t p) { return comp_alias_[components_[p]]; };
   UnionFind uf;
@@ -195,16 +196,41 @@ void Navmesh::RepairComponents(const std::vector<uint32_t>& placed,
         if (!inserted && sf.Union(it->second, s)) --classes;
       }
     }
-    if (!may_split || classes == 1) {
+    // The old sides of the cut (ring polygons next to one connected piece
+    // of the dropped polygons) that the new polygons no longer join: only
+    // those can have come apart. Any old path between two polygons left
+    // ran through the dropped ones from side to side of one piece; where
+    // each such piece's sides still meet in one class, every old path has
+    // a new one.
+    std::vector<uint8_t> active(k, 0);
+    if (may_split && classes > 1) {
+      absl::flat_hash_map<uint32_t, uint32_t> index;
+      for (uint32_t t = 0; t < k; ++t) index[cells[t]] = t;
+      absl::flat_hash_map<uint32_t, uint32_t> first_side;  // old piece -> a source
+      for (const auto& [r, piece] : old_sides) {
+        auto at = index.find(r);
+        if (at == index.end()) continue;
+        auto [it, inserted] = first_side.try_emplace(piece, at->second);
+        if (!inserted && sf.Find(it->second) != sf.Find(at->second)) {
+          active[sf.Find(it->second)] = active[sf.Find(at->second)] = 1;
+        }
+      }
+      for (uint32_t t = 0; t < k; ++t) active[t] = active[sf.Find(t)];
+    }
+    classes = 0;
+    for (uint32_t t = 0; t < k; ++t) classes += active[t] && sf.Find(t) == t ? 1 : 0;
+    if (classes <= 1) {
       intact.push_back(old);
-      for (uint32_t s = 0; s < k; ++s) {
-        groups_next_to(cells[s], gs);
+      for (uint32_t t = 0; t < k; ++t) {
+        groups_next_to(cells[t], gs);
         for (uint32_t g : gs) uf.Union(old, group_node[g]);
       }
       continue;
     }
-    // Interleaved searches over the old component's other polygons; a
-    // polygon reached keeps its raw id until the sides are known.
+    // Interleaved searches from those sides over the old component's other
+    // polygons; a polygon reached keeps its raw id until the sides are
+    // known. A search that reaches a side not searched from takes in its
+    // whole class (joined through new polygons).
     // seen_[p]: the search that reached p, stamped with this search round.
     if (seen_.size() < num_polygons()) seen_.resize(num_polygons(), {0, 0});
     if (++seen_round_ == 0) {  // wrapped: old stamps could look current
@@ -213,12 +239,18 @@ void Navmesh::RepairComponents(const std::vector<uint32_t>& placed,
     }
     std::vector<std::vector<uint32_t>> queue(k);
     std::vector<size_t> head(k, 0);
-    for (uint32_t s = 0; s < k; ++s) {
-      seen_[cells[s]] = {seen_round_, s};
-      queue[s].push_back(cells[s]);
+    std::vector<bool> dry(k, false);
+    absl::flat_hash_map<uint32_t, uint32_t> passive;  // ring polygon -> source
+    for (uint32_t t = 0; t < k; ++t) {
+      if (active[t]) {
+        seen_[cells[t]] = {seen_round_, t};
+        queue[t].push_back(cells[t]);
+      } else {
+        dry[t] = true;
+        passive[cells[t]] = t;
+      }
     }
     uint32_t exhausted = 0;
-    std::vector<bool> dry(k, false);
     auto class_dry = [&](uint32_t s) {
       const uint32_t r = sf.Find(s);
       for (uint32_t t = 0; t < k; ++t) {
@@ -237,23 +269,36 @@ void Navmesh::RepairComponents(const std::vector<uint32_t>& placed,
         const uint32_t u = queue[s][head[s]++];
         for (uint32_t v : neighbours(u)) {
           if (v == kNone || (mark_[v] & kNew)) continue;
-          if (seen_[v].first != seen_round_) {
-            seen_[v] = {seen_round_, s};
-            queue[s].push_back(v);
-          } else if (sf.Union(s, seen_[v].second)) {
-            --classes;  // two live sides meet (a dry one cannot be reached)
+          if (seen_[v].first == seen_round_) {
+            if (sf.Union(s, seen_[v].second)) --classes;  // two live sides meet
+            continue;
+          }
+          seen_[v] = {seen_round_, s};
+          queue[s].push_back(v);
+          if (auto it = passive.find(v); it != passive.end()) {
+            const uint32_t c = sf.Find(it->second);
+            for (uint32_t t = 0; t < k; ++t) {
+              if (sf.Find(t) != c || t == it->second) continue;
+              seen_[cells[t]] = {seen_round_, s};
+              queue[s].push_back(cells[t]);
+            }
+            sf.Union(s, c);
           }
         }
       }
     }
     // Dry sides are whole new components; the one left (if any) is the
     // rest of the old component and keeps its polygons' raw ids.
+    // Sides never reached belong to the one left: every side is joined to
+    // a searched one (the old component was connected).
+    std::vector<uint8_t> searched(k, 0);
+    for (uint32_t t = 0; t < k; ++t) searched[sf.Find(t)] |= active[t];
     absl::flat_hash_map<uint32_t, uint32_t> piece_of_class;
     bool kept = false;
     for (uint32_t s = 0; s < k; ++s) {
       groups_next_to(cells[s], gs);
       const uint32_t r = sf.Find(s);
-      if (class_dry(s)) {
+      if (searched[r] && class_dry(s)) {
         auto [it, inserted] = piece_of_class.try_emplace(r, 0);
         if (inserted) {
           it->second = static_cast<uint32_t>(pieces.size());

@@ -366,6 +366,31 @@ void Navmesh::RestitchTiles(const std::vector<uint32_t>& tiles) {
   for (uint32_t p : dropped) lost.push_back(component(p));
   std::sort(lost.begin(), lost.end());
   lost.erase(std::unique(lost.begin(), lost.end()), lost.end());
+  // The connected pieces of the dropped polygons and the old polygons
+  // each was linked to (the sides of the cut, for the components).
+  std::vector<std::pair<uint32_t, uint32_t>> old_sides;
+  {
+    absl::flat_hash_map<uint32_t, uint32_t> piece_of;
+    std::vector<uint32_t> stack;
+    uint32_t pieces = 0;
+    for (uint32_t s : dropped) {
+      if (!piece_of.try_emplace(s, pieces).second) continue;
+      stack.push_back(s);
+      while (!stack.empty()) {
+        const uint32_t u = stack.back();
+        stack.pop_back();
+        for (uint32_t v : neighbours(u)) {
+          if (v == kNone) continue;
+          if (mark_[v] != kDropped) {
+            old_sides.push_back({v, pieces});
+          } else if (piece_of.try_emplace(v, pieces).second) {
+            stack.push_back(v);
+          }
+        }
+      }
+      ++pieces;
+    }
+  }
   CutAppendages(dropped);
   // Out with the old polygons: their neighbours across the borders lose
   // their links (and are relinked below).
@@ -393,7 +418,7 @@ void Navmesh::RestitchTiles(const std::vector<uint32_t>& tiles) {
   }
   std::sort(ring.begin(), ring.end());
   ring.erase(std::unique(ring.begin(), ring.end()), ring.end());
-  RepairComponents(placed, ring, lost);
+  RepairComponents(placed, ring, lost, old_sides);
   JoinAppendages(placed);
   // The old vertices: interior ones freed, shared ones when no tile uses
   // them any more.

@@ -62,36 +62,90 @@ void Navmesh::CutAppendages(const std::vector<uint32_t>& dropped) {
   }
 }
 
-// Adding cells only grows the core. The new cells, and the appendage
-// cells on the way from their old neighbours to the core (or to their
-// tree's root) are peeled again; nothing else can change: an appendage
-// cell off those paths heads a subtree that no new cell touches, so it
-// still hangs from its parent, and core cells stay core. Work: the new
-// cells plus those paths, each of which changes unless the new cells hang
-// off it as a dead end (see the report of the change: the paths are walked
-// even then).
+// Adding cells only grows the core. First the new cells are peeled with
+// their appendage neighbours ("terminals") standing for the paths above
+// them, each path counted as one more edge whatever it leads to. A
+// terminal whose new neighbours all peel off before it keeps its place:
+// what hangs from it is a dead end with no other terminal in it (a
+// terminal never peels while a new neighbour is left, so none can sit
+// inside such a tree), and it keeps its parent. New cells peeled there
+// hang where the peeling says. Then the new cells left, the terminals
+// left and the appendage cells on the way from those terminals up to the
+// core (or their tree's root) are peeled again with their true edges;
+// nothing else can change: an appendage cell off those paths heads a
+// subtree that no cell left touches, so it still hangs from its parent,
+// and core cells stay core. The paths walked are those that now close a
+// cycle or join the core somewhere else, each of whose cells changes
+// (joins the core, or its parent turns round): a dead end touched at its
+// tip, or a maze cut and rejoined, walks nothing.
 void Navmesh::JoinAppendages(const std::vector<uint32_t>& placed) {
-  std::vector<uint32_t> nodes = placed;
-  for (uint32_t p : placed) mark_[p] |= kWalked;
+  constexpr uint8_t kTerminal = 8, kPeeled = 16;
+  absl::flat_hash_map<uint32_t, uint32_t> degree;
+  std::vector<uint32_t> terminals, stack;
   for (uint32_t p : placed) {
+    in_appendage_[p] = 0;
+    appendage_parent_[p] = kNone;
+  }
+  for (uint32_t p : placed) {
+    uint32_t d = 0;
     for (uint32_t q : neighbours(p)) {
-      uint32_t x = q;
-      while (x != kNone && !(mark_[x] & kWalked) && in_appendage_[x]) {
-        mark_[x] |= kWalked;
-        nodes.push_back(x);
-        x = appendage_parent_[x];
+      if (q == kNone) continue;
+      ++d;
+      if ((mark_[q] & kNew) || !in_appendage_[q]) continue;
+      if (!(mark_[q] & kTerminal)) {
+        mark_[q] |= kTerminal;
+        terminals.push_back(q);
+        degree[q] = 1;  // the path above it
       }
+      ++degree[q];
+    }
+    degree[p] = d;
+    if (d <= 1) stack.push_back(p);
+  }
+  auto live = [&](uint32_t v) {
+    return (mark_[v] & kNew) ? !in_appendage_[v]
+           : (mark_[v] & kTerminal) ? !(mark_[v] & kPeeled)
+                                    : !in_appendage_[v];
+  };
+  while (!stack.empty()) {
+    const uint32_t c = stack.back();
+    stack.pop_back();
+    if (!live(c)) continue;
+    if (mark_[c] & kTerminal) {
+      mark_[c] |= kPeeled;  // only the path above is left: it stays as it was
+      continue;
+    }
+    in_appendage_[c] = 1;
+    for (uint32_t v : neighbours(c)) {
+      if (v == kNone || !live(v)) continue;
+      appendage_parent_[c] = v;
+      if ((mark_[v] & (kNew | kTerminal)) && --degree[v] == 1) stack.push_back(v);
     }
   }
+  std::vector<uint32_t> nodes;
+  for (uint32_t p : placed) {
+    if (!in_appendage_[p]) {
+      nodes.push_back(p);
+      mark_[p] |= kWalked;
+    }
+  }
+  for (uint32_t q : terminals) {
+    if (mark_[q] & kPeeled) continue;
+    uint32_t x = q;
+    while (x != kNone && !(mark_[x] & kWalked) && in_appendage_[x]) {
+      mark_[x] |= kWalked;
+      nodes.push_back(x);
+      x = appendage_parent_[x];
+    }
+  }
+  for (uint32_t q : terminals) mark_[q] &= static_cast<uint8_t>(~(kTerminal | kPeeled));
   for (uint32_t u : nodes) {
     in_appendage_[u] = 0;
     appendage_parent_[u] = kNone;
   }
+  degree.clear();
   // Degree: neighbours among the nodes or in the core; an appendage cell
   // off the nodes is a dead end hanging from them.
-  absl::flat_hash_map<uint32_t, uint32_t> degree;
-  degree.reserve(nodes.size());
-  std::vector<uint32_t> stack;
   for (uint32_t u : nodes) {
     uint32_t d = 0;
     for (uint32_t v : neighbours(u)) d += v != kNone && !in_appendage_[v] ? 1 : 0;

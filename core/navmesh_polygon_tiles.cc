@@ -645,6 +645,7 @@ absl::Status Navmesh::UpdatePolygons(const PolygonMap& map, absl::Span<const Rec
     for (const cl::IntRect& s : dirty_squares) near = near || Meets(raw, s);
     if (near) inflated.push_back(Inflate(o, delta, obstacle_hulls_, lines));
   }
+  std::vector<uint32_t> rebuilt;
   for (size_t t = 0; t < tiles; ++t) {
     if (!dirty[t]) continue;
     const cl::IntRect s = Square(tiling, t);
@@ -653,9 +654,12 @@ absl::Status Navmesh::UpdatePolygons(const PolygonMap& map, absl::Span<const Rec
       if (!o.rings.empty() && Meets(o.bounds, s)) reach.push_back(&o);
     }
     WF_RETURN_IF_ERROR(MeshPolygonTile(tiling, t, reach, merge_triangles_, stats_));
-    ++last_update_tiles_;
+    rebuilt.push_back(static_cast<uint32_t>(t));
   }
-  AssembleGridTiles();
+  // Only the re-meshed tiles' polygons are replaced; links, index,
+  // components and appendages are repaired round them.
+  last_update_tiles_ = rebuilt.size();
+  RestitchTiles(rebuilt);
   return absl::OkStatus();
 }
 

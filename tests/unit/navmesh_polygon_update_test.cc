@@ -2,7 +2,9 @@
 // paths are as long as one tile's, and Navmesh::UpdateFromPolygons after
 // any sequence of obstacles added and removed leaves the mesh equal to a
 // fresh tiled build of the final map: the same polygons (as vertex rings),
-// links and components, the same FUNNEL and ANY_ANGLE lengths.
+// links, the same component partition and appendages (whatever the ids:
+// the repair keeps them in place and aliases components), the same FUNNEL
+// and ANY_ANGLE lengths.
 
 #include <algorithm>
 #include <cmath>
@@ -22,6 +24,7 @@ namespace wayfinder {
 namespace {
 
 using navmesh_test::ExpectSameLengths;
+using navmesh_test::ExpectSameStructure;
 using navmesh_test::ExpectSeamless;
 using navmesh_test::Lengths;
 using navmesh_test::RandomPointOnMesh;
@@ -118,7 +121,7 @@ void RunEdits(double radius, double tile, int steps, uint32_t seed) {
     ASSERT_TRUE(fresh.ok()) << where << ": " << fresh.status();
     ASSERT_EQ(mesh->num_polygons(), fresh->num_polygons()) << where;
     ASSERT_TRUE(Shape(*mesh) == Shape(*fresh)) << where << ": polygons or links differ";
-    ASSERT_EQ(mesh->num_components(), fresh->num_components()) << where;
+    ASSERT_NO_FATAL_FAILURE(ExpectSameStructure(*mesh, *fresh, where));
     std::vector<std::pair<Point, Point>> pairs;
     for (int k = 0; k < 3; ++k) {
       pairs.emplace_back(RandomPointOnMesh(*fresh, kSide, kSide, rng),
@@ -192,6 +195,34 @@ TEST(NavmeshPolygonTilesTest, TiledMeshIsSeamlessWithPathsAsShortAsOneTile) {
   EXPECT_LT(funnel_sum / funnel_count, 1.002);
 }
 
+// An edit may open space beyond every vertex the build had: a wall strip
+// along the left edge is removed, and points in the opened strip are found
+// and reached as on a fresh build (the index spans the map's area).
+TEST(NavmeshPolygonUpdateTest, RemovedEdgeStripIsLocated) {
+  PolygonMap map;
+  map.walkable.push_back({{{0, 0}, {kSide, 0}, {kSide, kSide}, {0, kSide}}});
+  map.obstacles.push_back({{{-5, -5}, {20, -5}, {20, kSide + 5}, {-5, kSide + 5}}});
+  NavmeshBuildOptions options;
+  options.agent_radius = 0.5;
+  options.merge_triangles = true;
+  options.polygon_tile_size = 16;
+  auto mesh = Navmesh::Build(map, options);
+  ASSERT_TRUE(mesh.ok()) << mesh.status();
+  const Rect strip = BoundsOf(map.obstacles.back());
+  map.obstacles.clear();
+  ASSERT_TRUE(mesh->UpdateFromPolygons(map, {strip}).ok());
+  auto fresh = Navmesh::Build(map, options);
+  ASSERT_TRUE(fresh.ok());
+  ASSERT_TRUE(Shape(*mesh) == Shape(*fresh));
+  ASSERT_NO_FATAL_FAILURE(ExpectSameStructure(*mesh, *fresh, "strip"));
+  for (const Point p : {Point{2, 3}, Point{5, 50}, Point{1, 99}}) {
+    EXPECT_NE(mesh->Locate(p), Navmesh::kNone) << p.x << ", " << p.y;
+  }
+  const std::vector<std::pair<Point, Point>> pairs = {{{2, 3}, {90, 90}}, {{1, 99}, {5, 50}}};
+  ASSERT_NO_FATAL_FAILURE(ExpectSameLengths(Lengths(*mesh, pairs), Lengths(*fresh, pairs), "strip"));
+  ASSERT_NO_FATAL_FAILURE(ExpectSeamless(*mesh, "strip"));
+}
+
 // A wide map keeps its tile count bounded (the side doubles), and a map
 // too wide for the border keys is one tile; both update as they build.
 TEST(NavmeshPolygonUpdateTest, WideMapsBoundTheirTiles) {
@@ -210,7 +241,7 @@ TEST(NavmeshPolygonUpdateTest, WideMapsBoundTheirTiles) {
     auto fresh = Navmesh::Build(map, options);
     ASSERT_TRUE(fresh.ok());
     EXPECT_TRUE(Shape(*mesh) == Shape(*fresh)) << side;
-    EXPECT_EQ(mesh->num_components(), fresh->num_components());
+    ASSERT_NO_FATAL_FAILURE(ExpectSameStructure(*mesh, *fresh, std::to_string(side)));
   }
 }
 

@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <random>
+#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -62,6 +64,67 @@ inline MeshShape Shape(const Navmesh& mesh) {
   }
   std::sort(s.links.begin(), s.links.end());
   return s;
+}
+
+// by_rank[i]: the polygon whose ring is the i-th smallest.
+inline std::vector<uint32_t> ByRank(const Navmesh& mesh) {
+  const uint32_t n = static_cast<uint32_t>(mesh.num_polygons());
+  std::vector<Ring> rings(n);
+  std::vector<uint32_t> order(n);
+  for (uint32_t p = 0; p < n; ++p) {
+    rings[p] = CanonicalRing(mesh, p);
+    order[p] = p;
+  }
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return rings[a] < rings[b]; });
+  return order;
+}
+
+// The same components (as a partition of the polygons, ids aside), the
+// same appendage flags, and appendage parents that equal the fresh
+// build's where they are unique (trees hanging from a cycle) and form one
+// tree per component elsewhere (a component without a cycle may be rooted
+// anywhere). Polygons are matched by their rings (the meshes have the
+// same Shape).
+inline void ExpectSameStructure(const Navmesh& mesh, const Navmesh& fresh, const std::string& where) {
+  const std::vector<uint32_t> a = ByRank(mesh), b = ByRank(fresh);
+  ASSERT_EQ(a.size(), b.size()) << where;
+  const uint32_t n = static_cast<uint32_t>(a.size());
+  std::vector<uint32_t> rank_a(n), rank_b(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    rank_a[a[i]] = i;
+    rank_b[b[i]] = i;
+  }
+  std::map<uint32_t, uint32_t> a_to_b, b_to_a;
+  std::set<uint32_t> components_with_core;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (!fresh.in_appendage(b[i])) components_with_core.insert(fresh.component(b[i]));
+  }
+  std::map<uint32_t, int> roots;  // tree component (fresh id) -> roots in `mesh`
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint32_t ca = mesh.component(a[i]), cb = fresh.component(b[i]);
+    auto [ia, fa] = a_to_b.try_emplace(ca, cb);
+    auto [ib, fb] = b_to_a.try_emplace(cb, ca);
+    ASSERT_TRUE(ia->second == cb && ib->second == ca)
+        << where << ": polygon rank " << i << " is in another component";
+    ASSERT_EQ(mesh.in_appendage(a[i]), fresh.in_appendage(b[i]))
+        << where << ": polygon rank " << i << " appendage flag differs";
+    if (!mesh.in_appendage(a[i])) continue;
+    const uint32_t pa = mesh.appendage_parent(a[i]), pb = fresh.appendage_parent(b[i]);
+    if (components_with_core.count(cb)) {
+      ASSERT_EQ(pa == Navmesh::kNone ? n : rank_a[pa], pb == Navmesh::kNone ? n : rank_b[pb])
+          << where << ": polygon rank " << i << " hangs from another parent";
+    } else {
+      if (pa == Navmesh::kNone) ++roots[cb];
+      const auto nb = mesh.neighbours(a[i]);
+      ASSERT_TRUE(pa == Navmesh::kNone || std::find(nb.begin(), nb.end(), pa) != nb.end())
+          << where << ": polygon rank " << i << "'s parent is not a neighbour";
+    }
+  }
+  ASSERT_EQ(a_to_b.size(), fresh.num_components()) << where;
+  ASSERT_EQ(mesh.num_components(), fresh.num_components()) << where;
+  for (const auto& [c, count] : roots) {
+    ASSERT_EQ(count, 1) << where << ": a component without a cycle has " << count << " roots";
+  }
 }
 
 // Every link is mutual and every side without one is a wall: just outside

@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <random>
+#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -25,6 +27,7 @@ namespace wayfinder {
 namespace {
 
 using navmesh_test::ExpectSameLengths;
+using navmesh_test::ExpectSameStructure;
 using navmesh_test::ExpectSeamless;
 using navmesh_test::Lengths;
 using navmesh_test::RandomPointOnMesh;
@@ -208,6 +211,7 @@ void RunEdits(double radius, int steps, uint32_t seed) {
     ASSERT_EQ(mesh->num_polygons(), fresh->num_polygons()) << where;
     ASSERT_TRUE(Shape(*mesh) == Shape(*fresh)) << where << ": polygons or links differ";
     ASSERT_EQ(mesh->num_components(), fresh->num_components()) << where;
+    ASSERT_NO_FATAL_FAILURE(ExpectSameStructure(*mesh, *fresh, where));
     std::vector<std::pair<Point, Point>> pairs;
     for (int k = 0; k < 3; ++k) {
       pairs.emplace_back(RandomPointOnMesh(*fresh, kW, kH, rng),

@@ -200,7 +200,7 @@ struct GridTiling {
   }
 };
 // A range [begin, begin + count) of an items array with room for `cap`
-// items (navmesh_storage.cc): the lists a restitch edits in place (the
+// items (navmesh_restitch.cc): the lists a restitch edits in place (the
 // polygons round a vertex, the polygons of a bucket).
 struct Slot {
   uint32_t begin = 0, count = 0, cap = 0;
@@ -416,7 +416,7 @@ class Navmesh {
   void FinishLinked();
   void BuildIndex();
   void BuildComponents();
-  // Storage edits for the restitch (navmesh_storage.cc). A new polygon of
+  // Storage edits for the restitch (navmesh_restitch.cc). A new polygon of
   // `corners` corners: its id (a freed one first) and corner range.
   uint32_t AddPolygon(uint32_t corners);
   // Drops polygon p from the vertex fans and buckets, unlinks its

@@ -7,7 +7,8 @@
 // cleans its rings without moving a point on the square's sides, puts on
 // those sides every vertex any ring has there (so that both sides of a
 // border split it at the same points: no T-junctions), triangulates and
-// merges inside the square. AssembleGridTiles joins the tiles.
+// merges inside the square. AssembleGridTiles joins the tiles, and
+// RestitchTiles replaces the tiles an update re-meshed (navmesh_restitch.cc).
 
 #include <algorithm>
 #include <array>

@@ -2,7 +2,8 @@
 // is the union of square tiles, each meshed alone (navmesh_from_grid.cc)
 // from the cells within the agent radius of its square, joined along the
 // tile borders through the vertices both sides put on them. The joining
-// (AssembleGridTiles) serves polygon tiles too (navmesh_polygon_tiles.cc).
+// and the in-place restitch (navmesh_restitch.cc) serve polygon tiles too
+// (navmesh_polygon_tiles.cc).
 
 #include <algorithm>
 #include <cmath>

@@ -34,11 +34,12 @@ Point ClosestOnSegment(const Point& p, const Point& a, const Point& b) {
 }  // namespace
 
 void Navmesh::Finish(std::vector<std::vector<uint32_t>> polys) {
-  poly_start_.assign(1, 0);
+  poly_span_.clear();
   poly_verts_.clear();
   for (const std::vector<uint32_t>& p : polys) {
+    const uint32_t begin = static_cast<uint32_t>(poly_verts_.size());
     poly_verts_.insert(poly_verts_.end(), p.begin(), p.end());
-    poly_start_.push_back(static_cast<uint32_t>(poly_verts_.size()));
+    poly_span_.push_back({begin, static_cast<uint32_t>(poly_verts_.size())});
   }
   polys.clear();
   polys.shrink_to_fit();
@@ -49,14 +50,14 @@ void Navmesh::Finish(std::vector<std::vector<uint32_t>> polys) {
   auto key = [](uint32_t a, uint32_t b) { return uint64_t{a} << 32 | b; };
   const uint32_t n = static_cast<uint32_t>(num_polygons());
   for (uint32_t p = 0; p < n; ++p) {
-    for (uint32_t k = poly_start_[p]; k < poly_start_[p + 1]; ++k) {
-      const uint32_t next = k + 1 == poly_start_[p + 1] ? poly_start_[p] : k + 1;
+    for (uint32_t k = poly_span_[p].begin; k < poly_span_[p].end; ++k) {
+      const uint32_t next = k + 1 == poly_span_[p].end ? poly_span_[p].begin : k + 1;
       edge_owner.emplace(key(poly_verts_[k], poly_verts_[next]), p);
     }
   }
   for (uint32_t p = 0; p < n; ++p) {
-    for (uint32_t k = poly_start_[p]; k < poly_start_[p + 1]; ++k) {
-      const uint32_t next = k + 1 == poly_start_[p + 1] ? poly_start_[p] : k + 1;
+    for (uint32_t k = poly_span_[p].begin; k < poly_span_[p].end; ++k) {
+      const uint32_t next = k + 1 == poly_span_[p].end ? poly_span_[p].begin : k + 1;
       auto it = edge_owner.find(key(poly_verts_[next], poly_verts_[k]));
       if (it != edge_owner.end()) poly_neighbours_[k] = it->second;
     }
@@ -66,12 +67,13 @@ void Navmesh::Finish(std::vector<std::vector<uint32_t>> polys) {
 
 void Navmesh::FinishLinked() {
   area_ = 0;
+  live_corners_ = poly_verts_.size();
   const uint32_t n = static_cast<uint32_t>(num_polygons());
   boundary_vertex_.assign(vertices_.size(), false);
-  std::vector<uint32_t> counts(vertices_.size() + 1, 0);
+  vertex_fan_.assign(vertices_.size(), {});
   for (uint32_t p = 0; p < n; ++p) {
-    for (uint32_t k = poly_start_[p]; k < poly_start_[p + 1]; ++k) {
-      const uint32_t next = k + 1 == poly_start_[p + 1] ? poly_start_[p] : k + 1;
+    for (uint32_t k = poly_span_[p].begin; k < poly_span_[p].end; ++k) {
+      const uint32_t next = k + 1 == poly_span_[p].end ? poly_span_[p].begin : k + 1;
       const Point& a = vertices_[poly_verts_[k]];
       const Point& b = vertices_[poly_verts_[next]];
       area_ += (a.x * b.y - b.x * a.y) / 2;
@@ -79,22 +81,23 @@ void Navmesh::FinishLinked() {
         boundary_vertex_[poly_verts_[k]] = true;
         boundary_vertex_[poly_verts_[next]] = true;
       }
-      ++counts[poly_verts_[k] + 1];
+      ++vertex_fan_[poly_verts_[k]].cap;
     }
   }
-  vertex_poly_start_.assign(vertices_.size() + 1, 0);
-  for (size_t v = 0; v < vertices_.size(); ++v) {
-    vertex_poly_start_[v + 1] = vertex_poly_start_[v] + counts[v + 1];
+  // Fans laid out in vertex order, each exactly as large as it is.
+  uint32_t at = 0;
+  for (navmesh_internal::Slot& f : vertex_fan_) {
+    f.begin = at;
+    at += f.cap;
   }
-  vertex_polys_.assign(poly_verts_.size(), 0);
-  std::vector<uint32_t>& fill = counts;  // reused: the next free slot of each vertex
-  std::copy(vertex_poly_start_.begin(), vertex_poly_start_.end(), fill.begin());
+  fan_items_.assign(at, 0);
+  free_fans_.Clear();
   for (uint32_t p = 0; p < n; ++p) {
-    for (uint32_t k = poly_start_[p]; k < poly_start_[p + 1]; ++k) {
-      vertex_polys_[fill[poly_verts_[k]]++] = p;
+    for (uint32_t k = poly_span_[p].begin; k < poly_span_[p].end; ++k) {
+      navmesh_internal::Slot& f = vertex_fan_[poly_verts_[k]];
+      fan_items_[f.begin + f.count++] = p;
     }
   }
-  std::vector<uint32_t>().swap(counts);
   BuildComponents();
   FindAppendages(*this, appendage_parent_, in_appendage_);
   BuildIndex();
@@ -115,71 +118,95 @@ void Navmesh::BuildComponents() {
         }
       },
       components_);
+  comp_alias_.resize(num_components_);
+  for (uint32_t i = 0; i < num_components_; ++i) comp_alias_[i] = i;
+  comp_members_.clear();
 }
 
 void Navmesh::BuildIndex() {
-  bucket_start_.clear();
+  bucket_.clear();
   bucket_items_.clear();
+  free_buckets_.Clear();
   const size_t polygons = num_polygons();
-  if (polygons == 0) {
-    buckets_x_ = buckets_y_ = 0;
-    return;
-  }
   double max_x = -std::numeric_limits<double>::infinity(), max_y = max_x;
   min_x_ = min_y_ = std::numeric_limits<double>::infinity();
-  for (const Point& p : vertices_) {
-    min_x_ = std::min(min_x_, p.x);
-    min_y_ = std::min(min_y_, p.y);
-    max_x = std::max(max_x, p.x);
-    max_y = std::max(max_y, p.y);
+  if (tiling_.xs.size() >= 2 && tiling_.ys.size() >= 2) {
+    // A grid mesh covers the axes' range at most, and an update may grow
+    // it up to that: the grid of buckets spans all of it.
+    min_x_ = tiling_.xs.front();
+    max_x = tiling_.xs.back();
+    min_y_ = tiling_.ys.front();
+    max_y = tiling_.ys.back();
+  } else if (tiling_.polygon()) {
+    // So is a polygon-tiled mesh by its map's area (an edit may open a
+    // corner no vertex reached at the build).
+    min_x_ = map_area_.x0;
+    max_x = map_area_.x1;
+    min_y_ = map_area_.y0;
+    max_y = map_area_.y1;
+  } else {
+    if (polygons == 0) {
+      buckets_x_ = buckets_y_ = 0;
+      return;
+    }
+    for (const Point& p : vertices_) {
+      min_x_ = std::min(min_x_, p.x);
+      min_y_ = std::min(min_y_, p.y);
+      max_x = std::max(max_x, p.x);
+      max_y = std::max(max_y, p.y);
+    }
   }
   // About one polygon per bucket on average.
   const double span_x = std::max(max_x - min_x_, 1e-9), span_y = std::max(max_y - min_y_, 1e-9);
-  bucket_size_ = std::max(std::sqrt(span_x * span_y / polygons), 1e-6);
+  bucket_size_ = std::max(std::sqrt(span_x * span_y / std::max<size_t>(polygons, 1)), 1e-6);
   buckets_x_ = static_cast<uint32_t>(std::min(4096.0, std::floor(span_x / bucket_size_) + 1));
   buckets_y_ = static_cast<uint32_t>(std::min(4096.0, std::floor(span_y / bucket_size_) + 1));
   bucket_size_ = std::max(span_x / (buckets_x_ - 0.5), span_y / (buckets_y_ - 0.5));
   const size_t n = size_t{buckets_x_} * buckets_y_;
-  std::vector<uint32_t> counts(n + 1, 0);
-  auto range = [&](uint32_t t, uint32_t* i0, uint32_t* i1, uint32_t* j0, uint32_t* j1) {
-    double lx = std::numeric_limits<double>::infinity(), ly = lx, hx = -lx, hy = -lx;
-    for (uint32_t v : polygon(t)) {
-      lx = std::min(lx, vertices_[v].x);
-      ly = std::min(ly, vertices_[v].y);
-      hx = std::max(hx, vertices_[v].x);
-      hy = std::max(hy, vertices_[v].y);
-    }
-    auto cell = [&](double v, double lo, uint32_t count) {
-      return static_cast<uint32_t>(
-          std::clamp(std::floor((v - lo) / bucket_size_), 0.0, double(count - 1)));
-    };
-    *i0 = cell(lx, min_x_, buckets_x_);
-    *i1 = cell(hx, min_x_, buckets_x_);
-    *j0 = cell(ly, min_y_, buckets_y_);
-    *j1 = cell(hy, min_y_, buckets_y_);
-  };
+  bucket_.assign(n, {});
   for (int pass = 0; pass < 2; ++pass) {
     for (uint32_t t = 0; t < polygons; ++t) {
       uint32_t i0, i1, j0, j1;
-      range(t, &i0, &i1, &j0, &j1);
+      BucketRange(t, &i0, &i1, &j0, &j1);
       for (uint32_t j = j0; j <= j1; ++j) {
         for (uint32_t i = i0; i <= i1; ++i) {
-          const size_t b = size_t{j} * buckets_x_ + i;
+          navmesh_internal::Slot& b = bucket_[size_t{j} * buckets_x_ + i];
           if (pass == 0) {
-            ++counts[b + 1];
+            ++b.cap;
           } else {
-            bucket_items_[bucket_start_[b] + counts[b]++] = t;
+            bucket_items_[b.begin + b.count++] = t;
           }
         }
       }
     }
     if (pass == 0) {
-      bucket_start_.assign(n + 1, 0);
-      for (size_t b = 0; b < n; ++b) bucket_start_[b + 1] = bucket_start_[b] + counts[b + 1];
-      bucket_items_.resize(bucket_start_[n]);
-      std::fill(counts.begin(), counts.end(), 0);
+      uint32_t at = 0;
+      for (navmesh_internal::Slot& b : bucket_) {
+        b.begin = at;
+        at += b.cap;
+      }
+      bucket_items_.assign(at, 0);
     }
   }
+}
+
+void Navmesh::BucketRange(uint32_t t, uint32_t* i0, uint32_t* i1, uint32_t* j0,
+                          uint32_t* j1) const {
+  double lx = std::numeric_limits<double>::infinity(), ly = lx, hx = -lx, hy = -lx;
+  for (uint32_t v : polygon(t)) {
+    lx = std::min(lx, vertices_[v].x);
+    ly = std::min(ly, vertices_[v].y);
+    hx = std::max(hx, vertices_[v].x);
+    hy = std::max(hy, vertices_[v].y);
+  }
+  auto cell = [&](double v, double lo, uint32_t count) {
+    return static_cast<uint32_t>(
+        std::clamp(std::floor((v - lo) / bucket_size_), 0.0, double(count - 1)));
+  };
+  *i0 = cell(lx, min_x_, buckets_x_);
+  *i1 = cell(hx, min_x_, buckets_x_);
+  *j0 = cell(ly, min_y_, buckets_y_);
+  *j1 = cell(hy, min_y_, buckets_y_);
 }
 
 bool Navmesh::Contains(uint32_t t, const Point& p) const {
@@ -195,8 +222,9 @@ uint32_t Navmesh::Locate(const Point& p) const {
   const double fi = std::floor((p.x - min_x_) / bucket_size_);
   const double fj = std::floor((p.y - min_y_) / bucket_size_);
   if (fi < 0 || fj < 0 || fi >= buckets_x_ || fj >= buckets_y_) return kNone;
-  const size_t b = static_cast<size_t>(fj) * buckets_x_ + static_cast<size_t>(fi);
-  for (uint32_t k = bucket_start_[b]; k < bucket_start_[b + 1]; ++k) {
+  const navmesh_internal::Slot& b =
+      bucket_[static_cast<size_t>(fj) * buckets_x_ + static_cast<size_t>(fi)];
+  for (uint32_t k = b.begin; k < b.begin + b.count; ++k) {
     if (Contains(bucket_items_[k], p)) return bucket_items_[k];
   }
   return kNone;
@@ -220,8 +248,8 @@ uint32_t Navmesh::Nearest(const Point& p, double max_distance, Point* nearest) c
   double best_d = max_distance;
   for (uint32_t j = j0; j <= j1; ++j) {
     for (uint32_t i = i0; i <= i1; ++i) {
-      const size_t b = size_t{j} * buckets_x_ + i;
-      for (uint32_t k = bucket_start_[b]; k < bucket_start_[b + 1]; ++k) {
+      const navmesh_internal::Slot& b = bucket_[size_t{j} * buckets_x_ + i];
+      for (uint32_t k = b.begin; k < b.begin + b.count; ++k) {
         const auto v = polygon(bucket_items_[k]);
         for (size_t e = 0; e < v.size(); ++e) {
           const Point q =
@@ -324,18 +352,33 @@ Point Navmesh::Centroid(uint32_t t) const {
 size_t Navmesh::MemoryBytes() const {
   size_t tiles = (tiling_.xs.capacity() + tiling_.ys.capacity()) * sizeof(double) +
                  (tiling_.bx.capacity() + tiling_.by.capacity()) * sizeof(uint32_t) +
-                 tiling_.tiles.capacity() * sizeof(navmesh_internal::GridTile);
+                 tiling_.tiles.capacity() * sizeof(navmesh_internal::GridTile) +
+                 tile_state_.capacity() * sizeof(navmesh_internal::TileState) +
+                 border_vertex_.capacity() * (sizeof(uint64_t) + 2 * sizeof(uint32_t));
   for (const navmesh_internal::GridTile& t : tiling_.tiles) {
     tiles += t.keys.capacity() * sizeof(uint64_t) +
-             (t.start.capacity() + t.verts.capacity() + t.neighbours.capacity()) * sizeof(uint32_t);
+             (t.start.capacity() + t.verts.capacity() + t.neighbours.capacity()) * sizeof(uint32_t) +
+             t.points.capacity() * sizeof(Point) + t.on_border.capacity();
+  }
+  for (size_t t = 0; t < tiling_.walkable.size(); ++t) {
+    for (const auto& ring : tiling_.walkable[t]) tiles += ring.capacity() * sizeof(Point);
+    tiles += tiling_.walkable_marks[t].capacity() * sizeof(Point);
+  }
+  for (const navmesh_internal::TileState& t : tile_state_) {
+    tiles += (t.polys.capacity() + t.verts.capacity()) * sizeof(uint32_t) +
+             t.border_keys.capacity() * sizeof(uint64_t);
   }
   return sizeof(*this) + tiles + vertices_.capacity() * sizeof(Point) +
-         (poly_start_.capacity() + poly_verts_.capacity() + poly_neighbours_.capacity() +
-          components_.capacity() + appendage_parent_.capacity() + vertex_poly_start_.capacity() +
-          vertex_polys_.capacity() +
-          bucket_start_.capacity() + bucket_items_.capacity()) *
+         poly_span_.capacity() * sizeof(Span) +
+         (vertex_fan_.capacity() + bucket_.capacity()) * sizeof(navmesh_internal::Slot) +
+         (poly_verts_.capacity() + poly_neighbours_.capacity() + components_.capacity() +
+          appendage_parent_.capacity() + comp_alias_.capacity() + fan_items_.capacity() + bucket_items_.capacity() +
+          free_vertices_.capacity() + freed_ids_.capacity() + poly_tile_.capacity() +
+          poly_in_tile_.capacity()) *
              sizeof(uint32_t) +
-         in_appendage_.capacity() + boundary_vertex_.capacity() / 8;
+         free_corners_.MemoryBytes() + free_fans_.MemoryBytes() + free_buckets_.MemoryBytes() +
+         seen_.capacity() * 2 * sizeof(uint32_t) + in_appendage_.capacity() + mark_.capacity() + shared_vertex_.capacity() +
+         boundary_vertex_.capacity() / 8;
 }
 
 }  // namespace wayfinder

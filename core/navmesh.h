@@ -7,8 +7,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
@@ -132,30 +134,102 @@ struct NavmeshBuildOptions {
   // link edge to edge across it. UpdateFromGrid rebuilds only the tiles an
   // edit reaches. 0 = one tile (the whole map).
   uint32_t grid_tile_cells = 128;
+  // Polygon and rects sources: the mesh is built in square tiles of this
+  // side, world units (> 0, or 0 = one tile: the whole map, as one
+  // clipping and one triangulation), on a lattice from the map area's
+  // lower corner. Each tile meshes the free space inside its square; the
+  // rings are cut at every tile line before clipping, so both sides of a
+  // border put the same vertices on it and polygons link edge to edge.
+  // UpdateFromPolygons rebuilds only the tiles an obstacle's inflated shape
+  // reaches. The side is doubled until the map has at most kMaxPolygonTiles
+  // tiles. With max_edge_length or steiner_spacing set the mesh is one tile.
+  double polygon_tile_size = 64;
+  static constexpr size_t kMaxPolygonTiles = 4096;
 };
 
-// Per-stage build times, milliseconds.
 namespace navmesh_internal {
 // One tile of a grid mesh (navmesh_tiles.cc): compressed cells [i0, i1) x
 // [j0, j1) of the tiling's axes, its polygons with tile-local vertex ids
 // (keys[v]: the lattice point j * xs.size() + i of local vertex v) and
 // tile-local neighbours (kNone on walls and on the tile's border).
+//
+// Polygon tiles use the same structure: i0..j1 are the tile's column and
+// row in the tiling, points[v] is local vertex v (world units, on the
+// 1/1024 lattice), on_border[v] whether it lies on a side of the tile's
+// square shared with another tile, and keys[v] the lattice point (packed:
+// the same in every tile, unique in a mesh of more than one tile). GridTiling::VertexPoint and OnBorder read a
+// local vertex of either kind.
 struct GridTile {
   uint32_t i0 = 0, i1 = 0, j0 = 0, j1 = 0;
   std::vector<uint64_t> keys;
   std::vector<uint32_t> start, verts, neighbours;
+  std::vector<Point> points;       // polygon tiles only
+  std::vector<uint8_t> on_border;  // polygon tiles only
 };
 // How a grid mesh is cut: the axes of compressed-cell coordinates (tile
 // borders included), the axis indices of the tile borders (bx, by: first
 // 0, last the axis' last index) and the tiles, row by row.
+//
+// A polygon tiling (polygon_tile_size > 0) has width == 0 and instead
+// the lattice of its squares: tile (tx, ty) is [x0 + tx * side, x0 + (tx +
+// 1) * side] x [y0 + ty * side, ...] in 1/1024 world units, tiles_x by
+// tiles_y of them; `walkable` holds, per tile, the walkable area shrunk by
+// the radius and clipped to the square (it never changes: edits add and
+// remove obstacles only), `walkable_marks` the vertices of that area's
+// rings on the square's sides.
 struct GridTiling {
   uint32_t width = 0, height = 0, tile_cells = 0;
   std::vector<double> xs, ys;
   std::vector<uint32_t> bx, by;
   std::vector<GridTile> tiles;
+  // Polygon tilings.
+  int64_t x0 = 0, y0 = 0, side = 0;
+  uint32_t tiles_x = 0, tiles_y = 0;
+  std::vector<std::vector<std::vector<Point>>> walkable;
+  std::vector<std::vector<Point>> walkable_marks;
+
+  bool polygon() const { return side != 0; }
+  Point VertexPoint(const GridTile& tile, size_t v) const {
+    if (polygon()) return tile.points[v];
+    return {xs[tile.keys[v] % xs.size()], ys[tile.keys[v] / xs.size()]};
+  }
+  bool OnBorder(const GridTile& tile, size_t v) const {
+    if (polygon()) return tile.on_border[v] != 0;
+    const uint64_t i = tile.keys[v] % xs.size(), j = tile.keys[v] / xs.size();
+    return i == tile.i0 || i == tile.i1 || j == tile.j0 || j == tile.j1;
+  }
+};
+// A range [begin, begin + count) of an items array with room for `cap`
+// items (navmesh_restitch.cc): the lists a restitch edits in place (the
+// polygons round a vertex, the polygons of a bucket).
+struct Slot {
+  uint32_t begin = 0, count = 0, cap = 0;
+};
+// Freed ranges of an items array, by capacity, for reuse.
+class FreeRanges {
+ public:
+  // The start of a free range of `cap` items: a freed one, else `*size`
+  // (which grows by cap; the caller resizes its arrays to it).
+  uint32_t Take(uint32_t cap, size_t* size);
+  void Give(uint32_t begin, uint32_t cap) {
+    if (cap != 0) free_[cap].push_back(begin);
+  }
+  void Clear() { free_.clear(); }
+  size_t MemoryBytes() const;
+
+ private:
+  absl::flat_hash_map<uint32_t, std::vector<uint32_t>> free_;
+};
+// What the mesh made of one tile: the global ids of its polygons (in the
+// tile's order) and of its local vertices, and the keys of the tile-border
+// vertices it shares with its neighbours.
+struct TileState {
+  std::vector<uint32_t> polys, verts;
+  std::vector<uint64_t> border_keys;
 };
 }  // namespace navmesh_internal
 
+// Per-stage build times, milliseconds.
 struct NavmeshBuildStats {
   double clip_ms = 0;         // union, hulls, offsets, difference, clean-up; grids: free
                               // cells, rectangles
@@ -226,28 +300,45 @@ class Navmesh {
   // rectangle reaching outside the map. Not thread-safe: call it on a mesh
   // no query reads.
   absl::Status UpdateFromGrid(const GridMap& grid, const CellRect& changed);
-  // Tiles of a grid mesh (0 for polygon meshes) and how many the last
-  // UpdateFromGrid rebuilt.
+  // Obstacles were added to or removed from the map a tiled polygon mesh
+  // (Build with polygon_tile_size > 0) was built from: `map` is the map now
+  // (the same walkable polygons; obstacles in any number and order) and
+  // `changed` the world bounding boxes of every shape added or removed.
+  // Rebuilds the tiles the shapes, inflated by the radius, reach, and
+  // restitches them; afterwards the mesh equals Build(map) with the same
+  // options. `map` is not validated again: it must be one Build accepts.
+  // FAILED_PRECONDITION on a mesh not built in polygon tiles,
+  // INVALID_ARGUMENT when the clipper refuses the obstacles. Not
+  // thread-safe: call it on a mesh no query reads.
+  absl::Status UpdateFromPolygons(const PolygonMap& map, absl::Span<const Rect> changed);
+  // Tiles of a tiled mesh (0 for a mesh of one piece) and how many the
+  // last UpdateFromGrid or UpdateFromPolygons rebuilt.
   size_t num_tiles() const { return tiling_.tiles.size(); }
   size_t last_update_tiles() const { return last_update_tiles_; }
 
   const std::vector<Point>& vertices() const { return vertices_; }
-  size_t num_polygons() const { return poly_start_.empty() ? 0 : poly_start_.size() - 1; }
+  // Polygon ids are dense: 0 .. num_polygons() - 1. A grid mesh's update
+  // gives the new polygons the ids its old ones freed (and moves the last
+  // polygons into ids left over), so ids are not in tile order after it.
+  size_t num_polygons() const { return poly_span_.size(); }
   // Vertex indices of polygon p, convex, in the order with positive
   // Cross(v[0], v[1], v[2]) (clockwise on screen, x right and y down).
+  // After an update vertices() may hold unused points (no polygon's).
   absl::Span<const uint32_t> polygon(uint32_t p) const {
-    return {poly_verts_.data() + poly_start_[p], poly_start_[p + 1] - poly_start_[p]};
+    return {poly_verts_.data() + poly_span_[p].begin, poly_span_[p].end - poly_span_[p].begin};
   }
   // Polygon corners are numbered consecutively: corner i of polygon p is
-  // number first_corner(p) + i, all below num_corners().
-  uint32_t first_corner(uint32_t p) const { return poly_start_[p]; }
+  // number first_corner(p) + i, all below num_corners() (after an update
+  // some numbers belong to no polygon).
+  uint32_t first_corner(uint32_t p) const { return poly_span_[p].begin; }
   size_t num_corners() const { return poly_verts_.size(); }
   // neighbours(p)[i]: the polygon across the edge (v[i], v[i+1]), or kNone.
   absl::Span<const uint32_t> neighbours(uint32_t p) const {
-    return {poly_neighbours_.data() + poly_start_[p], poly_start_[p + 1] - poly_start_[p]};
+    return {poly_neighbours_.data() + poly_span_[p].begin,
+            poly_span_[p].end - poly_span_[p].begin};
   }
   // Triangles the polygons would make (sum of vertices - 2).
-  size_t num_triangles() const { return poly_verts_.size() - 2 * num_polygons(); }
+  size_t num_triangles() const { return live_corners_ - 2 * num_polygons(); }
   // Polygon sides shared with a neighbour, counted from both sides.
   size_t num_links() const;
   double agent_radius() const { return agent_radius_; }
@@ -256,7 +347,9 @@ class Navmesh {
   // maps. Query points outside it are INVALID_ARGUMENT, not off-mesh.
   const MapArea& map_area() const { return map_area_; }
   const NavmeshBuildStats& stats() const { return stats_; }
-  uint32_t component(uint32_t polygon) const { return components_[polygon]; }
+  // Equal for two polygons exactly when they are connected; not dense
+  // after an update (compare ids, do not count them).
+  uint32_t component(uint32_t polygon) const { return comp_alias_[components_[polygon]]; }
   // Polygons in tree-like appendages (dead-end corridors and rooms; every
   // polygon of a mesh without holes), see FindAppendages: the searches
   // enter them only on the way out from the start or the goal.
@@ -269,8 +362,7 @@ class Navmesh {
   bool IsBoundaryVertex(uint32_t v) const { return boundary_vertex_[v]; }
   // Polygons around vertex v.
   absl::Span<const uint32_t> VertexPolygons(uint32_t v) const {
-    return {vertex_polys_.data() + vertex_poly_start_[v],
-            vertex_poly_start_[v + 1] - vertex_poly_start_[v]};
+    return {fan_items_.data() + vertex_fan_[v].begin, vertex_fan_[v].count};
   }
 
   // The polygon containing `p` (edges included), or kNone. Expected O(1):
@@ -297,7 +389,7 @@ class Navmesh {
   Point CellCentre(uint32_t p) const { return Centroid(p); }
   template <typename F>
   void ForEachNeighbour(uint32_t p, F&& f) const {
-    const uint32_t begin = poly_start_[p], end = poly_start_[p + 1];
+    const uint32_t begin = poly_span_[p].begin, end = poly_span_[p].end;
     for (uint32_t k = begin; k < end; ++k) {
       if (poly_neighbours_[k] != kNone) {
         f(poly_neighbours_[k], vertices_[poly_verts_[k + 1 == end ? begin : k + 1]],
@@ -313,19 +405,80 @@ class Navmesh {
                                                const PolygonLimits& limits,
                                                const BuildBudget& budget,
                                                const NavmeshLimits& build_limits);
-  // Fills poly_start_/poly_verts_ from `polys`, then adjacency, components,
+  struct Span {
+    uint32_t begin = 0, end = 0;
+  };
+  // Fills poly_span_/poly_verts_ from `polys`, then adjacency, components,
   // boundary flags, vertex incidence and the index.
   void Finish(std::vector<std::vector<uint32_t>> polys);
-  // The rest of Finish once poly_start_, poly_verts_ and poly_neighbours_
+  // The rest of Finish once poly_span_, poly_verts_ and poly_neighbours_
   // are filled (grid meshes know their neighbours from the grid).
   void FinishLinked();
   void BuildIndex();
   void BuildComponents();
-  // Grid tiles (navmesh_tiles.cc): meshes tile t from `grid`; joins the
-  // tiles into the mesh's arrays (shared border vertices, links across
-  // tile borders) and finishes it.
+  // Storage edits for the restitch (navmesh_restitch.cc). A new polygon of
+  // `corners` corners: its id (a freed one first) and corner range.
+  uint32_t AddPolygon(uint32_t corners);
+  // Drops polygon p from the vertex fans and buckets, unlinks its
+  // neighbours and frees its corners; the id stays (empty) until
+  // FillFreedIds.
+  void DropPolygon(uint32_t p, std::vector<uint32_t>* touched);
+  // Registers polygon p in its vertices' fans and its buckets.
+  void IndexPolygon(uint32_t p);
+  // Moves the last polygons into freed ids until the ids are dense again.
+  void FillFreedIds();
+  void MovePolygon(uint32_t from, uint32_t to);
+  uint32_t AddVertex(const Point& p, bool shared);
+  void FreeVertex(uint32_t v);
+  // Whether v is on the boundary, from the polygons round it.
+  void RefreshBoundary(uint32_t v);
+  // Buckets (i0..i1, j0..j1, inclusive) polygon p's bounding box meets.
+  void BucketRange(uint32_t p, uint32_t* i0, uint32_t* i1, uint32_t* j0, uint32_t* j1) const;
+  // Grid tiles (navmesh_tiles.cc): meshes tile t from `grid`.
   absl::Status MeshGridTile(const GridMap& grid, size_t t, const BuildBudget& budget);
+  // Joins all of tiling_'s tiles into the mesh's arrays (shared border
+  // vertices, links across tile borders) and finishes it
+  // (navmesh_restitch.cc). Any tile producer may call it once its tiles
+  // are filled.
   void AssembleGridTiles();
+  // Polygon tiles (navmesh_polygon_tiles.cc).
+  static absl::StatusOr<Navmesh> BuildPolygonTiles(const PolygonMap& map,
+                                                   const NavmeshBuildOptions& options,
+                                                   const BuildBudget& budget,
+                                                   const NavmeshLimits& build_limits);
+  absl::Status UpdatePolygons(const PolygonMap& map, absl::Span<const Rect> changed);
+  // Options of a polygon-tiled mesh, kept for its updates.
+  bool obstacle_hulls_ = false;
+  bool merge_triangles_ = false;
+  // After tiling_.tiles[t] was produced again for each t of `tiles`:
+  // replaces those tiles' polygons in place and repairs links, vertex
+  // fans, boundary flags, the index, components and appendages, with work
+  // that follows the tiles and what changes, not the mesh.
+  void RestitchTiles(const std::vector<uint32_t>& tiles);
+  // The restitch's repairs (navmesh_repair.cc). Before the dropped
+  // polygons (marked kDropped) go: peels the core cells that lose it and
+  // cuts the appendage pointers into them.
+  void CutAppendages(const std::vector<uint32_t>& dropped);
+  // After the placed polygons (marked kNew) are linked: appendages again
+  // for them and the appendage paths from their neighbours to the core.
+  void JoinAppendages(const std::vector<uint32_t>& placed);
+  // Components after the restitch: `ring` the old polygons linked to the
+  // dropped or the placed ones, `lost` the components that lost polygons,
+  // `old_sides` (ring polygon, connected piece of the dropped polygons it
+  // was linked to).
+  void RepairComponents(const std::vector<uint32_t>& placed, const std::vector<uint32_t>& ring,
+                        const std::vector<uint32_t>& lost,
+                        const std::vector<std::pair<uint32_t, uint32_t>>& old_sides);
+  void CompactComponents();
+  static constexpr uint8_t kDropped = 1, kNew = 2, kWalked = 4;
+  // Places tile t's polygons and vertices (the tile's new content) into
+  // the mesh, linked inside the tile, into tile_state_[t]; with `index`
+  // also into the vertex fans and the buckets.
+  void PlaceTile(uint32_t t, bool index);
+  // Links the open sides between shared border vertices of `polys` to the
+  // polygons across the tile borders (both ways); adds the polygons
+  // whose links changed to `touched`.
+  void LinkAcrossBorders(const std::vector<uint32_t>& polys, std::vector<uint32_t>* touched);
   // Whether polygons `from` and `to`, both round vertex x, are joined by a
   // chain of polygons round x sharing sides.
   bool AroundVertex(uint32_t x, uint32_t from, uint32_t to) const;
@@ -333,15 +486,41 @@ class Navmesh {
   double agent_radius_ = 0;
   MapArea map_area_;
   std::vector<Point> vertices_;
-  std::vector<uint32_t> poly_start_;
+  // Per polygon: its corners [begin, end) of poly_verts_/poly_neighbours_.
+  // Corner ranges are allocated per polygon (freed ones reused by size),
+  // so a restitch rewrites a polygon without moving the others.
+  std::vector<Span> poly_span_;
   std::vector<uint32_t> poly_verts_;
   std::vector<uint32_t> poly_neighbours_;
+  size_t live_corners_ = 0;
+  navmesh_internal::FreeRanges free_corners_;
+  // Per polygon a raw component id; comp_alias_ maps raw ids to the
+  // component's id, so that a restitch joining two components re-points
+  // the raw ids of one (comp_members_: a root's other raw ids), never its
+  // polygons.
   std::vector<uint32_t> components_;
+  std::vector<uint32_t> comp_alias_;
+  absl::flat_hash_map<uint32_t, std::vector<uint32_t>> comp_members_;
+  std::vector<uint8_t> mark_;  // restitch scratch per polygon, zero between restitches
+  // The component repair's searches: per polygon (round, search).
+  std::vector<std::pair<uint32_t, uint32_t>> seen_;
+  uint32_t seen_round_ = 0;
   std::vector<uint32_t> appendage_parent_;
   std::vector<uint8_t> in_appendage_;
   std::vector<bool> boundary_vertex_;
-  std::vector<uint32_t> vertex_poly_start_;
-  std::vector<uint32_t> vertex_polys_;
+  // Per vertex: the polygons round it, a Slot of fan_items_.
+  std::vector<navmesh_internal::Slot> vertex_fan_;
+  std::vector<uint32_t> fan_items_;
+  navmesh_internal::FreeRanges free_fans_;
+  std::vector<uint32_t> free_vertices_;  // ids of unused vertices
+  std::vector<uint8_t> shared_vertex_;   // per vertex: 1 on a tile border
+  std::vector<uint32_t> freed_ids_;      // polygon ids emptied by a restitch
+  // Grid meshes: per tile what the mesh made of it, per polygon its tile
+  // and its index in the tile's list, and the shared tile-border vertices
+  // (lattice key -> vertex, tiles using it).
+  std::vector<navmesh_internal::TileState> tile_state_;
+  std::vector<uint32_t> poly_tile_, poly_in_tile_;
+  absl::flat_hash_map<uint64_t, std::pair<uint32_t, uint32_t>> border_vertex_;
   uint64_t num_components_ = 0;
   double area_ = 0;
   NavmeshBuildStats stats_;
@@ -351,8 +530,9 @@ class Navmesh {
   // lists the polygons whose bounding box meets it.
   double min_x_ = 0, min_y_ = 0, bucket_size_ = 1;
   uint32_t buckets_x_ = 0, buckets_y_ = 0;
-  std::vector<uint32_t> bucket_start_;
+  std::vector<navmesh_internal::Slot> bucket_;
   std::vector<uint32_t> bucket_items_;
+  navmesh_internal::FreeRanges free_buckets_;
 };
 
 // Per-thread search memory for FindNavmeshPath. Not thread-safe.

@@ -33,96 +33,17 @@ using navmesh_internal::Cross;
 using navmesh_internal::FormatPoint;
 using navmesh_internal::ToPaths;
 using navmesh_internal::MergeConvex;
+using navmesh_internal::ValidatePolygons;
+using navmesh_internal::ConvexHull;
+using navmesh_internal::SimplifyRing;
+using navmesh_internal::kCleanTolerance;
+using navmesh_internal::kClearanceMargin;
 
 // triangulation of a million points takes seconds, and cannot be
 // interrupted.
 constexpr double kMaxAddedPoints = 1e6;
 
 
-// Convex hull (Andrew's monotone chain) of one obstacle, as seed 002 does for
-// entity bounds. Hand-written: a dozen lines, and Clipper has no hull.
-cl::Path ConvexHull(cl::Path pts) {
-  std::sort(pts.begin(), pts.end(), [](const cl::IntPoint& a, const cl::IntPoint& b) {
-    return a.X < b.X || (a.X == b.X && a.Y < b.Y);
-  });
-  pts.erase(std::unique(pts.begin(), pts.end()), pts.end());
-  if (pts.size() < 3) return pts;
-  auto cross = [](const cl::IntPoint& o, const cl::IntPoint& a, const cl::IntPoint& b) {
-    return static_cast<double>(a.X - o.X) * static_cast<double>(b.Y - o.Y) -
-           static_cast<double>(a.Y - o.Y) * static_cast<double>(b.X - o.X);
-  };
-  cl::Path hull(2 * pts.size());
-  size_t k = 0;
-  for (size_t i = 0; i < pts.size(); ++i) {
-    while (k >= 2 && cross(hull[k - 2], hull[k - 1], pts[i]) <= 0) --k;
-    hull[k++] = pts[i];
-  }
-  for (size_t i = pts.size() - 1, t = k + 1; i > 0; --i) {
-    while (k >= t && cross(hull[k - 2], hull[k - 1], pts[i - 1]) <= 0) --k;
-    hull[k++] = pts[i - 1];
-  }
-  hull.resize(k - 1);
-  return hull;
-}
-
-// Clean-up tolerance, clipper units: ring points this close to the segment
-// joining their kept neighbours are dropped (near-duplicates, collinear
-// runs, finely tessellated arcs).
-constexpr double kCleanTolerance = 1.415;
-// What the offsets add to the agent radius, clipper units, so that the
-// mesh keeps the radius from every wall although each of the steps below
-// moves a boundary by a little: the input's clean-up (kCleanTolerance),
-// the offsets' rounding to the lattice (half a unit in x and in y) and the
-// output's clean-up (kCleanTolerance).
-constexpr double kClearanceMargin = 2 * kCleanTolerance + 0.75;
-// Longest run of points one kept segment may replace: bounds the clean-up
-// at kMaxRun^2 / 2 distance tests per run, linear in the ring.
-constexpr size_t kMaxRun = 64;
-
-double SegmentDistance(const cl::IntPoint& p, const cl::IntPoint& a, const cl::IntPoint& b) {
-  const double abx = static_cast<double>(b.X - a.X), aby = static_cast<double>(b.Y - a.Y);
-  const double apx = static_cast<double>(p.X - a.X), apy = static_cast<double>(p.Y - a.Y);
-  const double len2 = abx * abx + aby * aby;
-  double t = len2 > 0 ? (apx * abx + apy * aby) / len2 : 0;
-  t = std::clamp(t, 0.0, 1.0);
-  return std::hypot(apx - t * abx, apy - t * aby);
-}
-
-// Drops the points of a closed ring that lie within `tol` of the segment
-// between the last kept point and the next kept one: every dropped point
-// stays within `tol` of the result, so the ring moves by at most `tol`.
-// Clipper's CleanPolygon tests each point against its current neighbours
-// only, so successive removals add up: on a circle of 100,000 points it
-// kept 90 corners, cutting 0.18 world units into the obstacle.
-cl::Path SimplifyRing(const cl::Path& in, double tol) {
-  const size_t n = in.size();
-  if (n <= 3) return in;
-  // Start from a corner of the bounding box's lowest row: always kept.
-  size_t start = 0;
-  for (size_t i = 1; i < n; ++i) {
-    if (in[i].Y < in[start].Y || (in[i].Y == in[start].Y && in[i].X < in[start].X)) start = i;
-  }
-  auto at = [&](size_t k) -> const cl::IntPoint& { return in[(start + k) % n]; };
-  cl::Path out;
-  out.reserve(n);
-  size_t a = 0;
-  out.push_back(at(0));
-  while (a < n) {
-    // The farthest next point (at most kMaxRun on) whose segment from `a`
-    // passes within tol of every point in between.
-    size_t best = a + 1;
-    for (size_t j = a + 2; j <= n && j - a <= kMaxRun; ++j) {
-      bool ok = true;
-      for (size_t k = a + 1; k < j && ok; ++k) ok = SegmentDistance(at(k), at(a), at(j)) <= tol;
-      if (!ok) break;
-      best = j;
-    }
-    if (best >= n) break;
-    out.push_back(at(best));
-    a = best;
-  }
-  return out;
-}
 
 // Inserts points along ring edges longer than `max_len` (world units).
 std::vector<Point> Subdivide(const std::vector<Point>& ring, double max_len) {
@@ -365,12 +286,12 @@ absl::Status CheckNavmeshLimits(double agent_radius, size_t polygons, size_t byt
   return absl::OkStatus();
 }
 
-namespace {
+namespace navmesh_internal {
 
-// ValidatePolygonMap; `simple` = also require simple rings (requests). The
-// build itself reads any rings with the NonZero rule, and is given
-// non-simple ones by PolygonsFromGrid (Clipper's union touches itself
-// where cells meet at a corner).
+// `simple` = also require simple rings (requests). The build itself reads
+// any rings with the NonZero rule, and is given non-simple ones by
+// PolygonsFromGrid (Clipper's union touches itself where cells meet at a
+// corner).
 absl::Status ValidatePolygons(const PolygonMap& map, const PolygonLimits& limits, bool simple) {
   const size_t polygons = map.walkable.size() + map.obstacles.size();
   if (polygons > limits.max_polygons) {
@@ -443,7 +364,7 @@ absl::Status ValidatePolygons(const PolygonMap& map, const PolygonLimits& limits
   return absl::OkStatus();
 }
 
-}  // namespace
+}  // namespace navmesh_internal
 
 absl::Status ValidatePolygonMap(const PolygonMap& map, const PolygonLimits& limits) {
   return ValidatePolygons(map, limits, /*simple=*/true);
@@ -490,6 +411,9 @@ absl::StatusOr<Navmesh> Navmesh::BuildPolygons(const PolygonMap& input,
   if (!std::isfinite(options.steiner_spacing) || options.steiner_spacing < 0) {
     return absl::InvalidArgumentError("build.navmesh.steiner_spacing: must be finite and >= 0");
   }
+  if (!std::isfinite(options.polygon_tile_size) || options.polygon_tile_size < 0) {
+    return absl::InvalidArgumentError("build.navmesh.polygon_tile_size: must be finite and >= 0");
+  }
   size_t input_vertices = 0;
   for (const Polygon& p : input.walkable) input_vertices += p.points.size();
   for (const Polygon& p : input.obstacles) input_vertices += p.points.size();
@@ -499,6 +423,10 @@ absl::StatusOr<Navmesh> Navmesh::BuildPolygons(const PolygonMap& input,
                                         input_vertices * kBuildBytesPerVertex / 2, true,
                                         build_limits));
   WF_RETURN_IF_ERROR(budget.Check());
+  if (options.polygon_tile_size > 0 && options.max_edge_length == 0 &&
+      options.steiner_spacing == 0) {
+    return BuildPolygonTiles(input, options, budget, build_limits);
+  }
   Navmesh mesh;
   mesh.agent_radius_ = options.agent_radius;
   mesh.map_area_ = PolygonMapArea(input);

@@ -45,6 +45,30 @@ inline std::string FormatPoint(const Point& p) {
 
 cl::Paths ToPaths(const std::vector<Polygon>& polygons);
 
+// Clean-up tolerance, clipper units: ring points this close to the segment
+// joining their kept neighbours are dropped (near-duplicates, collinear
+// runs, finely tessellated arcs).
+inline constexpr double kCleanTolerance = 1.415;
+// What the offsets add to the agent radius, clipper units, so that the
+// mesh keeps the radius from every wall although each of the steps moves
+// a boundary by a little: the input's clean-up (kCleanTolerance), the
+// offsets' rounding to the lattice (half a unit in x and in y) and the
+// output's clean-up (kCleanTolerance).
+inline constexpr double kClearanceMargin = 2 * kCleanTolerance + 0.75;
+
+// Convex hull (Andrew's monotone chain) of one obstacle, as seed 002 does
+// for entity bounds.
+cl::Path ConvexHull(cl::Path pts);
+
+// Drops the points of a closed ring that lie within `tol` of the segment
+// between the last kept point and the next kept one: every dropped point
+// stays within `tol` of the result, so the ring moves by at most `tol`.
+// Points on the sides of `pin` (when given) are always kept.
+cl::Path SimplifyRing(const cl::Path& in, double tol, const cl::IntRect* pin = nullptr);
+
+// ValidatePolygonMap's checks; `simple` = also require simple rings.
+absl::Status ValidatePolygons(const PolygonMap& map, const PolygonLimits& limits, bool simple);
+
 // Hertel-Mehlhorn: removes shared edges while both of their ends stay
 // strictly convex and the union has at most `max_vertices` corners; at most
 // four times the fewest convex pieces when unbounded.

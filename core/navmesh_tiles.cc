@@ -1,7 +1,9 @@
 // Navmesh::BuildFromGrid in tiles and Navmesh::UpdateFromGrid: a grid mesh
 // is the union of square tiles, each meshed alone (navmesh_from_grid.cc)
 // from the cells within the agent radius of its square, joined along the
-// tile borders through the vertices both sides put on them.
+// tile borders through the vertices both sides put on them. The joining
+// and the in-place restitch (navmesh_restitch.cc) serve polygon tiles too
+// (navmesh_polygon_tiles.cc).
 
 #include <algorithm>
 #include <cmath>
@@ -135,69 +137,6 @@ absl::Status Navmesh::MeshGridTile(const GridMap& grid, size_t t, const BuildBud
   return navmesh_internal::MeshGridTileCells(tiling_.xs, tiling_.ys, blocked, tile, stats_, budget);
 }
 
-void Navmesh::AssembleGridTiles() {
-  const uint64_t row_keys = tiling_.xs.size();
-  vertices_.clear();
-  poly_start_.assign(1, 0);
-  poly_verts_.clear();
-  poly_neighbours_.clear();
-  // Vertices on tile borders are shared by the tiles round them.
-  absl::flat_hash_map<uint64_t, uint32_t> shared;
-  std::vector<uint32_t> global;
-  std::vector<uint8_t> shared_flag;  // per global vertex: 1 on a tile border
-  for (const GridTile& tile : tiling_.tiles) {
-    const uint32_t base = static_cast<uint32_t>(num_polygons());
-    global.resize(tile.keys.size());
-    for (size_t v = 0; v < tile.keys.size(); ++v) {
-      const uint64_t key = tile.keys[v];
-      const uint32_t i = static_cast<uint32_t>(key % row_keys), j = static_cast<uint32_t>(key / row_keys);
-      const bool border = i == tile.i0 || i == tile.i1 || j == tile.j0 || j == tile.j1;
-      if (border) {
-        auto [it, fresh] = shared.try_emplace(key, static_cast<uint32_t>(vertices_.size()));
-        global[v] = it->second;
-        if (!fresh) continue;
-      } else {
-        global[v] = static_cast<uint32_t>(vertices_.size());
-      }
-      vertices_.push_back({tiling_.xs[i], tiling_.ys[j]});
-      shared_flag.push_back(border ? 1 : 0);
-    }
-    for (size_t k = 0; k < tile.verts.size(); ++k) {
-      poly_verts_.push_back(global[tile.verts[k]]);
-      poly_neighbours_.push_back(tile.neighbours[k] == kNone ? kNone : base + tile.neighbours[k]);
-    }
-    for (size_t p = 1; p < tile.start.size(); ++p) {
-      poly_start_.push_back(static_cast<uint32_t>(poly_verts_.size() - tile.verts.size() +
-                                                  tile.start[p]));
-    }
-  }
-  // Links across tile borders: a side between two shared vertices with no
-  // neighbour in its tile meets the reversed side of the tile across, if
-  // that one is free there.
-  auto key = [](uint32_t a, uint32_t b) { return uint64_t{a} << 32 | b; };
-  absl::flat_hash_map<uint64_t, uint32_t> open_sides;  // (a, b) -> polygon
-  const uint32_t n = static_cast<uint32_t>(num_polygons());
-  for (uint32_t p = 0; p < n; ++p) {
-    for (uint32_t k = poly_start_[p]; k < poly_start_[p + 1]; ++k) {
-      const uint32_t next = k + 1 == poly_start_[p + 1] ? poly_start_[p] : k + 1;
-      if (poly_neighbours_[k] == kNone && shared_flag[poly_verts_[k]] &&
-          shared_flag[poly_verts_[next]]) {
-        open_sides.emplace(key(poly_verts_[k], poly_verts_[next]), p);
-      }
-    }
-  }
-  for (uint32_t p = 0; p < n; ++p) {
-    for (uint32_t k = poly_start_[p]; k < poly_start_[p + 1]; ++k) {
-      if (poly_neighbours_[k] != kNone) continue;
-      const uint32_t next = k + 1 == poly_start_[p + 1] ? poly_start_[p] : k + 1;
-      if (!shared_flag[poly_verts_[k]] || !shared_flag[poly_verts_[next]]) continue;
-      auto it = open_sides.find(key(poly_verts_[next], poly_verts_[k]));
-      if (it != open_sides.end()) poly_neighbours_[k] = it->second;
-    }
-  }
-  FinishLinked();
-}
-
 absl::StatusOr<Navmesh> Navmesh::BuildFromGrid(const GridMap& grid,
                                                const NavmeshBuildOptions& options,
                                                const BuildBudget& budget) {
@@ -277,17 +216,17 @@ absl::Status Navmesh::UpdateFromGrid(const GridMap& grid, const CellRect& change
   const double r = agent_radius_;
   const double lx = x0 - r - 2, hx = x1 + r + 2, ly = y0 - r - 2, hy = y1 + r + 2;
   const size_t tiles_x = tiling_.bx.size() - 1;
-  bool any = false;
+  std::vector<uint32_t> rebuilt;
   for (size_t ty = 0; ty + 1 < tiling_.by.size(); ++ty) {
     if (tiling_.ys[tiling_.by[ty + 1]] < ly || tiling_.ys[tiling_.by[ty]] > hy) continue;
     for (size_t tx = 0; tx < tiles_x; ++tx) {
       if (tiling_.xs[tiling_.bx[tx + 1]] < lx || tiling_.xs[tiling_.bx[tx]] > hx) continue;
       WF_RETURN_IF_ERROR(MeshGridTile(grid, ty * tiles_x + tx, BuildBudget()));
-      ++last_update_tiles_;
-      any = true;
+      rebuilt.push_back(static_cast<uint32_t>(ty * tiles_x + tx));
     }
   }
-  if (any) AssembleGridTiles();
+  last_update_tiles_ = rebuilt.size();
+  if (!rebuilt.empty()) RestitchTiles(rebuilt);
   return absl::OkStatus();
 }
 

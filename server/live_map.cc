@@ -118,8 +118,37 @@ absl::Status RepairNavmesh(MapBody& body, const EditChange& change,
     gi->set_memory_bytes(bytes);
     return absl::OkStatus();
   }
-  // Polygon and rects maps: every radius is built again (per-tile
-  // polygon meshes are not there yet).
+  // Polygon and rects maps are meshed in polygon tiles: each radius
+  // re-meshes the tiles the obstacles added and removed, inflated by the
+  // radius, reach.
+  bool tiled = !body.navmeshes.empty() && body.drawn != nullptr;
+  for (const auto& mesh : body.navmeshes) tiled = tiled && mesh->num_tiles() > 0;
+  if (tiled) {
+    NavmeshLimits limits;
+    limits.max_polygons = context.build_limits.max_navmesh_polygons;
+    limits.max_total_polygons = context.build_limits.max_navmesh_polygons_total;
+    uint64_t polygons_total = 0, links = 0, bytes = 0, components = 0;
+    for (size_t k = 0; k < body.navmeshes.size(); ++k) {
+      Navmesh& mesh = *body.navmeshes[k];
+      const absl::Status repaired = mesh.UpdateFromPolygons(*body.drawn, change.areas);
+      if (!repaired.ok()) return InEdits(repaired, v1::NAVMESH);
+      limits.polygons_before = polygons_total;
+      WF_RETURN_IF_ERROR(CheckNavmeshLimits(mesh.agent_radius(), mesh.num_polygons(), 0,
+                                            /*predicted=*/false, limits));
+      DescribeNavmesh(mesh, gi->mutable_navmeshes(static_cast<int>(k)));
+      polygons_total += mesh.num_polygons();
+      links += mesh.num_links();
+      bytes += mesh.MemoryBytes();
+      components += mesh.num_components();
+    }
+    gi->set_nodes(polygons_total);
+    gi->set_edges(links);
+    gi->set_components(components);
+    gi->set_memory_bytes(bytes);
+    return absl::OkStatus();
+  }
+  // Meshes of one piece (options that need the whole map: max_edge_length,
+  // steiner_spacing): every radius is built again.
   const PolygonMap polygons = EffectivePolygons(body.geometry);
   NavmeshLimits limits;
   limits.max_polygons = context.build_limits.max_navmesh_polygons;

@@ -64,7 +64,9 @@ struct RepairContext {
 // leaves the graph as a fresh build of the body's geometry would be.
 // Grid-based maps are repaired in place (GridMap::Assign, then each
 // graph's Update over the changed cells); NAVMESH of rects and polygons
-// maps is still rebuilt whole from the body's geometry.
+// maps re-meshes the polygon tiles the changed obstacles reach
+// (Navmesh::UpdateFromPolygons), or is rebuilt whole when its options
+// make it one piece.
 absl::Status RepairGrid(MapBody& body, const EditChange& change, const RepairContext& context);
 absl::Status RepairHex(MapBody& body, const EditChange& change, const RepairContext& context);
 absl::Status RepairQuadtree(MapBody& body, const EditChange& change,

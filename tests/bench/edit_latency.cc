@@ -8,7 +8,7 @@
 // FindPath with min_version = the returned version, from one side of the
 // building to the other, answers. Then the same on a polygon world
 // (--polygon_size, walkable square with --polygon_obstacles random squares)
-// with a polygon obstacle (NAVMESH on polygons rebuilds the mesh). Prints a
+// with a polygon obstacle (NAVMESH on polygons re-meshes its tiles). Prints a
 // markdown table with the median and p99, beside the targets.
 //
 // --mode=setup: uploads the --size grid as --map (graphs --graphs) and
@@ -381,7 +381,7 @@ int Latency(Client& client) {
           static_cast<int>(sites.size()), polygon_edits, v1::NAVMESH);
     }
     PrintRow(absl::StrCat("polygons ", side, "x", side, ", ", placed,
-                          " obstacles, NAVMESH (full rebuild)"),
+                          " obstacles, NAVMESH (tiles)"),
              t, build_s, "-");
     (void)client.DeleteMap(m.name(), absl::Minutes(1));
   }

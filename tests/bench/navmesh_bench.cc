@@ -51,6 +51,9 @@ ABSL_FLAG(std::vector<std::string>, update_sizes, {},
           "instead of the Detour table, time Navmesh::UpdateFromGrid for an 8x8 block placed and "
           "removed on seeded N x N grids of these sides against a fresh BuildFromGrid");
 ABSL_FLAG(int, update_edits, 200, "blocks placed (and removed) per --update_sizes grid");
+ABSL_FLAG(std::vector<std::string>, update_maps, std::vector<std::string>({"rects"}),
+          "grids --update_sizes edits: rects (random rectangles, ~20% blocked), open (no "
+          "walls), maze (a perfect maze of 3-cell corridors)");
 ABSL_FLAG(bool, show_longer, false,
           "print scenarios where Wayfinder's path is over 2% longer than Detour's");
 
@@ -412,21 +415,13 @@ int RunTiles(int sample, const std::vector<std::string>& tile_sides, uint64_t* i
   return 0;
 }
 
-// UpdateFromGrid for an 8x8 block placed and removed against a fresh build,
-// on seeded N x N grids (random blocked rectangles of 1..16 cells a side
-// over about 20% of the map), default tiles.
-int RunUpdates(const std::vector<std::string>& sizes, int edits) {
-  std::printf("Grid NAVMESH edits: an 8x8 block placed then removed at a random place, %d "
-              "times, on seeded N x N grids (random rectangles, ~20%% blocked), tiles of %u "
-              "cells; UpdateFromGrid against a fresh BuildFromGrid (median of 3 builds), ms.\n\n",
-              edits, wayfinder::NavmeshBuildOptions{}.grid_tile_cells);
-  std::printf("| grid | radius | polygons | fresh build ms | update median ms | update p99 ms |"
-              " median / build | tiles rebuilt (mean) |\n");
-  std::printf("|---|---:|---:|---:|---:|---:|---:|---:|\n");
-  for (const std::string& size : sizes) {
-    const uint32_t n = static_cast<uint32_t>(std::stoul(size));
-    std::mt19937 rng(n);
-    std::vector<uint8_t> base(size_t{n} * n, 0);
+// A seeded N x N raster: "rects" random blocked rectangles of 1..8 cells a
+// side over about 20% of the map, "open" nothing blocked, "maze" a perfect
+// maze (depth-first, one path between any two rooms) of 3-cell corridors
+// and 1-cell walls.
+std::vector<uint8_t> UpdateRaster(const std::string& kind, uint32_t n, std::mt19937& rng) {
+  std::vector<uint8_t> base(size_t{n} * n, 0);
+  if (kind == "rects") {
     std::uniform_int_distribution<uint32_t> side(1, 8), pos(0, n - 1);
     for (size_t covered = 0; covered < base.size() / 5;) {
       const uint32_t x = pos(rng), y = pos(rng), w = side(rng), h = side(rng);
@@ -438,6 +433,54 @@ int RunUpdates(const std::vector<std::string>& sizes, int edits) {
         }
       }
     }
+  } else if (kind == "maze") {
+    std::fill(base.begin(), base.end(), wayfinder::GridMap::kBlocked);
+    const uint32_t rooms = n / 4;
+    auto open = [&](uint32_t x0, uint32_t y0, uint32_t w, uint32_t h) {
+      for (uint32_t j = y0; j < y0 + h && j < n; ++j) {
+        for (uint32_t i = x0; i < x0 + w && i < n; ++i) base[size_t{j} * n + i] = 0;
+      }
+    };
+    std::vector<uint8_t> seen(size_t{rooms} * rooms, 0);
+    std::vector<uint32_t> stack = {0};
+    seen[0] = 1;
+    open(1, 1, 3, 3);
+    while (!stack.empty()) {
+      const uint32_t r = stack.back(), rx = r % rooms, ry = r / rooms;
+      uint32_t next[4], count = 0;
+      if (rx > 0 && !seen[r - 1]) next[count++] = r - 1;
+      if (rx + 1 < rooms && !seen[r + 1]) next[count++] = r + 1;
+      if (ry > 0 && !seen[r - rooms]) next[count++] = r - rooms;
+      if (ry + 1 < rooms && !seen[r + rooms]) next[count++] = r + rooms;
+      if (count == 0) {
+        stack.pop_back();
+        continue;
+      }
+      const uint32_t q = next[rng() % count], qx = q % rooms, qy = q / rooms;
+      seen[q] = 1;
+      open(4 * qx + 1, 4 * qy + 1, 3, 3);
+      open(4 * std::min(rx, qx) + 1, 4 * std::min(ry, qy) + 1, qx != rx ? 7 : 3, qy != ry ? 7 : 3);
+      stack.push_back(q);
+    }
+  }
+  return base;
+}
+
+// UpdateFromGrid for an 8x8 block placed and removed against a fresh build,
+// on seeded N x N grids of each kind (UpdateRaster), default tiles.
+int RunUpdates(const std::vector<std::string>& sizes, int edits) {
+  std::printf("Grid NAVMESH edits: an 8x8 block placed then removed at a random place, %d "
+              "times, on seeded N x N grids, tiles of %u "
+              "cells; UpdateFromGrid against a fresh BuildFromGrid (median of 3 builds), ms.\n\n",
+              edits, wayfinder::NavmeshBuildOptions{}.grid_tile_cells);
+  std::printf("| grid | map | radius | polygons | fresh build ms | update median ms | update p99 ms |"
+              " median / build | tiles rebuilt (mean) |\n");
+  std::printf("|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (const std::string& kind : absl::GetFlag(FLAGS_update_maps)) {
+  for (const std::string& size : sizes) {
+    const uint32_t n = static_cast<uint32_t>(std::stoul(size));
+    std::mt19937 rng(n);
+    const std::vector<uint8_t> base = UpdateRaster(kind, n, rng);
     for (double radius : {0.0, 1.0}) {
       wayfinder::NavmeshBuildOptions options;
       options.agent_radius = radius;
@@ -478,11 +521,13 @@ int RunUpdates(const std::vector<std::string>& sizes, int edits) {
         }
       }
       const double build_ms = Percentile(builds, 0.5), median = Percentile(updates, 0.5);
-      std::printf("| %u² | %g | %zu | %.1f | %.2f | %.2f | %.3f | %.1f |\n", n, radius,
+      std::printf("| %u² | %s | %g | %zu | %.1f | %.2f | %.2f | %.3f | %.1f |\n", n, kind.c_str(),
+                  radius,
                   mesh->num_polygons(), build_ms, median, Percentile(updates, 0.99),
                   median / build_ms, tiles / updates.size());
       std::fflush(stdout);
     }
+  }
   }
   std::printf("\n");
   return 0;

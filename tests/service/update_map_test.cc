@@ -4,6 +4,8 @@
 // fresh upload of the same final geometry, and durability across restart.
 
 #include <atomic>
+#include <map>
+#include <set>
 #include <random>
 #include <string>
 #include <thread>
@@ -705,6 +707,105 @@ TEST(UpdateMap, PolygonObstaclesAnswerAsAFreshUploadNavmesh) {
     if (!s1.ok()) continue;
     EXPECT_EQ(a.status(), b.status());
     EXPECT_NEAR(a.length(), b.length(), 1e-9);
+  }
+}
+
+// A polygon world of many NAVMESH tiles: random batches of obstacles added
+// and removed (on tile borders, on the map's edges, anywhere); every few
+// batches the live map answers as the same final geometry uploaded afresh:
+// the same NAVMESH polygons and links, the same path lengths.
+TEST(UpdateMap, RandomPolygonObstaclesOnTileBordersAnswerAsAFreshUpload) {
+  ServerHarness h;
+  constexpr double kSide = 200;
+  const double tile = NavmeshBuildOptions().polygon_tile_size;
+  auto world = [&](const std::string& name) {
+    v1::Map map;
+    map.set_name(name);
+    v1::Polygon* walk = map.mutable_polygons()->add_walkable();
+    for (auto [x, y] : std::vector<std::pair<double, double>>{
+             {0, 0}, {kSide, 0}, {kSide, kSide}, {0, kSide}}) {
+      *walk->add_points() = Pt(x, y);
+    }
+    map.mutable_build()->mutable_navmesh()->add_agent_radii(0);
+    map.mutable_build()->mutable_navmesh()->add_agent_radii(1.5);
+    map.mutable_build()->add_graphs(v1::NAVMESH);
+    return map;
+  };
+  Put(h, world("live"));
+  std::mt19937 rng(17);
+  auto coord = [&](double extent) {
+    switch (rng() % 3) {
+      case 0:
+        return tile * (1 + rng() % 2) - std::vector<double>{0, extent, extent / 2}[rng() % 3];
+      case 1:
+        return rng() % 2 == 0 ? -extent / 2 : kSide - extent / 2;
+      default:
+        return std::round(std::uniform_real_distribution<double>(0, kSide)(rng) * 8) / 8;
+    }
+  };
+  std::map<std::string, v1::MapEdit> live;
+  int next = 0;
+  for (int batch = 1; batch <= 48; ++batch) {
+    std::vector<v1::MapEdit> edits;
+    std::set<std::string> removed;
+    const int n = 1 + static_cast<int>(rng() % 3);
+    for (int k = 0; k < n; ++k) {
+      if (live.size() > removed.size() && rng() % 3 == 0) {
+        auto it = live.begin();
+        std::advance(it, static_cast<long>(rng() % live.size()));
+        if (removed.count(it->first) != 0) continue;
+        removed.insert(it->first);
+        edits.push_back(Remove(it->first));
+        continue;
+      }
+      const std::string id = absl::StrCat("o", next++);
+      const double w = 1 + rng() % 12, hgt = 1 + rng() % 12;
+      const double x = coord(w), y = coord(hgt);
+      v1::MapEdit e = rng() % 2 == 0 ? AddRect(id, x, y, w, hgt)
+                                     : AddPolygon(id, {{x, y}, {x + w, y + hgt / 2}, {x, y + hgt}});
+      live[id] = e;
+      edits.push_back(std::move(e));
+    }
+    v1::MapInfo info;
+    ASSERT_TRUE(Update(h, Batch("live", edits), &info).ok()) << "batch " << batch;
+    for (const std::string& id : removed) live.erase(id);
+    if (batch % 8 != 0) continue;
+    v1::Map fresh = world("fresh");
+    for (const auto& [id, e] : live) {
+      v1::Polygon* o = fresh.mutable_polygons()->add_obstacles();
+      if (e.add_obstacle().has_polygon()) {
+        *o = e.add_obstacle().polygon();
+      } else {
+        const v1::Rect& r = e.add_obstacle().rect();
+        for (auto [px, py] : std::vector<std::pair<double, double>>{
+                 {r.x(), r.y()}, {r.x() + r.width(), r.y()},
+                 {r.x() + r.width(), r.y() + r.height()}, {r.x(), r.y() + r.height()}}) {
+          *o->add_points() = Pt(px, py);
+        }
+      }
+    }
+    const v1::MapInfo fresh_info = Put(h, fresh);
+    ASSERT_EQ(info.graphs_size(), fresh_info.graphs_size());
+    for (int g = 0; g < info.graphs_size(); ++g) {
+      EXPECT_EQ(info.graphs(g).nodes(), fresh_info.graphs(g).nodes()) << "batch " << batch;
+      EXPECT_EQ(info.graphs(g).edges(), fresh_info.graphs(g).edges()) << "batch " << batch;
+      EXPECT_EQ(info.graphs(g).components(), fresh_info.graphs(g).components()) << "batch " << batch;
+    }
+    std::uniform_real_distribution<double> u(0.5, kSide - 0.5);
+    for (int q = 0; q < 30; ++q) {
+      v1::FindPathRequest req = PathRequest("live", u(rng), u(rng), u(rng), u(rng));
+      req.set_graph(v1::NAVMESH);
+      req.mutable_options()->set_agent_radius(q % 2 == 0 ? 0 : 1.5);
+      v1::FindPathRequest other = req;
+      other.set_map("fresh");
+      v1::FindPathResponse a, b;
+      const grpc::Status s1 = h.stub().FindPath(Ctx().get(), req, &a);
+      const grpc::Status s2 = h.stub().FindPath(Ctx().get(), other, &b);
+      ASSERT_EQ(s1.error_code(), s2.error_code()) << "batch " << batch << ": " << s1.error_message();
+      if (!s1.ok()) continue;
+      EXPECT_EQ(a.status(), b.status()) << "batch " << batch;
+      EXPECT_NEAR(a.length(), b.length(), 1e-9) << "batch " << batch;
+    }
   }
 }
 

@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <random>
+#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -19,121 +21,17 @@
 #include "core/grid_map.h"
 #include "core/navmesh.h"
 #include "core/search_budget.h"
+#include "tests/unit/navmesh_test_util.h"
 
 namespace wayfinder {
 namespace {
 
-using Ring = std::vector<std::pair<double, double>>;
-
-// Polygon p as its ring of points, started at its smallest point.
-Ring CanonicalRing(const Navmesh& mesh, uint32_t p) {
-  Ring ring;
-  for (uint32_t v : mesh.polygon(p)) ring.push_back({mesh.vertices()[v].x, mesh.vertices()[v].y});
-  std::rotate(ring.begin(), std::min_element(ring.begin(), ring.end()), ring.end());
-  return ring;
-}
-
-// The mesh as sorted rings and sorted links (rank of the ring, side's
-// first point, rank of the ring across), independent of polygon and vertex
-// numbering.
-struct MeshShape {
-  std::vector<Ring> rings;
-  std::vector<std::tuple<uint32_t, double, double, uint32_t>> links;
-  bool operator==(const MeshShape&) const = default;
-};
-MeshShape Shape(const Navmesh& mesh) {
-  MeshShape s;
-  const uint32_t n = static_cast<uint32_t>(mesh.num_polygons());
-  std::vector<Ring> by_polygon(n);
-  std::vector<uint32_t> order(n), rank(n);
-  for (uint32_t p = 0; p < n; ++p) {
-    by_polygon[p] = CanonicalRing(mesh, p);
-    order[p] = p;
-  }
-  std::sort(order.begin(), order.end(),
-            [&](uint32_t a, uint32_t b) { return by_polygon[a] < by_polygon[b]; });
-  for (uint32_t i = 0; i < n; ++i) {
-    rank[order[i]] = i;
-    s.rings.push_back(std::move(by_polygon[order[i]]));
-  }
-  for (uint32_t p = 0; p < n; ++p) {
-    const auto v = mesh.polygon(p);
-    const auto nb = mesh.neighbours(p);
-    for (size_t k = 0; k < v.size(); ++k) {
-      if (nb[k] == Navmesh::kNone) continue;
-      s.links.emplace_back(rank[p], mesh.vertices()[v[k]].x, mesh.vertices()[v[k]].y, rank[nb[k]]);
-    }
-  }
-  std::sort(s.links.begin(), s.links.end());
-  return s;
-}
-
-// Every link is mutual and every side without one is a wall: just outside
-// its midpoint there is no mesh (a side left unlinked on a tile border, or
-// a T-junction, would have mesh beyond it).
-void ExpectSeamless(const Navmesh& mesh, const std::string& where) {
-  for (uint32_t p = 0; p < mesh.num_polygons(); ++p) {
-    const auto v = mesh.polygon(p);
-    const auto nb = mesh.neighbours(p);
-    for (size_t k = 0; k < v.size(); ++k) {
-      const Point a = mesh.vertices()[v[k]], b = mesh.vertices()[v[(k + 1) % v.size()]];
-      if (nb[k] != Navmesh::kNone) {
-        const auto w = mesh.polygon(nb[k]);
-        const auto wn = mesh.neighbours(nb[k]);
-        bool back = false;
-        for (size_t j = 0; j < w.size(); ++j) {
-          back |= w[j] == v[(k + 1) % v.size()] && w[(j + 1) % w.size()] == v[k] && wn[j] == p;
-        }
-        ASSERT_TRUE(back) << where << ": link " << p << " -> " << nb[k] << " is not mutual";
-        continue;
-      }
-      // Outward normal of a positive-turn polygon's side (a, b): (dy, -dx).
-      const double len = std::hypot(b.x - a.x, b.y - a.y);
-      const Point out{(a.x + b.x) / 2 + 1e-4 * (b.y - a.y) / len,
-                      (a.y + b.y) / 2 - 1e-4 * (b.x - a.x) / len};
-      ASSERT_EQ(mesh.Locate(out), Navmesh::kNone)
-          << where << ": polygon " << p << " side (" << a.x << ", " << a.y << ")-(" << b.x << ", "
-          << b.y << ") has no neighbour but mesh beyond it";
-    }
-  }
-}
-
-Point RandomPointOnMesh(const Navmesh& mesh, double w, double h, std::mt19937& rng) {
-  std::uniform_real_distribution<double> ux(0, w), uy(0, h);
-  for (int tries = 0; tries < 200; ++tries) {
-    const Point p{ux(rng), uy(rng)};
-    if (mesh.Locate(p) != Navmesh::kNone) return p;
-  }
-  return {-1, -1};
-}
-
-// Path lengths (FUNNEL, ANY_ANGLE; -1 unreachable) between `pairs`.
-std::vector<double> Lengths(const Navmesh& mesh, const std::vector<std::pair<Point, Point>>& pairs) {
-  NavmeshSearchScratch scratch;
-  std::vector<double> out;
-  for (const auto& [s, g] : pairs) {
-    for (NavmeshMethod method : {NavmeshMethod::kCorridor, NavmeshMethod::kAnyAngle}) {
-      PathRequest req;
-      req.start = s;
-      req.goal = g;
-      req.smoothing = Smoothing::kFunnel;
-      NavmeshPathOptions options;
-      options.method = method;
-      auto r = FindNavmeshPath(mesh, req, options, SearchBudget(), scratch);
-      out.push_back(!r.ok() ? -2 : r->status == PathStatus::kFound ? r->length : -1);
-    }
-  }
-  return out;
-}
-
-void ExpectSameLengths(const std::vector<double>& a, const std::vector<double>& b,
-                       const std::string& where) {
-  ASSERT_EQ(a.size(), b.size());
-  for (size_t i = 0; i < a.size(); ++i) {
-    ASSERT_NEAR(a[i], b[i], 1e-9 * std::max(1.0, std::abs(b[i])))
-        << where << ": pair " << i / 2 << (i % 2 == 0 ? " FUNNEL" : " ANY_ANGLE");
-  }
-}
+using navmesh_test::ExpectSameLengths;
+using navmesh_test::ExpectSameStructure;
+using navmesh_test::ExpectSeamless;
+using navmesh_test::Lengths;
+using navmesh_test::RandomPointOnMesh;
+using navmesh_test::Shape;
 
 std::vector<uint8_t> RandomRaster(uint32_t w, uint32_t h, double density, std::mt19937& rng) {
   std::vector<uint8_t> cells(size_t{w} * h, 0);
@@ -313,6 +211,7 @@ void RunEdits(double radius, int steps, uint32_t seed) {
     ASSERT_EQ(mesh->num_polygons(), fresh->num_polygons()) << where;
     ASSERT_TRUE(Shape(*mesh) == Shape(*fresh)) << where << ": polygons or links differ";
     ASSERT_EQ(mesh->num_components(), fresh->num_components()) << where;
+    ASSERT_NO_FATAL_FAILURE(ExpectSameStructure(*mesh, *fresh, where));
     std::vector<std::pair<Point, Point>> pairs;
     for (int k = 0; k < 3; ++k) {
       pairs.emplace_back(RandomPointOnMesh(*fresh, kW, kH, rng),

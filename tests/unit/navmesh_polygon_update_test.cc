@@ -1,0 +1,267 @@
+// NAVMESH of polygon maps in tiles: a tiled mesh has no seams and its
+// paths are as long as one tile's, and Navmesh::UpdateFromPolygons after
+// any sequence of obstacles added and removed leaves the mesh equal to a
+// fresh tiled build of the final map: the same polygons (as vertex rings),
+// links, the same component partition and appendages (whatever the ids:
+// the repair keeps them in place and aliases components), the same FUNNEL
+// and ANY_ANGLE lengths.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "core/navmesh.h"
+#include "tests/reference/polygon_world.h"
+#include "tests/unit/navmesh_test_util.h"
+
+namespace wayfinder {
+namespace {
+
+using navmesh_test::ExpectSameLengths;
+using navmesh_test::ExpectSameStructure;
+using navmesh_test::ExpectSeamless;
+using navmesh_test::Lengths;
+using navmesh_test::RandomPointOnMesh;
+using navmesh_test::Shape;
+
+constexpr double kSide = 100;
+
+Rect BoundsOf(const Polygon& p) {
+  Rect r{INFINITY, INFINITY, -INFINITY, -INFINITY};
+  for (const Point& q : p.points) {
+    r.x0 = std::min(r.x0, q.x);
+    r.y0 = std::min(r.y0, q.y);
+    r.x1 = std::max(r.x1, q.x);
+    r.y1 = std::max(r.y1, q.y);
+  }
+  return r;
+}
+
+// A random obstacle on the 1/8 lattice: a rectangle or a concave star,
+// near a tile line (on it, or just either side), on a map edge (sticking
+// out of it), or anywhere.
+Polygon RandomObstacle(double tile, std::mt19937& rng) {
+  auto lattice = [](double v) { return std::round(v * 8) / 8; };
+  std::uniform_real_distribution<double> any(0, kSide), size(0.5, 9);
+  auto coordinate = [&](double extent) {
+    switch (rng() % 4) {
+      case 0: {  // a tile line, exactly or a little off
+        const double line = tile * (1 + rng() % static_cast<uint32_t>(kSide / tile));
+        const double off = std::vector<double>{0, 0, -extent, 0.125, -0.125, -extent / 2}[rng() % 6];
+        return line + off;
+      }
+      case 1:
+        return rng() % 2 == 0 ? -extent / 2 : kSide - extent / 2;
+      default:
+        return any(rng);
+    }
+  };
+  Polygon p;
+  if (rng() % 2 == 0) {
+    const double w = lattice(size(rng)), h = lattice(size(rng));
+    const double x = lattice(coordinate(w)), y = lattice(coordinate(h));
+    p.points = {{x, y}, {x + w, y}, {x + w, y + h}, {x, y + h}};
+  } else {
+    const double r = size(rng) / 2 + 0.5;
+    const double cx = lattice(coordinate(0)), cy = lattice(coordinate(0));
+    const int corners = 5 + static_cast<int>(rng() % 5);
+    std::uniform_real_distribution<double> jitter(0.4, 1.0);
+    for (int k = 0; k < corners; ++k) {
+      const double a = 2 * M_PI * k / corners;
+      const double rr = r * (k % 2 == 0 ? 1.0 : jitter(rng));
+      p.points.push_back({lattice(cx + rr * std::cos(a)), lattice(cy + rr * std::sin(a))});
+    }
+    p.points.erase(std::unique(p.points.begin(), p.points.end()), p.points.end());
+    if (p.points.size() < 3) p.points = {{cx, cy}, {cx + 1, cy}, {cx, cy + 1}};
+  }
+  return p;
+}
+
+// Random adds and removes; after every one the updated mesh is compared
+// with a fresh build of the same map (its obstacles listed in another
+// order).
+void RunEdits(double radius, double tile, int steps, uint32_t seed) {
+  std::mt19937 rng(seed);
+  PolygonMap map = reference::RandomPolygonWorld(seed, kSide, kSide, 20).ToPolygonMap();
+  const size_t base = map.obstacles.size();
+  NavmeshBuildOptions options;
+  options.agent_radius = radius;
+  options.merge_triangles = true;
+  options.polygon_tile_size = tile;
+  auto mesh = Navmesh::Build(map, options);
+  ASSERT_TRUE(mesh.ok()) << mesh.status();
+  ASSERT_GT(mesh->num_tiles(), 9u);
+  size_t rebuilt = 0;
+  for (int step = 0; step < steps; ++step) {
+    Rect changed;
+    const bool add = map.obstacles.size() == base || rng() % 10 < 6;
+    if (add) {
+      map.obstacles.push_back(RandomObstacle(tile, rng));
+      changed = BoundsOf(map.obstacles.back());
+    } else {
+      const size_t i = base + rng() % (map.obstacles.size() - base);
+      changed = BoundsOf(map.obstacles[i]);
+      map.obstacles.erase(map.obstacles.begin() + static_cast<long>(i));
+    }
+    const std::string where = "r " + std::to_string(radius) + " step " + std::to_string(step) +
+                              (add ? " add " : " remove ") + "[" + std::to_string(changed.x0) +
+                              ", " + std::to_string(changed.x1) + "] x [" +
+                              std::to_string(changed.y0) + ", " + std::to_string(changed.y1) + "]";
+    ASSERT_TRUE(mesh->UpdateFromPolygons(map, {changed}).ok()) << where;
+    rebuilt += mesh->last_update_tiles();
+    PolygonMap shuffled = map;
+    std::shuffle(shuffled.obstacles.begin(), shuffled.obstacles.end(), rng);
+    auto fresh = Navmesh::Build(shuffled, options);
+    ASSERT_TRUE(fresh.ok()) << where << ": " << fresh.status();
+    ASSERT_EQ(mesh->num_polygons(), fresh->num_polygons()) << where;
+    ASSERT_TRUE(Shape(*mesh) == Shape(*fresh)) << where << ": polygons or links differ";
+    ASSERT_NO_FATAL_FAILURE(ExpectSameStructure(*mesh, *fresh, where));
+    std::vector<std::pair<Point, Point>> pairs;
+    for (int k = 0; k < 3; ++k) {
+      pairs.emplace_back(RandomPointOnMesh(*fresh, kSide, kSide, rng),
+                         RandomPointOnMesh(*fresh, kSide, kSide, rng));
+    }
+    ASSERT_NO_FATAL_FAILURE(
+        ExpectSameLengths(Lengths(*mesh, pairs), Lengths(*fresh, pairs), where));
+    if (step % 20 == 0) {
+      ASSERT_NO_FATAL_FAILURE(ExpectSeamless(*mesh, where));
+    }
+  }
+  // Local edits rebuild a few tiles, not all of them.
+  EXPECT_LT(double(rebuilt) / steps, 0.3 * mesh->num_tiles());
+}
+
+TEST(NavmeshPolygonUpdateTest, RadiusZeroEqualsAFreshBuildAfterEveryEdit) {
+  RunEdits(0, 16, 450, 11);
+}
+TEST(NavmeshPolygonUpdateTest, HalfRadiusEqualsAFreshBuildAfterEveryEdit) {
+  RunEdits(0.5, 12.5, 350, 12);
+}
+TEST(NavmeshPolygonUpdateTest, RadiusOneAndAQuarterEqualsAFreshBuildAfterEveryEdit) {
+  RunEdits(1.25, 20, 300, 13);
+}
+
+// Tiles against one tile on the seeded polygon worlds: the same reachable
+// space, no seams, ANY_ANGLE as short (up to what the cuts at tile lines
+// move a wall: half a lattice unit), FUNNEL as long on average (its
+// corridor differs where tile borders split polygons: a few percent either
+// way on single pairs).
+TEST(NavmeshPolygonTilesTest, TiledMeshIsSeamlessWithPathsAsShortAsOneTile) {
+  std::mt19937 rng(5);
+  double funnel_sum = 0;
+  int funnel_count = 0;
+  for (uint32_t seed = 1; seed <= 12; ++seed) {
+    const PolygonMap map = reference::RandomPolygonWorld(seed, kSide, kSide, 20).ToPolygonMap();
+    const double radius = std::vector<double>{0, 0.5, 1, 2}[seed % 4];
+    NavmeshBuildOptions whole;
+    whole.agent_radius = radius;
+    whole.merge_triangles = true;
+    whole.polygon_tile_size = 0;
+    NavmeshBuildOptions tiled = whole;
+    tiled.polygon_tile_size = 10 + seed;
+    auto a = Navmesh::Build(map, whole);
+    auto b = Navmesh::Build(map, tiled);
+    ASSERT_TRUE(a.ok() && b.ok());
+    ASSERT_GT(b->num_tiles(), 9u);
+    const std::string where = "seed " + std::to_string(seed) + " r " + std::to_string(radius);
+    EXPECT_NEAR(a->area(), b->area(), 0.01 * kSide) << where;
+    ASSERT_NO_FATAL_FAILURE(ExpectSeamless(*b, where));
+    std::vector<std::pair<Point, Point>> pairs;
+    for (int k = 0; k < 40; ++k) {
+      pairs.emplace_back(RandomPointOnMesh(*a, kSide, kSide, rng),
+                         RandomPointOnMesh(*a, kSide, kSide, rng));
+    }
+    const std::vector<double> la = Lengths(*a, pairs), lb = Lengths(*b, pairs);
+    for (size_t i = 0; i < la.size(); ++i) {
+      const std::string what = where + " pair " + std::to_string(i / 2);
+      ASSERT_EQ(la[i] == -1, lb[i] == -1) << what << ": reachability";
+      if (la[i] < 0 || lb[i] < 0) continue;
+      if (i % 2 == 1) {
+        EXPECT_NEAR(la[i], lb[i], 0.01) << what << " ANY_ANGLE";
+      } else if (la[i] > 1) {
+        EXPECT_LT(lb[i], la[i] * 1.06) << what << " FUNNEL";
+        funnel_sum += lb[i] / la[i];
+        ++funnel_count;
+      }
+    }
+  }
+  ASSERT_GT(funnel_count, 300);
+  EXPECT_LT(funnel_sum / funnel_count, 1.002);
+}
+
+// An edit may open space beyond every vertex the build had: a wall strip
+// along the left edge is removed, and points in the opened strip are found
+// and reached as on a fresh build (the index spans the map's area).
+TEST(NavmeshPolygonUpdateTest, RemovedEdgeStripIsLocated) {
+  PolygonMap map;
+  map.walkable.push_back({{{0, 0}, {kSide, 0}, {kSide, kSide}, {0, kSide}}});
+  map.obstacles.push_back({{{-5, -5}, {20, -5}, {20, kSide + 5}, {-5, kSide + 5}}});
+  NavmeshBuildOptions options;
+  options.agent_radius = 0.5;
+  options.merge_triangles = true;
+  options.polygon_tile_size = 16;
+  auto mesh = Navmesh::Build(map, options);
+  ASSERT_TRUE(mesh.ok()) << mesh.status();
+  const Rect strip = BoundsOf(map.obstacles.back());
+  map.obstacles.clear();
+  ASSERT_TRUE(mesh->UpdateFromPolygons(map, {strip}).ok());
+  auto fresh = Navmesh::Build(map, options);
+  ASSERT_TRUE(fresh.ok());
+  ASSERT_TRUE(Shape(*mesh) == Shape(*fresh));
+  ASSERT_NO_FATAL_FAILURE(ExpectSameStructure(*mesh, *fresh, "strip"));
+  for (const Point p : {Point{2, 3}, Point{5, 50}, Point{1, 99}}) {
+    EXPECT_NE(mesh->Locate(p), Navmesh::kNone) << p.x << ", " << p.y;
+  }
+  const std::vector<std::pair<Point, Point>> pairs = {{{2, 3}, {90, 90}}, {{1, 99}, {5, 50}}};
+  ASSERT_NO_FATAL_FAILURE(ExpectSameLengths(Lengths(*mesh, pairs), Lengths(*fresh, pairs), "strip"));
+  ASSERT_NO_FATAL_FAILURE(ExpectSeamless(*mesh, "strip"));
+}
+
+// A wide map keeps its tile count bounded (the side doubles), and a map
+// too wide for the border keys is one tile; both update as they build.
+TEST(NavmeshPolygonUpdateTest, WideMapsBoundTheirTiles) {
+  for (double side : {1e5, 9e6}) {
+    PolygonMap map;
+    map.walkable.push_back({{{-side, -side}, {side, -side}, {side, side}, {-side, side}}});
+    map.obstacles.push_back({{{0, 0}, {500, 0}, {500, 500}}});
+    NavmeshBuildOptions options;
+    options.agent_radius = 2;
+    auto mesh = Navmesh::Build(map, options);
+    ASSERT_TRUE(mesh.ok()) << mesh.status();
+    EXPECT_GE(mesh->num_tiles(), 1u);
+    EXPECT_LE(mesh->num_tiles(), NavmeshBuildOptions::kMaxPolygonTiles);
+    map.obstacles.push_back({{{-side / 2, 10}, {side / 3, 10}, {side / 3, 40}}});
+    ASSERT_TRUE(mesh->UpdateFromPolygons(map, {BoundsOf(map.obstacles.back())}).ok());
+    auto fresh = Navmesh::Build(map, options);
+    ASSERT_TRUE(fresh.ok());
+    EXPECT_TRUE(Shape(*mesh) == Shape(*fresh)) << side;
+    ASSERT_NO_FATAL_FAILURE(ExpectSameStructure(*mesh, *fresh, std::to_string(side)));
+  }
+}
+
+TEST(NavmeshPolygonUpdateTest, RefusesMeshesNotInPolygonTiles) {
+  PolygonMap world;
+  world.walkable.push_back({{{0, 0}, {10, 0}, {10, 10}, {0, 10}}});
+  NavmeshBuildOptions whole;
+  whole.polygon_tile_size = 0;
+  auto one = Navmesh::Build(world, whole);
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(one->num_tiles(), 0u);
+  EXPECT_EQ(one->UpdateFromPolygons(world, {Rect{1, 1, 2, 2}}).code(),
+            absl::StatusCode::kFailedPrecondition);
+  auto grid = GridMap::Create(4, 4, std::vector<uint8_t>(16, 0));
+  ASSERT_TRUE(grid.ok());
+  auto from_grid = Navmesh::BuildFromGrid(*grid, {});
+  ASSERT_TRUE(from_grid.ok());
+  EXPECT_EQ(from_grid->UpdateFromPolygons(world, {Rect{1, 1, 2, 2}}).code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace wayfinder

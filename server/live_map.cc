@@ -322,8 +322,53 @@ std::unique_ptr<MapSnapshot> LiveMap::SnapshotOf(MapBody& body) {
 }
 
 void LiveMap::Unpin(MapBody* body) {
+  bool free = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    free = --body->pins == 0;
+  }
+  if (free) unpinned_.notify_all();
+}
+
+MapBody* LiveMap::SpareLocked() const {
+  MapBody* spare = nullptr;
+  for (const auto& b : bodies_) {
+    // (A body behind the kept history cannot catch up; Settle never trims
+    // past a body it keeps, so this is only a guard.)
+    if (b->pins == 0 && b.get() != current_ && !b->discarded && b->applied >= history_start_ &&
+        (spare == nullptr || b->applied > spare->applied)) {
+      spare = b.get();
+    }
+  }
+  return spare;
+}
+
+bool LiveMap::PinnedSpareLocked() const {
+  for (const auto& b : bodies_) {
+    if (b->pins > 0 && b.get() != current_ && !b->discarded && b->applied >= history_start_) {
+      return true;
+    }
+  }
+  return false;
+}
+
+absl::Duration LiveMap::UnpinWaitLocked(const MapBody& current) const {
+  if (unpin_wait_ns_ >= 0) return absl::Nanoseconds(unpin_wait_ns_);
+  // About what the copy would cost (a body copies at roughly 1 GB/s,
+  // allocation and page faults included), at most 10 ms: a query that
+  // outlasts that is a long one, and the copy is the better bet.
+  const double copy_ns = static_cast<double>(current.MemoryBytes());
+  return std::min(absl::Nanoseconds(copy_ns), absl::Milliseconds(10));
+}
+
+void LiveMap::set_unpin_wait_for_testing(absl::Duration wait) {
   std::lock_guard<std::mutex> lock(mu_);
-  --body->pins;
+  unpin_wait_ns_ = absl::ToInt64Nanoseconds(wait);
+}
+
+uint64_t LiveMap::waits() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return waits_;
 }
 
 uint64_t LiveMap::MemoryBytes() const {
@@ -339,7 +384,7 @@ absl::StatusOr<LiveMap::Prepared> LiveMap::Prepare(
   MapBody* spare = nullptr;
   const MapBody* current = nullptr;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_lock<std::mutex> lock(mu_);
     current = current_;
     // Bodies nobody pins that are discarded, or beyond the two Left-Right
     // keeps, go; the spare is the unpinned body with most batches applied.
@@ -351,19 +396,23 @@ absl::StatusOr<LiveMap::Prepared> LiveMap::Prepare(
         ++it;
       }
     }
-    for (const auto& b : bodies_) {
-      // (A body behind the kept history cannot catch up; Settle never
-      // trims past a body it keeps, so this is only a guard.)
-      if (b->pins == 0 && b.get() != current_ && b->applied >= history_start_ &&
-          (spare == nullptr || b->applied > spare->applied)) {
-        spare = b.get();
+    spare = SpareLocked();
+    if (spare == nullptr && PinnedSpareLocked()) {
+      // Every body is pinned, but a query on an older version will release
+      // one soon: waiting for it costs less than copying the map (and
+      // spares the allocator a map-sized allocation and free per copy).
+      const absl::Duration wait = UnpinWaitLocked(*current);
+      if (wait > absl::ZeroDuration()) {
+        unpinned_.wait_for(lock, absl::ToChronoNanoseconds(wait),
+                           [&] { return (spare = SpareLocked()) != nullptr; });
+        if (spare != nullptr) ++waits_;
       }
     }
     if (spare != nullptr) ++reuses_;
   }
   if (spare == nullptr) {
-    // Every body is pinned: copy the current one, which its pin keeps
-    // unchanged while we read it.
+    // Every body is still pinned: copy the current one, which its pin
+    // keeps unchanged while we read it.
     std::unique_ptr<MapBody> copy = CopyBody(*current);
     spare = copy.get();
     std::lock_guard<std::mutex> lock(mu_);

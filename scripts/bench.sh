@@ -215,12 +215,27 @@ else
 fi
 "$bench/wayfinder-editlatency" --server="$addr" --mode=setup --map=sustain --size=2048 \
   --graphs=grid --scen_out="$work/sustain.scen"
-sustain_load() {  # seconds -> JSON
-  "$build/client/wayfinder-load" --server="$addr" --json --warmup=0.5 --duration="$1" \
+sustain_load() {  # seconds [warm-up seconds] -> JSON
+  "$build/client/wayfinder-load" --server="$addr" --json --warmup="${2:-0.5}" --duration="$1" \
     --concurrency=4 --map=sustain --scen="$work/sustain.scen" --mix=findpath:grid
 }
 rss() { awk '/^VmRSS/ {print $2}' "/proc/$server/status"; }
-sustain_load "$base_s" >"$work/base1.json"
+# The server's CPU time, in clock ticks.
+server_ticks() { awk '{print $14 + $15}' "/proc/$server/stat"; }
+# Waits (at most 20 s) until the server has been idle for half a second,
+# so that the no-edit baseline does not share the machine with what the
+# setup left running (freeing and faulting map-sized bodies).
+settle() {
+  local before now
+  for _ in $(seq 1 40); do
+    before=$(server_ticks); sleep 0.5; now=$(server_ticks)
+    [ $((now - before)) -le 2 ] && return 0
+  done
+}
+settle
+# A longer warm-up for the baselines than under edits: the first queries
+# after the setup fault the bodies' pages in and fill the caches.
+sustain_load "$base_s" 2 >"$work/base1.json"
 rss_before=$(rss)
 # The edits start with the load's warm-up and end with it.
 "$bench/wayfinder-editlatency" --server="$addr" --mode=sustain --map=sustain --size=2048 \
@@ -229,7 +244,8 @@ edits=$!
 sustain_load "$edit_s" >"$work/with.json"
 wait "$edits" || true
 rss_after=$(rss)
-sustain_load "$base_s" >"$work/base2.json"
+settle
+sustain_load "$base_s" 2 >"$work/base2.json"
 rss_end=$(rss)
 kill -TERM "$server" 2>/dev/null || true
 wait "$server" 2>/dev/null || true

@@ -323,10 +323,28 @@ std::unique_ptr<MapSnapshot> LiveMap::SnapshotOf(MapBody& body) {
 
 void LiveMap::Unpin(MapBody* body) {
   bool free = false;
+  std::unique_ptr<MapBody> dropped;
   {
     std::lock_guard<std::mutex> lock(mu_);
     free = --body->pins == 0;
+    // A body beyond the two Left-Right keeps (a copy made while a query
+    // pinned the older one), or a discarded one, goes as soon as its last
+    // query ends, not at the map's next edit: else it would stay for as
+    // long as the map is not edited again. Not while a writer waits for a
+    // spare: it takes this one; nor the body of a batch not yet settled.
+    if (free && body != current_ && body != preparing_ && !writer_waiting_ &&
+        (body->discarded || bodies_.size() > 2)) {
+      for (auto it = bodies_.begin(); it != bodies_.end(); ++it) {
+        if (it->get() == body) {
+          dropped = std::move(*it);
+          bodies_.erase(it);
+          break;
+        }
+      }
+    }
   }
+  // Freed outside the lock (a body's arrays are unmapped one by one).
+  if (dropped != nullptr) return;
   if (free) unpinned_.notify_all();
 }
 
@@ -403,12 +421,15 @@ absl::StatusOr<LiveMap::Prepared> LiveMap::Prepare(
       // spares the allocator a map-sized allocation and free per copy).
       const absl::Duration wait = UnpinWaitLocked(*current);
       if (wait > absl::ZeroDuration()) {
+        writer_waiting_ = true;
         unpinned_.wait_for(lock, absl::ToChronoNanoseconds(wait),
                            [&] { return (spare = SpareLocked()) != nullptr; });
+        writer_waiting_ = false;
         if (spare != nullptr) ++waits_;
       }
     }
     if (spare != nullptr) ++reuses_;
+    preparing_ = spare;
   }
   if (spare == nullptr) {
     // Every body is still pinned: copy the current one, which its pin
@@ -418,6 +439,7 @@ absl::StatusOr<LiveMap::Prepared> LiveMap::Prepare(
     std::lock_guard<std::mutex> lock(mu_);
     bodies_.push_back(std::move(copy));
     ++copies_;
+    preparing_ = spare;
   }
   // From here the spare is ours alone: no snapshot pins it, and writers are
   // serialised.
@@ -446,6 +468,7 @@ absl::StatusOr<LiveMap::Prepared> LiveMap::Prepare(
   if (!repaired.ok()) {
     std::lock_guard<std::mutex> lock(mu_);
     spare->discarded = true;
+    preparing_ = nullptr;
     return repaired;
   }
 
@@ -480,6 +503,7 @@ void LiveMap::Settle(MapBody* body, bool published) {
   } else {
     body->discarded = true;
   }
+  preparing_ = nullptr;
   pending_.Clear();
 }
 

@@ -184,6 +184,10 @@ class LiveMap : public std::enable_shared_from_this<LiveMap> {
   uint64_t copies_ = 0;                           // guarded by mu_
   uint64_t reuses_ = 0;                           // guarded by mu_
   uint64_t waits_ = 0;                            // guarded by mu_
+  // Prepare is waiting for a pinned body to be released.
+  bool writer_waiting_ = false;                   // guarded by mu_
+  // The body of the batch Prepare is making, until Settle.
+  MapBody* preparing_ = nullptr;                  // guarded by mu_
   // Set (-1: unset) by set_unpin_wait_for_testing.
   int64_t unpin_wait_ns_ = -1;                    // guarded by mu_
   // Signalled when a body's last pin is released.

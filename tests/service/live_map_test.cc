@@ -243,13 +243,25 @@ TEST(LiveMapPins, AnUpdateWaitsForAShortQueryInsteadOfCopying) {
   // A query that outlasts the wait: the update copies and does not wait
   // for it.
   lm.set_unpin_wait_for_testing(absl::Milliseconds(5));
+  updated = absl::InternalError("released");
   held = registry.Get("m");
   ASSERT_TRUE(ApplyUpdate(registry, Toggle(batch++), options).ok());
+  std::shared_ptr<const MapSnapshot> before_copy = registry.Get("m");
   ASSERT_TRUE(ApplyUpdate(registry, Toggle(batch++), options).ok());
   EXPECT_EQ(lm.copies(), 2u);
   EXPECT_EQ(lm.waits(), 1u);
   EXPECT_EQ(lm.bodies(), 3u);
+  // A body beyond the two goes when its last query ends, not at the map's
+  // next edit.
+  before_copy.reset();
+  EXPECT_EQ(lm.bodies(), 2u);
   held.reset();
+  EXPECT_EQ(lm.bodies(), 2u);
+  auto after = ApplyUpdate(registry, Toggle(batch++), options);
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_EQ(lm.bodies(), 2u);
+  EXPECT_EQ(lm.copies(), 2u);
+  EXPECT_EQ((*after)->info.edits(), 6u);
 }
 
 }  // namespace

@@ -207,7 +207,9 @@ say ""
 if [ "$mode" = full ]; then
   run "$bench/wayfinder-editlatency" --server="$addr" --mode=latency --sizes=512,2048,4096 \
     --edits=201 --polygon_edits=41
-  base_s=10; edit_s=60
+  # The baselines together last as long as the run with edits: other
+  # work on the machine moves a few seconds' QPS by up to 2x either way.
+  base_s=30; edit_s=60
 else
   run "$bench/wayfinder-editlatency" --server="$addr" --mode=latency --sizes=512 \
     --edits=41 --polygon_edits=11
@@ -215,28 +217,49 @@ else
 fi
 "$bench/wayfinder-editlatency" --server="$addr" --mode=setup --map=sustain --size=2048 \
   --graphs=grid --scen_out="$work/sustain.scen"
-sustain_load() {  # seconds -> JSON
-  "$build/client/wayfinder-load" --server="$addr" --json --warmup=0.5 --duration="$1" \
+sustain_load() {  # seconds [warm-up seconds] -> JSON
+  "$build/client/wayfinder-load" --server="$addr" --json --warmup="${2:-0.5}" --duration="$1" \
     --concurrency=4 --map=sustain --scen="$work/sustain.scen" --mix=findpath:grid
 }
 rss() { awk '/^VmRSS/ {print $2}' "/proc/$server/status"; }
-sustain_load "$base_s" >"$work/base1.json"
+# The server's CPU time, in clock ticks.
+server_ticks() { awk '{print $14 + $15}' "/proc/$server/stat"; }
+# Waits (at most 20 s) until the server has been idle for half a second,
+# so that a no-edit baseline never shares the server with leftover work.
+settle() {
+  local before now
+  for _ in $(seq 1 40); do
+    before=$(server_ticks); sleep 0.5; now=$(server_ticks)
+    [ $((now - before)) -le 2 ] && return 0
+  done
+}
+settle
+# The machine's load (1 min) as each run starts: the ratio below is only
+# as good as the machine was quiet.
+loads=""
+load_now() { loads="$loads $(cut -d' ' -f1 /proc/loadavg)"; }
+load_now
+sustain_load "$base_s" 2 >"$work/base1.json"
 rss_before=$(rss)
 # The edits start with the load's warm-up and end with it.
 "$bench/wayfinder-editlatency" --server="$addr" --mode=sustain --map=sustain --size=2048 \
   --rate=1000 --duration="$edit_s.5" >"$work/edits.json" &
 edits=$!
+load_now
 sustain_load "$edit_s" >"$work/with.json"
 wait "$edits" || true
 rss_after=$(rss)
-sustain_load "$base_s" >"$work/base2.json"
+settle
+load_now
+sustain_load "$base_s" 2 >"$work/base2.json"
 rss_end=$(rss)
 kill -TERM "$server" 2>/dev/null || true
 wait "$server" 2>/dev/null || true
 say ""
-say "$(python3 - "$work" "$rss_before" "$rss_after" "$rss_end" "$edit_s" <<'PY'
-import json, sys
+say "$(python3 - "$work" "$rss_before" "$rss_after" "$rss_end" "$edit_s" "$loads" <<'PY'
+import json, os, sys
 work, before, after, end, edit_s = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+loads = sys.argv[6].split()
 b1, b2, w = (json.load(open("%s/%s.json" % (work, n))) for n in ("base1", "base2", "with"))
 e = json.load(open(work + "/edits.json"))
 base = (b1["qps"] + b2["qps"]) / 2
@@ -254,6 +277,8 @@ print("\nEdits: %d sent in %.1f s, %.0f/s sustained (answered OK) of %.0f/s aske
       e["update_ms"]["p50"], e["update_ms"]["p99"], e["update_ms"]["max"]))
 print("FindPath QPS with edits / without (mean of before and after): %.0f%% (target >= 50%%): %s." % (
       100 * ratio, "met" if ratio >= 0.5 else "MISSED"))
+print("Machine load (1 min) as the runs started (before, with edits, after): %s on %s cores." % (
+      ", ".join(loads), os.cpu_count()))
 print("Server RSS (both bodies of the map already made): %.1f MiB before the edits, %.1f MiB after (%+.1f MiB), %.1f MiB after the last "
       "run." % (before / 1024, after / 1024, (after - before) / 1024, end / 1024))
 PY

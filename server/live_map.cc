@@ -355,8 +355,71 @@ std::unique_ptr<MapSnapshot> LiveMap::SnapshotOf(MapBody& body) {
 }
 
 void LiveMap::Unpin(MapBody* body) {
+  bool free = false;
+  std::unique_ptr<MapBody> dropped;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    free = --body->pins == 0;
+    // A body beyond the two Left-Right keeps (a copy made while a query
+    // pinned the older one), or a discarded one, goes as soon as its last
+    // query ends, not at the map's next edit: else it would stay for as
+    // long as the map is not edited again. Not while a writer waits for a
+    // spare: it takes this one; nor the body of a batch not yet settled.
+    if (free && body != current_ && body != preparing_ && !writer_waiting_ &&
+        (body->discarded || bodies_.size() > 2)) {
+      for (auto it = bodies_.begin(); it != bodies_.end(); ++it) {
+        if (it->get() == body) {
+          dropped = std::move(*it);
+          bodies_.erase(it);
+          break;
+        }
+      }
+    }
+  }
+  // Freed outside the lock (a body's arrays are unmapped one by one).
+  if (dropped != nullptr) return;
+  if (free) unpinned_.notify_all();
+}
+
+MapBody* LiveMap::SpareLocked() const {
+  MapBody* spare = nullptr;
+  for (const auto& b : bodies_) {
+    // (A body behind the kept history cannot catch up; Settle never trims
+    // past a body it keeps, so this is only a guard.)
+    if (b->pins == 0 && b.get() != current_ && !b->discarded && b->applied >= history_start_ &&
+        (spare == nullptr || b->applied > spare->applied)) {
+      spare = b.get();
+    }
+  }
+  return spare;
+}
+
+bool LiveMap::PinnedSpareLocked() const {
+  for (const auto& b : bodies_) {
+    if (b->pins > 0 && b.get() != current_ && !b->discarded && b->applied >= history_start_) {
+      return true;
+    }
+  }
+  return false;
+}
+
+absl::Duration LiveMap::UnpinWaitLocked(const MapBody& current) const {
+  if (unpin_wait_ns_ >= 0) return absl::Nanoseconds(unpin_wait_ns_);
+  // About what the copy would cost (a body copies at roughly 1 GB/s,
+  // allocation and page faults included), at most 10 ms: a query that
+  // outlasts that is a long one, and the copy is the better bet.
+  const double copy_ns = static_cast<double>(current.MemoryBytes());
+  return std::min(absl::Nanoseconds(copy_ns), absl::Milliseconds(10));
+}
+
+void LiveMap::set_unpin_wait_for_testing(absl::Duration wait) {
   std::lock_guard<std::mutex> lock(mu_);
-  --body->pins;
+  unpin_wait_ns_ = absl::ToInt64Nanoseconds(wait);
+}
+
+uint64_t LiveMap::waits() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return waits_;
 }
 
 uint64_t LiveMap::MemoryBytes() const {
@@ -372,7 +435,7 @@ absl::StatusOr<LiveMap::Prepared> LiveMap::Prepare(
   MapBody* spare = nullptr;
   const MapBody* current = nullptr;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_lock<std::mutex> lock(mu_);
     current = current_;
     // Bodies nobody pins that are discarded, or beyond the two Left-Right
     // keeps, go; the spare is the unpinned body with most batches applied.
@@ -384,24 +447,32 @@ absl::StatusOr<LiveMap::Prepared> LiveMap::Prepare(
         ++it;
       }
     }
-    for (const auto& b : bodies_) {
-      // (A body behind the kept history cannot catch up; Settle never
-      // trims past a body it keeps, so this is only a guard.)
-      if (b->pins == 0 && b.get() != current_ && b->applied >= history_start_ &&
-          (spare == nullptr || b->applied > spare->applied)) {
-        spare = b.get();
+    spare = SpareLocked();
+    if (spare == nullptr && PinnedSpareLocked()) {
+      // Every body is pinned, but a query on an older version will release
+      // one soon: waiting for it costs less than copying the map (and
+      // spares the allocator a map-sized allocation and free per copy).
+      const absl::Duration wait = UnpinWaitLocked(*current);
+      if (wait > absl::ZeroDuration()) {
+        writer_waiting_ = true;
+        unpinned_.wait_for(lock, absl::ToChronoNanoseconds(wait),
+                           [&] { return (spare = SpareLocked()) != nullptr; });
+        writer_waiting_ = false;
+        if (spare != nullptr) ++waits_;
       }
     }
     if (spare != nullptr) ++reuses_;
+    preparing_ = spare;
   }
   if (spare == nullptr) {
-    // Every body is pinned: copy the current one, which its pin keeps
-    // unchanged while we read it.
+    // Every body is still pinned: copy the current one, which its pin
+    // keeps unchanged while we read it.
     std::unique_ptr<MapBody> copy = CopyBody(*current);
     spare = copy.get();
     std::lock_guard<std::mutex> lock(mu_);
     bodies_.push_back(std::move(copy));
     ++copies_;
+    preparing_ = spare;
   }
   // From here the spare is ours alone: no snapshot pins it, and writers are
   // serialised.
@@ -430,6 +501,7 @@ absl::StatusOr<LiveMap::Prepared> LiveMap::Prepare(
   if (!repaired.ok()) {
     std::lock_guard<std::mutex> lock(mu_);
     spare->discarded = true;
+    preparing_ = nullptr;
     return repaired;
   }
 
@@ -464,6 +536,7 @@ void LiveMap::Settle(MapBody* body, bool published) {
   } else {
     body->discarded = true;
   }
+  preparing_ = nullptr;
   pending_.Clear();
 }
 

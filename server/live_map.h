@@ -6,9 +6,12 @@
 #include <memory>
 #include <vector>
 
+#include <condition_variable>
+#include <mutex>
+
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include <mutex>
+#include "absl/time/time.h"
 
 #include "core/grid_graph.h"
 #include "core/grid_map.h"
@@ -82,8 +85,10 @@ absl::Status RepairNavmesh(MapBody& body, const EditChange& change,
 // no snapshot pins - first the batches it missed (from the history), then
 // the new one - and publishes a snapshot on it, so queries run on plain
 // arrays, an old version never changes under a query, and an edit costs
-// about twice its repair, not a copy of the map. Only when every body is
-// pinned (a long query on an old version) is the current body copied.
+// about twice its repair, not a copy of the map. When every body is
+// pinned, the update first waits a little for the query on the old body to
+// end (queries are short; a copy of a large map costs tens of ms), and
+// copies the current body only if it is still pinned then.
 //
 // Thread-safe. Prepare/Publish/Abandon must be serialised by the caller
 // (MapRegistry::Update holds the map name's writer lock); snapshots may be released
@@ -135,7 +140,14 @@ class LiveMap : public std::enable_shared_from_this<LiveMap> {
   size_t bodies() const;
   uint64_t copies() const;
   uint64_t reuses() const;
+  // Updates that found every body pinned, waited, and reused the body a
+  // query released instead of copying.
+  uint64_t waits() const;
   size_t history() const;
+  // Tests: the longest Prepare waits for a pinned body to be released
+  // before it copies the current one (by default, about what the copy
+  // would cost; see Prepare).
+  void set_unpin_wait_for_testing(absl::Duration wait);
 
   // Internal: the pin a snapshot holds.
   class Pin;
@@ -146,6 +158,13 @@ class LiveMap : public std::enable_shared_from_this<LiveMap> {
   std::unique_ptr<MapSnapshot> SnapshotOf(MapBody& body);
   void Unpin(MapBody* body);
   uint64_t MemoryBytes() const;  // mu_ held
+  // The unpinned body an update may write (not current, not discarded,
+  // not behind the history), with most batches applied; null if none.
+  MapBody* SpareLocked() const;  // mu_ held
+  // Whether some body would be a spare once its pins are released.
+  bool PinnedSpareLocked() const;  // mu_ held
+  // How long Prepare waits for a pinned spare before copying `current`.
+  absl::Duration UnpinWaitLocked(const MapBody& current) const;  // mu_ held
 
   const RepairContext context_;
   // The batches some body has not applied yet, oldest first: history_[i]
@@ -166,6 +185,15 @@ class LiveMap : public std::enable_shared_from_this<LiveMap> {
   MapBody* current_ = nullptr;                    // guarded by mu_
   uint64_t copies_ = 0;                           // guarded by mu_
   uint64_t reuses_ = 0;                           // guarded by mu_
+  uint64_t waits_ = 0;                            // guarded by mu_
+  // Prepare is waiting for a pinned body to be released.
+  bool writer_waiting_ = false;                   // guarded by mu_
+  // The body of the batch Prepare is making, until Settle.
+  MapBody* preparing_ = nullptr;                  // guarded by mu_
+  // Set (-1: unset) by set_unpin_wait_for_testing.
+  int64_t unpin_wait_ns_ = -1;                    // guarded by mu_
+  // Signalled when a body's last pin is released.
+  std::condition_variable unpinned_;
 };
 
 }  // namespace wayfinder::server

@@ -187,5 +187,82 @@ TEST(LiveMapHistory, KeepsOnlyTheBatchesABodyMissed) {
   }
 }
 
+// When both bodies are pinned, an update waits (a bounded time) for a
+// query on the older version to end and reuses its body, rather than
+// copying the whole map; a query that outlasts the wait still gets the copy.
+TEST(LiveMapPins, AnUpdateWaitsForAShortQueryInsteadOfCopying) {
+  MapRegistry registry(nullptr);
+  const v1::Map source = OpenGrid(32, 16);
+  auto built = BuildMap(source, {});
+  ASSERT_TRUE(built.ok()) << built.status();
+  auto live = MakeLive(*std::move(built), source, {}, {});
+  ASSERT_TRUE(live.ok()) << live.status();
+  ASSERT_TRUE(registry.Commit(*std::move(live), source).ok());
+  UpdateOptions options;
+  int batch = 0;
+  // The first update copies the uploaded body (the current version pins it).
+  ASSERT_TRUE(ApplyUpdate(registry, Toggle(batch++), options).ok());
+  LiveMap& lm = *registry.Get("m")->live;
+  ASSERT_EQ(lm.copies(), 1u);
+  ASSERT_EQ(lm.bodies(), 2u);
+  lm.set_unpin_wait_for_testing(absl::Seconds(20));
+
+  // A query holds the current version; the next update takes the spare,
+  // and the one after finds both bodies pinned.
+  std::shared_ptr<const MapSnapshot> held = registry.Get("m");
+  ASSERT_TRUE(ApplyUpdate(registry, Toggle(batch++), options).ok());
+  std::thread query_ends([&held] {
+    absl::SleepFor(absl::Milliseconds(30));
+    held.reset();
+  });
+  const absl::Time start = absl::Now();
+  auto updated = ApplyUpdate(registry, Toggle(batch++), options);
+  const absl::Duration waited = absl::Now() - start;
+  query_ends.join();
+  ASSERT_TRUE(updated.ok()) << updated.status();
+  EXPECT_EQ(lm.copies(), 1u);
+  EXPECT_EQ(lm.waits(), 1u);
+  EXPECT_EQ(lm.bodies(), 2u);
+  EXPECT_GE(waited, absl::Milliseconds(20));
+  EXPECT_LT(waited, absl::Seconds(10));
+  // The reused body caught up on the batch it missed: batch 2 opened the
+  // wall again.
+  v1::FindPathRequest req;
+  req.set_map("m");
+  req.mutable_start()->set_x(0.5);
+  req.mutable_start()->set_y(0.5);
+  req.mutable_goal()->set_x(31.5);
+  req.mutable_goal()->set_y(0.5);
+  v1::FindPathResponse resp;
+  ASSERT_TRUE(RunFindPath(**updated, req, {1 << 20, 1 << 20}, absl::InfiniteFuture(),
+                          [] { return false; }, resp)
+                  .ok());
+  EXPECT_EQ(resp.status(), v1::UNREACHABLE);
+  EXPECT_EQ((*updated)->info.edits(), 3u);
+
+  // A query that outlasts the wait: the update copies and does not wait
+  // for it.
+  lm.set_unpin_wait_for_testing(absl::Milliseconds(5));
+  updated = absl::InternalError("released");
+  held = registry.Get("m");
+  ASSERT_TRUE(ApplyUpdate(registry, Toggle(batch++), options).ok());
+  std::shared_ptr<const MapSnapshot> before_copy = registry.Get("m");
+  ASSERT_TRUE(ApplyUpdate(registry, Toggle(batch++), options).ok());
+  EXPECT_EQ(lm.copies(), 2u);
+  EXPECT_EQ(lm.waits(), 1u);
+  EXPECT_EQ(lm.bodies(), 3u);
+  // A body beyond the two goes when its last query ends, not at the map's
+  // next edit.
+  before_copy.reset();
+  EXPECT_EQ(lm.bodies(), 2u);
+  held.reset();
+  EXPECT_EQ(lm.bodies(), 2u);
+  auto after = ApplyUpdate(registry, Toggle(batch++), options);
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_EQ(lm.bodies(), 2u);
+  EXPECT_EQ(lm.copies(), 2u);
+  EXPECT_EQ((*after)->info.edits(), 6u);
+}
+
 }  // namespace
 }  // namespace wayfinder::server

@@ -94,28 +94,35 @@ absl::Status RepairQuadtree(MapBody& body, const EditChange& change,
   return absl::OkStatus();
 }
 
+// Describes every mesh of the body into gi's navmeshes (same order) and
+// sets the graph's totals.
+void DescribeNavmeshes(const std::vector<std::shared_ptr<Navmesh>>& meshes, v1::GraphInfo* gi) {
+  uint64_t polygons = 0, links = 0, bytes = 0, components = 0;
+  for (size_t k = 0; k < meshes.size(); ++k) {
+    const Navmesh& mesh = *meshes[k];
+    DescribeNavmesh(mesh, gi->mutable_navmeshes(static_cast<int>(k)));
+    polygons += mesh.num_polygons();
+    links += mesh.num_links();
+    bytes += mesh.MemoryBytes();
+    components += mesh.num_components();
+  }
+  gi->set_nodes(polygons);
+  gi->set_edges(links);
+  gi->set_components(components);
+  gi->set_memory_bytes(bytes);
+}
+
 absl::Status RepairNavmesh(MapBody& body, const EditChange& change,
                            const RepairContext& context) {
   v1::GraphInfo* gi = GraphInfoOf(body.info, v1::NAVMESH);
   if (body.grid) {
     // Grid meshes are built in tiles: each radius re-meshes the tiles the
     // change (grown by the radius) reaches.
-    uint64_t polygons_total = 0, links = 0, bytes = 0, components = 0;
-    for (size_t k = 0; k < body.navmeshes.size(); ++k) {
-      Navmesh& mesh = *body.navmeshes[k];
-      const absl::Status repaired = mesh.UpdateFromGrid(*body.grid, change.cells);
+    for (const std::shared_ptr<Navmesh>& mesh : body.navmeshes) {
+      const absl::Status repaired = mesh->UpdateFromGrid(*body.grid, change.cells);
       if (!repaired.ok()) return InEdits(repaired, v1::NAVMESH);
-      v1::NavmeshInfo* ni = gi->mutable_navmeshes(static_cast<int>(k));
-      DescribeNavmesh(mesh, ni);
-      polygons_total += mesh.num_polygons();
-      links += mesh.num_links();
-      bytes += mesh.MemoryBytes();
-      components += mesh.num_components();
     }
-    gi->set_nodes(polygons_total);
-    gi->set_edges(links);
-    gi->set_components(components);
-    gi->set_memory_bytes(bytes);
+    DescribeNavmeshes(body.navmeshes, gi);
     return absl::OkStatus();
   }
   // Polygon and rects maps are meshed in polygon tiles: each radius
@@ -127,24 +134,14 @@ absl::Status RepairNavmesh(MapBody& body, const EditChange& change,
     NavmeshLimits limits;
     limits.max_polygons = context.build_limits.max_navmesh_polygons;
     limits.max_total_polygons = context.build_limits.max_navmesh_polygons_total;
-    uint64_t polygons_total = 0, links = 0, bytes = 0, components = 0;
-    for (size_t k = 0; k < body.navmeshes.size(); ++k) {
-      Navmesh& mesh = *body.navmeshes[k];
-      const absl::Status repaired = mesh.UpdateFromPolygons(*body.drawn, change.areas);
+    for (const std::shared_ptr<Navmesh>& mesh : body.navmeshes) {
+      const absl::Status repaired = mesh->UpdateFromPolygons(*body.drawn, change.areas);
       if (!repaired.ok()) return InEdits(repaired, v1::NAVMESH);
-      limits.polygons_before = polygons_total;
-      WF_RETURN_IF_ERROR(CheckNavmeshLimits(mesh.agent_radius(), mesh.num_polygons(), 0,
+      WF_RETURN_IF_ERROR(CheckNavmeshLimits(mesh->agent_radius(), mesh->num_polygons(), 0,
                                             /*predicted=*/false, limits));
-      DescribeNavmesh(mesh, gi->mutable_navmeshes(static_cast<int>(k)));
-      polygons_total += mesh.num_polygons();
-      links += mesh.num_links();
-      bytes += mesh.MemoryBytes();
-      components += mesh.num_components();
+      limits.polygons_before += mesh->num_polygons();
     }
-    gi->set_nodes(polygons_total);
-    gi->set_edges(links);
-    gi->set_components(components);
-    gi->set_memory_bytes(bytes);
+    DescribeNavmeshes(body.navmeshes, gi);
     return absl::OkStatus();
   }
   // Meshes of one piece (options that need the whole map: max_edge_length,
@@ -155,33 +152,24 @@ absl::Status RepairNavmesh(MapBody& body, const EditChange& change,
   limits.max_total_polygons = context.build_limits.max_navmesh_polygons_total;
   limits.max_build_bytes = context.build_limits.max_build_bytes;
   std::vector<std::shared_ptr<Navmesh>> meshes;
-  uint64_t polygons_total = 0, links = 0, bytes = 0, components = 0;
   for (int k = 0; k < gi->navmeshes_size(); ++k) {
-    v1::NavmeshInfo* ni = gi->mutable_navmeshes(k);
+    const v1::NavmeshInfo* ni = &gi->navmeshes(k);
     NavmeshBuildOptions options;
     options.agent_radius = ni->agent_radius();
     options.max_edge_length = context.build.navmesh().max_edge_length();
     options.steiner_spacing = context.build.navmesh().steiner_spacing();
     options.obstacle_hulls = context.build.navmesh().obstacle_hulls();
     options.merge_triangles = context.build.navmesh().merge_triangles();
-    limits.polygons_before = polygons_total;
     absl::StatusOr<Navmesh> mesh =
         Navmesh::Build(polygons, options, context.polygon_limits, {}, limits);
     if (!mesh.ok()) return InEdits(mesh.status(), v1::NAVMESH);
     WF_RETURN_IF_ERROR(CheckNavmeshLimits(options.agent_radius, mesh->num_polygons(),
                                           mesh->MemoryBytes(), /*predicted=*/false, limits));
-    DescribeNavmesh(*mesh, ni);
-    polygons_total += mesh->num_polygons();
-    links += mesh->num_links();
-    bytes += mesh->MemoryBytes();
-    components += mesh->num_components();
+    limits.polygons_before += mesh->num_polygons();
     meshes.push_back(std::make_shared<Navmesh>(*std::move(mesh)));
   }
   body.navmeshes = std::move(meshes);
-  gi->set_nodes(polygons_total);
-  gi->set_edges(links);
-  gi->set_components(components);
-  gi->set_memory_bytes(bytes);
+  DescribeNavmeshes(body.navmeshes, gi);
   return absl::OkStatus();
 }
 

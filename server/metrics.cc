@@ -21,6 +21,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "server/live_map.h"
 #include "server/map_snapshot.h"
 #include "server/pathfinder_service.h"
 #include "server/worker_pool.h"
@@ -333,6 +334,27 @@ class ServerCollector final : public prometheus::Collectable {
       }
       out.push_back(Gauge("wayfinder_maps_memory_bytes",
                           "Approximate memory of all maps together, bytes", total));
+      // Living maps' Left-Right bodies (server/live_map.h): two per edited
+      // map; a third exists only while a long query pins an old one. Copies
+      // (an edit found every body pinned) cost a map-sized allocation each.
+      double bodies = 0, copies = 0, reuses = 0, waits = 0;
+      for (const auto& map : maps) {
+        if (map->live == nullptr) continue;
+        bodies += static_cast<double>(map->live->bodies());
+        copies += static_cast<double>(map->live->copies());
+        reuses += static_cast<double>(map->live->reuses());
+        waits += static_cast<double>(map->live->waits());
+      }
+      out.push_back(Gauge("wayfinder_map_bodies",
+                          "Copies of the maps' graphs held for edits (Left-Right bodies), all maps",
+                          bodies));
+      out.push_back(Counter("wayfinder_map_body_copies_total",
+                            "Edits that copied a whole map body because queries pinned every one",
+                            copies));
+      out.push_back(Counter("wayfinder_map_body_reuses_total",
+                            "Edits applied to a spare body instead of a copy", reuses));
+      out.push_back(Counter("wayfinder_map_body_waits_total",
+                            "Edits that waited briefly for a query to release a body", waits));
       // /metrics has no authentication: the per-map series, which name
       // every map, only when the operator lets them out.
       if (sources_.map_names) out.push_back(std::move(per_map));

@@ -327,6 +327,38 @@ TEST(MetricsTest, CallThatWaitedPastMaxQueueWaitIsRefusedAndCounted) {
 // /metrics has no authentication: map names (wayfinder_map_memory_bytes{map})
 // are left out when the API needs tokens, unless the operator asks for them;
 // without tokens they are in unless the operator leaves them out.
+// The Left-Right bodies of living maps: an upload has one; its first edit
+// copies it into a second; later edits alternate between the two without
+// copying (no query pins them here).
+TEST(MetricsTest, MapBodiesCopiesAndReuses) {
+  ServerHarness h(WithMetrics());
+  v1::PutMapRequest put;
+  *put.mutable_map() = GridMapFromRows("room", kRoom);
+  v1::MapInfo info;
+  ASSERT_TRUE(Put(h, put, &info).ok());
+  const Scrape before = ScrapeMetrics(h);
+  EXPECT_SAMPLE(before, "wayfinder_map_bodies", 1);
+  EXPECT_SAMPLE(before, "wayfinder_map_body_copies_total", 0);
+
+  for (int i = 0; i < 3; ++i) {
+    v1::UpdateMapRequest req;
+    req.set_map("room");
+    v1::CellPatch& p = *req.add_edits()->mutable_cells();
+    p.set_x(5);
+    p.set_y(2);
+    p.set_width(1);
+    p.set_height(1);
+    p.set_cells(std::string(1, i % 2 == 0 ? '@' : '.'));
+    auto ctx = Ctx();
+    ASSERT_TRUE(h.stub().UpdateMap(ctx.get(), req, &info).ok());
+  }
+  const Scrape after = ScrapeMetrics(h);
+  EXPECT_SAMPLE(after, "wayfinder_map_bodies", 2);
+  EXPECT_SAMPLE(after, "wayfinder_map_body_copies_total", 1);
+  EXPECT_SAMPLE(after, "wayfinder_map_body_reuses_total", 2);
+  EXPECT_SAMPLE(after, "wayfinder_map_body_waits_total", 0);
+}
+
 TEST(MetricsTest, MapNamesFollowAuthUnlessSetExplicitly) {
   TempDir dir;
   const std::string tokens = dir.path() + "/tokens";

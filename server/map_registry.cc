@@ -208,7 +208,8 @@ absl::StatusOr<std::shared_ptr<const MapSnapshot>> MapRegistry::Commit(
     *stored.mutable_map() = source;
     stored.set_version(version);
     stored.set_created_unix_ms(now_ms);
-    if (absl::Status s = store_->Save(stored, /*previous=*/last); !s.ok()) {
+    if (absl::Status s = store_->Save(stored, /*previous=*/last, /*over_map=*/current != nullptr);
+        !s.ok()) {
       spdlog::error("map {}: not stored, version {} discarded: {}", built->name, version,
                     s.ToString());
       return s;

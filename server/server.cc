@@ -13,7 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "server/map_builder.h"
-#include "server/storage/directory_store.h"
+#include "server/storage/open_map_store.h"
 #include "server/storage/stored_map_edits.h"
 #include "server/update_map.h"
 #include "spdlog/spdlog.h"
@@ -75,8 +75,8 @@ absl::StatusOr<std::unique_ptr<WayfinderServer>> WayfinderServer::Start(
   if (s->config_.workers <= 0) {
     s->config_.workers = std::max(1u, std::thread::hardware_concurrency());
   }
-  if (!config.data_dir.empty()) {
-    absl::StatusOr<std::unique_ptr<DirectoryStore>> store = DirectoryStore::Open(config.data_dir);
+  {
+    absl::StatusOr<std::unique_ptr<MapStore>> store = OpenMapStore(config);
     if (!store.ok()) return store.status();
     s->store_ = *std::move(store);
   }
@@ -143,7 +143,7 @@ absl::StatusOr<std::unique_ptr<WayfinderServer>> WayfinderServer::Start(
 
 absl::Status WayfinderServer::LoadStoredMaps() {
   if (store_ == nullptr) {
-    spdlog::info("no --data_dir: maps are kept in memory only");
+    spdlog::info("no --data_dir or --postgres_dsn: maps are kept in memory only");
     return absl::OkStatus();
   }
   const absl::Time start = absl::Now();

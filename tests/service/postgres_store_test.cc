@@ -71,7 +71,7 @@ class PostgresStoreTest : public ::testing::Test {
   void SetUp() override {
     cluster_ = testing::SharedThrowawayPostgres();
     ASSERT_NE(cluster_, nullptr);
-    absl::StatusOr<std::string> dsn = cluster_->CreateDatabase();
+    absl::StatusOr<std::string> dsn = cluster_->NewSchema();
     ASSERT_TRUE(dsn.ok()) << dsn.status();
     dsn_ = *dsn;
   }

@@ -1,6 +1,6 @@
 // The MapStore contract (server/storage/map_store.h), run against both
 // stores: DirectoryStore on a temporary directory and PostgresStore on a
-// fresh database of the binary's throwaway PostgreSQL cluster. Two
+// fresh schema of the binary's throwaway PostgreSQL cluster. Two
 // PostgresStore instances on one database stand for two replicas.
 
 #include <atomic>
@@ -162,7 +162,7 @@ class StoreContractTest : public ::testing::TestWithParam<Kind> {
     }
     testing::ThrowawayPostgres* cluster = testing::SharedThrowawayPostgres();
     ASSERT_NE(cluster, nullptr);
-    absl::StatusOr<std::string> dsn = cluster->CreateDatabase();
+    absl::StatusOr<std::string> dsn = cluster->NewSchema();
     ASSERT_TRUE(dsn.ok()) << dsn.status();
     env_ = std::make_unique<PostgresEnv>(*dsn);
   }

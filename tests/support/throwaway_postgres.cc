@@ -98,14 +98,14 @@ std::string ThrowawayPostgres::dsn(const std::string& database) const {
   return absl::StrCat("postgresql://postgres@127.0.0.1:", port_, "/", database);
 }
 
-absl::StatusOr<std::string> ThrowawayPostgres::CreateDatabase() {
-  const std::string name = absl::StrCat("test_", ++databases_);
+absl::StatusOr<std::string> ThrowawayPostgres::NewSchema() {
+  const std::string name = absl::StrCat("test_", ++schemas_);
   PGconn* conn = PQconnectdb(dsn().c_str());
   absl::Status status;
   if (PQstatus(conn) != CONNECTION_OK) {
     status = absl::FailedPreconditionError(PQerrorMessage(conn));
   } else {
-    PGresult* result = PQexec(conn, absl::StrCat("CREATE DATABASE ", name).c_str());
+    PGresult* result = PQexec(conn, absl::StrCat("CREATE SCHEMA ", name).c_str());
     if (PQresultStatus(result) != PGRES_COMMAND_OK) {
       status = absl::FailedPreconditionError(PQresultErrorMessage(result));
     }
@@ -113,7 +113,7 @@ absl::StatusOr<std::string> ThrowawayPostgres::CreateDatabase() {
   }
   PQfinish(conn);
   if (!status.ok()) return status;
-  return dsn(name);
+  return absl::StrCat(dsn(), "?options=-c%20search_path%3D", name);
 }
 
 absl::Status ThrowawayPostgres::Stop(bool immediate) {

@@ -19,6 +19,7 @@
 #include "server/map_builder.h"
 #include "server/map_registry.h"
 #include "server/storage/map_store.h"
+#include "server/storage/open_map_store.h"
 #include "server/storage/pg_connection.h"
 #include "server/storage/pg_schema.h"
 #include "server/storage/postgres_store.h"
@@ -265,6 +266,23 @@ TEST_F(PostgresStoreTest, AnOutageIsUnavailableAndTheStoreRecovers) {
   ASSERT_EQ(contents->maps.size(), 1u);
   EXPECT_EQ(contents->maps[0].version(), 3u);  // the refused writes left nothing
   ASSERT_EQ(contents->maps[0].edits.size(), 2u);
+}
+
+// A replica started before its database waits for it.
+TEST_F(PostgresStoreTest, AServerWaitsForItsDatabaseAtStart) {
+  ASSERT_TRUE(cluster_->Stop().ok());
+  std::thread restart([this] {
+    absl::SleepFor(absl::Seconds(1));
+    EXPECT_TRUE(cluster_->Restart().ok());
+  });
+  server::ServerConfig config;
+  config.postgres_dsn = dsn_;
+  auto store = server::OpenMapStore(config);
+  restart.join();
+  ASSERT_TRUE(store.ok()) << store.status();
+  ASSERT_NE(*store, nullptr);
+  EXPECT_TRUE((*store)->shared());
+  EXPECT_TRUE((*store)->LoadAll().ok());
 }
 
 // The registry folds old tombstones into a version floor to bound its

@@ -127,10 +127,10 @@ absl::StatusOr<std::unique_ptr<PostgresStore>> PostgresStore::Open(const std::st
     pg::Lease lease(store->pool_, *std::move(conn));
     absl::StatusOr<int> found = pg::Migrate(*lease);
     if (!found.ok()) return found.status();
+    const std::string migrated =
+        *found == pg::LatestSchemaVersion() ? "" : absl::StrCat(" (migrated from ", *found, ")");
     spdlog::info("PostgreSQL store {}: schema version {}{}", *describe,
-                 pg::LatestSchemaVersion(),
-                 *found == pg::LatestSchemaVersion() ? ""
-                                                     : absl::StrCat(" (migrated from ", *found, ")"));
+                 pg::LatestSchemaVersion(), migrated);
   }
   if (options.background_compaction) {
     store->compactor_ = std::thread([s = store.get()] { s->CompactorLoop(); });

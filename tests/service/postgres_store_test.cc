@@ -268,6 +268,21 @@ TEST_F(PostgresStoreTest, AnOutageIsUnavailableAndTheStoreRecovers) {
   ASSERT_EQ(contents->maps[0].edits.size(), 2u);
 }
 
+// Pooled connections die with a database restart; the first calls after it
+// replace them without failing (nothing had been sent on them).
+TEST_F(PostgresStoreTest, ARestartBetweenCallsCostsNoFailedCall) {
+  auto opened = PostgresStore::Open(dsn_, FastRetry());
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  PostgresStore& store = **opened;
+  ASSERT_TRUE(store.Save(Uploaded("m", 1), 0, false).ok());
+  ASSERT_TRUE(cluster_->Stop().ok());
+  ASSERT_TRUE(cluster_->Restart().ok());
+  const absl::Status appended = store.AppendEdit("m", EditOf(2));
+  EXPECT_TRUE(appended.ok()) << appended;
+  const auto changes = store.ChangesSince(0);
+  EXPECT_TRUE(changes.ok()) << changes.status();
+}
+
 // A replica started before its database waits for it.
 TEST_F(PostgresStoreTest, AServerWaitsForItsDatabaseAtStart) {
   ASSERT_TRUE(cluster_->Stop().ok());

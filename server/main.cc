@@ -37,6 +37,10 @@ ABSL_FLAG(std::string, metrics_listen, "",
 ABSL_FLAG(std::string, data_dir, "",
           "directory where maps are stored and loaded from at start; empty = "
           "memory only");
+ABSL_FLAG(std::string, postgres_dsn, "",
+          "PostgreSQL connection string (postgresql://USER@HOST:PORT/DB): maps live in that "
+          "database, shared by every replica given it (--data_dir is then not used); empty = "
+          "the environment variable WAYFINDER_POSTGRES_DSN, else --data_dir");
 ABSL_FLAG(int, workers, 0, "worker threads for searches and builds; 0 = one per core");
 ABSL_FLAG(int, edit_workers, kDefaults.edit_workers,
           "worker threads for UpdateMap (repairs and edit-log syncs), apart from the search "
@@ -160,6 +164,11 @@ int main(int argc, char** argv) {
   config.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   config.metrics_map_names = absl::GetFlag(FLAGS_metrics_map_names);
   config.data_dir = absl::GetFlag(FLAGS_data_dir);
+  config.postgres_dsn = absl::GetFlag(FLAGS_postgres_dsn);
+  if (const char* dsn = std::getenv("WAYFINDER_POSTGRES_DSN");
+      config.postgres_dsn.empty() && dsn != nullptr) {
+    config.postgres_dsn = dsn;  // the flag wins
+  }
   config.workers = absl::GetFlag(FLAGS_workers);
   config.edit_workers = absl::GetFlag(FLAGS_edit_workers);
   config.max_queue = absl::GetFlag(FLAGS_max_queue);

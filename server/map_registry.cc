@@ -111,7 +111,7 @@ void MapRegistry::Stamp(MapSnapshot& snapshot, uint64_t version,
 uint64_t MapRegistry::LastVersion(absl::string_view name, const MapSnapshot* current) const {
   auto it = tombstones_.find(name);
   // A tombstone may sit beside a map only if storage held both (see
-  // MapStore::LoadAll); the higher one counts.
+  // DirectoryStore::LoadAll); the higher one counts.
   if (it != tombstones_.end()) {
     return std::max(it->second.version, current != nullptr ? current->version : 0);
   }
@@ -208,7 +208,8 @@ absl::StatusOr<std::shared_ptr<const MapSnapshot>> MapRegistry::Commit(
     *stored.mutable_map() = source;
     stored.set_version(version);
     stored.set_created_unix_ms(now_ms);
-    if (absl::Status s = store_->Save(stored); !s.ok()) {
+    if (absl::Status s = store_->Save(stored, /*previous=*/last, /*over_map=*/current != nullptr);
+        !s.ok()) {
       spdlog::error("map {}: not stored, version {} discarded: {}", built->name, version,
                     s.ToString());
       return s;
@@ -313,7 +314,7 @@ absl::Status MapRegistry::Delete(absl::string_view name, uint64_t expected_versi
     stored.set_name(std::string(name));
     stored.set_version(last);
     stored.set_deleted_unix_ms(now_ms);
-    if (absl::Status s = store_->Delete(stored); !s.ok()) return s;
+    if (absl::Status s = store_->Delete(stored, /*previous=*/last); !s.ok()) return s;
   }
   tombstones_[name] = Tombstone{.version = last, .deleted_unix_ms = now_ms};
   {
@@ -328,6 +329,10 @@ absl::Status MapRegistry::Delete(absl::string_view name, uint64_t expected_versi
 }
 
 void MapRegistry::FoldTombstonesIfNeeded() {
+  // A shared store keeps every name's last version and checks each write
+  // against it: a floor above a name's tombstone would make every
+  // re-create of that name a conflict. Tombstones stay, as in the store.
+  if (store_ != nullptr && store_->shared()) return;
   if (tombstones_.size() <= max_tombstones_) return;
   // Fold the oldest half in one go, so that the (rewritten) floor and the
   // removals cost one write per max_tombstones_ / 2 deletes. A tombstone at

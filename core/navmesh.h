@@ -408,6 +408,9 @@ class Navmesh {
     split_search_base_ = base;
     split_search_per_polygon_ = per_polygon;
   }
+  // Tests of the server: the budget of meshes built from now on, process
+  // wide (by default 4096 + 16 per polygon).
+  static void set_default_split_search_budget_for_testing(uint64_t base, uint64_t per_polygon);
   // Walkable area after clearance, world units squared.
   double area() const { return area_; }
   // Whether vertex v lies on the mesh's boundary (a wall corner).
@@ -558,8 +561,10 @@ class Navmesh {
   absl::flat_hash_map<uint32_t, std::vector<uint32_t>> comp_members_;
   // Component ids that may have split (see components_stale()).
   absl::flat_hash_set<uint32_t> stale_;
-  uint64_t split_search_base_ = 4096;
-  uint64_t split_search_per_polygon_ = 16;
+  static uint64_t DefaultSplitSearchBase();
+  static uint64_t DefaultSplitSearchPerPolygon();
+  uint64_t split_search_base_ = DefaultSplitSearchBase();
+  uint64_t split_search_per_polygon_ = DefaultSplitSearchPerPolygon();
   // Restitches so far: the state labels were computed for.
   uint64_t restitches_ = 0;
   // Labels attached by AttachComponents, read by queries on other threads.

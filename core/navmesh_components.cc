@@ -2,6 +2,7 @@
 // connectivity check and the relabelling that refines stale components off
 // the edit path.
 
+#include <atomic>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -9,6 +10,22 @@
 #include "core/navmesh.h"
 
 namespace wayfinder {
+
+namespace {
+std::atomic<uint64_t> default_split_base{4096};
+std::atomic<uint64_t> default_split_per_polygon{16};
+}  // namespace
+
+uint64_t Navmesh::DefaultSplitSearchBase() {
+  return default_split_base.load(std::memory_order_relaxed);
+}
+uint64_t Navmesh::DefaultSplitSearchPerPolygon() {
+  return default_split_per_polygon.load(std::memory_order_relaxed);
+}
+void Navmesh::set_default_split_search_budget_for_testing(uint64_t base, uint64_t per_polygon) {
+  default_split_base.store(base, std::memory_order_relaxed);
+  default_split_per_polygon.store(per_polygon, std::memory_order_relaxed);
+}
 
 bool Navmesh::MaybeConnected(uint32_t a, uint32_t b) const {
   const uint32_t id = component(a);

@@ -494,8 +494,9 @@ int RunUpdates(const std::vector<std::string>& sizes, int edits) {
   std::printf("Updates and refinements timed in %s.\n\n", cpu ? "thread CPU time" : "wall time");
   std::printf("| grid | map | radius | split search | polygons | fresh build ms | update median ms |"
               " update p99 ms | median / build | tiles rebuilt (mean) | edits leaving stale |"
-              " refine median ms | refine p99 ms |\n");
-  std::printf("|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+              " refine median ms | refine p99 ms | unreachable query while stale, median ms |"
+              " same once refined, median ms |\n");
+  std::printf("|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (const std::string& kind : absl::GetFlag(FLAGS_update_maps)) {
   for (const std::string& size : sizes) {
     const uint32_t n = static_cast<uint32_t>(std::stoul(size));
@@ -518,6 +519,22 @@ int RunUpdates(const std::vector<std::string>& sizes, int edits) {
       }
       std::vector<double> updates, unbounded_updates, refines;
       int stale_edits = 0;
+      // FUNNEL queries between two pieces of a deferred split: searched to
+      // the end while the component is stale, answered at once once the
+      // labels are attached.
+      std::vector<double> stale_queries, refined_queries;
+      wayfinder::NavmeshSearchScratch scratch;
+      auto time_query = [&](const wayfinder::Point& a, const wayfinder::Point& b) {
+        wayfinder::PathRequest req;
+        req.start = a;
+        req.goal = b;
+        req.smoothing = wayfinder::Smoothing::kFunnel;
+        const double c0 = ThreadCpuMicros();
+        const auto t0 = Clock::now();
+        auto r = wayfinder::FindNavmeshPath(*mesh, req, {}, wayfinder::SearchBudget(), scratch);
+        const double ms = (cpu ? ThreadCpuMicros() - c0 : MicrosSince(t0)) / 1000;
+        return r.ok() && r->status == wayfinder::PathStatus::kUnreachable ? ms : -1.0;
+      };
       std::optional<wayfinder::Navmesh> unbounded;
       if (compare) {
         unbounded.emplace(*mesh);
@@ -558,8 +575,29 @@ int RunUpdates(const std::vector<std::string>& sizes, int edits) {
             ++stale_edits;
             const auto t0 = Clock::now();
             const double c0 = ThreadCpuMicros();
-            mesh->AttachComponents(mesh->ComputeComponents());
+            std::shared_ptr<wayfinder::NavmeshComponentLabels> labels = mesh->ComputeComponents();
             refines.push_back((cpu ? ThreadCpuMicros() - c0 : MicrosSince(t0)) / 1000);
+            // Two polygons of one stale id that the labels tell apart.
+            uint32_t pa = wayfinder::Navmesh::kNone, pb = wayfinder::Navmesh::kNone;
+            for (uint32_t p = 0; p < mesh->num_polygons() && pb == wayfinder::Navmesh::kNone; ++p) {
+              if (!mesh->component_stale(mesh->component(p))) continue;
+              if (pa == wayfinder::Navmesh::kNone) {
+                pa = p;
+              } else if (mesh->component(p) == mesh->component(pa) &&
+                         labels->ids[p] != labels->ids[pa]) {
+                pb = p;
+              }
+            }
+            const bool pair = pb != wayfinder::Navmesh::kNone;
+            if (pair) {
+              const double ms = time_query(mesh->Centroid(pa), mesh->Centroid(pb));
+              if (ms >= 0) stale_queries.push_back(ms);
+            }
+            mesh->AttachComponents(std::move(labels));
+            if (pair) {
+              const double ms = time_query(mesh->Centroid(pa), mesh->Centroid(pb));
+              if (ms >= 0) refined_queries.push_back(ms);
+            }
           }
         }
       }
@@ -567,16 +605,21 @@ int RunUpdates(const std::vector<std::string>& sizes, int edits) {
       if (compare) {
         const double um = Percentile(unbounded_updates, 0.5);
         std::printf("| %u² | %s | %g | unbounded (before) | %zu | %.1f | %.2f | %.2f | %.3f | %.1f |"
-                    " - | - | - |\n",
+                    " - | - | - | - | - |\n",
                     n, kind.c_str(), radius, unbounded->num_polygons(), build_ms, um,
                     Percentile(unbounded_updates, 0.99), um / build_ms, tiles / updates.size());
       }
-      std::printf("| %u² | %s | %g | bounded | %zu | %.1f | %.2f | %.2f | %.3f | %.1f | %d | %s | %s |\n",
+      auto median_or_dash = [](const std::vector<double>& v) {
+        return v.empty() ? std::string("-") : absl::StrFormat("%.3f", Percentile(v, 0.5));
+      };
+      std::printf("| %u² | %s | %g | bounded | %zu | %.1f | %.2f | %.2f | %.3f | %.1f | %d | %s | %s |"
+                  " %s | %s |\n",
                   n, kind.c_str(), radius, mesh->num_polygons(), build_ms, median,
                   Percentile(updates, 0.99), median / build_ms, tiles / updates.size(),
                   stale_edits,
                   refines.empty() ? "-" : absl::StrFormat("%.2f", Percentile(refines, 0.5)).c_str(),
-                  refines.empty() ? "-" : absl::StrFormat("%.2f", Percentile(refines, 0.99)).c_str());
+                  refines.empty() ? "-" : absl::StrFormat("%.2f", Percentile(refines, 0.99)).c_str(),
+                  median_or_dash(stale_queries).c_str(), median_or_dash(refined_queries).c_str());
       std::fflush(stdout);
     }
   }

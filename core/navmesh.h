@@ -6,11 +6,15 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
+#include <memory>
+#include <mutex>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
@@ -268,10 +272,20 @@ struct NavmeshBuildStats {
 // outline, and polygons are linked only through shared sides). Linear in
 // the map's cells plus the flips.
 //
+// The connected components of a mesh labelled afresh (Navmesh::
+// ComputeComponents): a dense id per polygon, for the mesh as it was at
+// `stamp` (Navmesh's count of restitches).
+struct NavmeshComponentLabels {
+  std::vector<uint32_t> ids;
+  uint64_t count = 0;
+  uint64_t stamp = 0;
+};
+
 // Both: adjacency through shared edges, connected components, and a bucket
 // grid for locating a point's polygon.
 //
-// Thread-safe: immutable after Build.
+// Thread-safe: immutable after Build (AttachComponents excepted, which is
+// safe beside queries).
 class Navmesh {
  public:
   static constexpr uint32_t kNone = 0xFFFFFFFFu;
@@ -355,7 +369,48 @@ class Navmesh {
   // enter them only on the way out from the start or the goal.
   uint32_t appendage_parent(uint32_t polygon) const { return appendage_parent_[polygon]; }
   bool in_appendage(uint32_t polygon) const { return in_appendage_[polygon] != 0; }
+  // After an update, a lower bound while components_stale().
   uint64_t num_components() const { return num_components_; }
+
+  // Deferred splits. An update whose cut may split a component searches the
+  // sides of the cut for at most split_search_base + split_search_per_polygon
+  // x (polygons next to or in the change) polygons; when the sides have not
+  // settled by then, the component keeps its id and is marked stale: it may
+  // now be several components. Every other id stays exact, and two
+  // polygons with different ids are never connected, so a query only loses
+  // the early UNREACHABLE inside a stale component (MaybeConnected).
+  // RefineComponents, or ComputeComponents + AttachComponents off the edit
+  // path, label the components afresh.
+  bool components_stale() const { return !stale_.empty(); }
+  bool component_stale(uint32_t id) const { return stale_.contains(id); }
+  // False only when polygons a and b are certainly not connected: other
+  // ids, or a stale id that attached labels for this mesh tell apart.
+  bool MaybeConnected(uint32_t a, uint32_t b) const;
+  // Labels the components of the mesh as it is now from scratch, O(mesh);
+  // reads the mesh only, so it may run on any thread beside queries (not
+  // beside an update). Checks keep_going (when set) every few thousand
+  // polygons and returns null once it says false.
+  std::shared_ptr<NavmeshComponentLabels> ComputeComponents(
+      const std::function<bool()>& keep_going = nullptr) const;
+  // Hands labels that ComputeComponents made for this mesh to the queries
+  // (MaybeConnected answers from them for stale ids at once) and to the
+  // next update, which adopts them in O(1) before it changes anything.
+  // Safe beside queries and other const calls; labels for another state of
+  // the mesh are ignored (false).
+  bool AttachComponents(std::shared_ptr<NavmeshComponentLabels> labels) const;
+  // ComputeComponents and adopts the labels: afterwards the components
+  // equal a fresh build's and none is stale. Not thread-safe.
+  void RefineComponents();
+  // Tests and benchmarks: the split search budget (see above);
+  // kUnboundedSplitSearch searches every split to the end inside the update.
+  static constexpr uint64_t kUnboundedSplitSearch = std::numeric_limits<uint64_t>::max();
+  void set_split_search_budget(uint64_t base, uint64_t per_polygon) {
+    split_search_base_ = base;
+    split_search_per_polygon_ = per_polygon;
+  }
+  // Tests of the server: the budget of meshes built from now on, process
+  // wide (by default 4096 + 16 per polygon).
+  static void set_default_split_search_budget_for_testing(uint64_t base, uint64_t per_polygon);
   // Walkable area after clearance, world units squared.
   double area() const { return area_; }
   // Whether vertex v lies on the mesh's boundary (a wall corner).
@@ -470,6 +525,9 @@ class Navmesh {
                         const std::vector<uint32_t>& lost,
                         const std::vector<std::pair<uint32_t, uint32_t>>& old_sides);
   void CompactComponents();
+  // Takes over labels attached for the mesh as it is (component arrays
+  // moved in, not copied, unless another mesh shares them); drops others.
+  void AdoptComponents();
   static constexpr uint8_t kDropped = 1, kNew = 2, kWalked = 4;
   // Places tile t's polygons and vertices (the tile's new content) into
   // the mesh, linked inside the tile, into tile_state_[t]; with `index`
@@ -501,6 +559,38 @@ class Navmesh {
   std::vector<uint32_t> components_;
   std::vector<uint32_t> comp_alias_;
   absl::flat_hash_map<uint32_t, std::vector<uint32_t>> comp_members_;
+  // Component ids that may have split (see components_stale()).
+  absl::flat_hash_set<uint32_t> stale_;
+  static uint64_t DefaultSplitSearchBase();
+  static uint64_t DefaultSplitSearchPerPolygon();
+  uint64_t split_search_base_ = DefaultSplitSearchBase();
+  uint64_t split_search_per_polygon_ = DefaultSplitSearchPerPolygon();
+  // Restitches so far: the state labels were computed for.
+  uint64_t restitches_ = 0;
+  // Labels attached by AttachComponents, read by queries on other threads.
+  // A copy of the mesh shares them (they are not changed once attached).
+  class AttachedLabels {
+   public:
+    AttachedLabels() = default;
+    AttachedLabels(const AttachedLabels& other) : labels_(other.Get()) {}
+    AttachedLabels& operator=(const AttachedLabels& other) {
+      Set(other.Get());
+      return *this;
+    }
+    std::shared_ptr<NavmeshComponentLabels> Get() const {
+      std::lock_guard<std::mutex> lock(mu_);
+      return labels_;
+    }
+    void Set(std::shared_ptr<NavmeshComponentLabels> labels) const {
+      std::lock_guard<std::mutex> lock(mu_);
+      labels_ = std::move(labels);
+    }
+
+   private:
+    mutable std::mutex mu_;
+    mutable std::shared_ptr<NavmeshComponentLabels> labels_;
+  };
+  AttachedLabels attached_;
   std::vector<uint8_t> mark_;  // restitch scratch per polygon, zero between restitches
   // The component repair's searches: per polygon (round, search).
   std::vector<std::pair<uint32_t, uint32_t>> seen_;
@@ -575,8 +665,8 @@ struct NavmeshPathOptions {
 // Seed 004's frame: a start or goal not finite or outside map_area() ->
 // INVALID_ARGUMENT (map_area.h); locate the start and goal polygons; same
 // polygon -> straight line; on the map but off the mesh ->
-// FAILED_PRECONDITION (or snap); different
-// components -> UNREACHABLE at once. Then, by options.method:
+// FAILED_PRECONDITION (or snap); certainly different components
+// (Navmesh::MaybeConnected) -> UNREACHABLE at once. Then, by options.method:
 //
 // kCorridor: A* over polygons, each step to the point where the line toward
 // the goal crosses the shared edge and costed by that distance; then

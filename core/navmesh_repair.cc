@@ -173,7 +173,15 @@ void Navmesh::JoinAppendages(const std::vector<uint32_t>& placed) {
 // polygons joins every group it touches; one that lost polygons may have
 // split, so searches start from each of its polygons next to the change
 // at once (those next to one group together) and stop when all but one
-// side have run dry (new components, relabelled) or all have met.
+// side have run dry (new components, relabelled) or all have met. The
+// searches of one update stop after a budget that follows the change
+// (split_search_base_ + split_search_per_polygon_ x the new and ring
+// polygons): a component whose sides have not settled by then, or that
+// was stale already, is kept whole (joined to every group it touches) and
+// stale, since its id may now cover several components. The classes stay
+// unions of true components (any new path between old polygons of two ids
+// runs through new polygons, which join them), so different ids still
+// mean disconnected.
 void Navmesh::RepairComponents(const std::vector<uint32_t>& placed,
                                const std::vector<uint32_t>& ring,
                                const std::vector<uint32_t>& lost,
@@ -192,6 +200,14 @@ void Navmesh::RepairComponents(const std::vector<uint32_t>& placed,
     return it->second;
   };
   for (uint32_t r : lost) node_of_old(r);
+  std::vector<uint32_t> stale_nodes;  // union-find nodes of components kept stale
+  const uint64_t changed = placed.size() + ring.size();
+  uint64_t budget = Navmesh::kUnboundedSplitSearch;
+  if (split_search_base_ != Navmesh::kUnboundedSplitSearch &&
+      split_search_per_polygon_ <= (Navmesh::kUnboundedSplitSearch - split_search_base_) /
+                                       std::max<uint64_t>(changed, 1)) {
+    budget = split_search_base_ + split_search_per_polygon_ * changed;
+  }
   // Groups of new polygons.
   absl::flat_hash_map<uint32_t, uint32_t> group_of;
   group_of.reserve(placed.size());
@@ -238,6 +254,18 @@ void Navmesh::RepairComponents(const std::vector<uint32_t>& placed,
     const uint32_t root = ring_root;
     const uint32_t old = node_of_old(root);
     const bool may_split = std::binary_search(lost.begin(), lost.end(), root);
+    auto keep_whole = [&] {
+      intact.push_back(old);
+      for (uint32_t t = 0; t < cells.size(); ++t) {
+        groups_next_to(cells[t], gs);
+        for (uint32_t g : gs) uf.Union(old, group_node[g]);
+      }
+    };
+    if (stale_.contains(root)) {  // several components maybe: no search can tell
+      stale_nodes.push_back(old);
+      keep_whole();
+      continue;
+    }
     const uint32_t k = static_cast<uint32_t>(cells.size());
     UnionFind sf;
     for (uint32_t s = 0; s < k; ++s) sf.Add();
@@ -274,11 +302,7 @@ void Navmesh::RepairComponents(const std::vector<uint32_t>& placed,
     classes = 0;
     for (uint32_t t = 0; t < k; ++t) classes += active[t] && sf.Find(t) == t ? 1 : 0;
     if (classes <= 1) {
-      intact.push_back(old);
-      for (uint32_t t = 0; t < k; ++t) {
-        groups_next_to(cells[t], gs);
-        for (uint32_t g : gs) uf.Union(old, group_node[g]);
-      }
+      keep_whole();
       continue;
     }
     // Interleaved searches from those sides over the old component's other
@@ -312,9 +336,15 @@ void Navmesh::RepairComponents(const std::vector<uint32_t>& placed,
       }
       return true;
     };
-    while (classes - exhausted > 1) {
+    bool deferred = false;
+    while (classes - exhausted > 1 && !deferred) {
       for (uint32_t s = 0; s < k && classes - exhausted > 1; ++s) {
         if (dry[s]) continue;
+        if (budget == 0) {
+          deferred = true;
+          break;
+        }
+        --budget;
         if (head[s] == queue[s].size()) {
           dry[s] = true;
           if (class_dry(s)) ++exhausted;
@@ -340,6 +370,11 @@ void Navmesh::RepairComponents(const std::vector<uint32_t>& placed,
           }
         }
       }
+    }
+    if (deferred) {
+      stale_nodes.push_back(old);
+      keep_whole();
+      continue;
     }
     // Dry sides are whole new components; the one left (if any) is the
     // rest of the old component and keeps its polygons' raw ids.
@@ -383,6 +418,14 @@ void Navmesh::RepairComponents(const std::vector<uint32_t>& placed,
   };
   for (uint32_t g = 0; g < group_node.size(); ++g) index_of_class(uf.Find(group_node[g]));
   for (const Piece& p : pieces) index_of_class(uf.Find(p.node));
+  // A stale component none of whose polygons is on the ring may still have
+  // polygons elsewhere (it need not be connected): it stays.
+  for (const auto& [root, node] : olds) {
+    if (stale_.contains(root)) {
+      stale_nodes.push_back(node);
+      intact.push_back(node);
+    }
+  }
   for (uint32_t node : intact) index_of_class(uf.Find(node));
   for (const auto& [root, node] : olds) {
     auto it = class_index.find(uf.Find(node));
@@ -420,6 +463,8 @@ void Navmesh::RepairComponents(const std::vector<uint32_t>& placed,
     }
     id_of_class[c] = best;
   }
+  for (const auto& [root, node] : olds) stale_.erase(root);
+  for (uint32_t node : stale_nodes) stale_.insert(id_of_class[class_index.at(uf.Find(node))]);
   for (const Piece& p : pieces) {
     const uint32_t id = id_of_class[class_index.at(uf.Find(p.node))];
     for (uint32_t c : p.cells) components_[c] = id;
@@ -449,6 +494,11 @@ void Navmesh::CompactComponents() {
   for (uint32_t i = 0; i < next; ++i) comp_alias_[i] = i;
   comp_alias_.shrink_to_fit();
   comp_members_.clear();
+  absl::flat_hash_set<uint32_t> stale;
+  for (uint32_t id : stale_) {
+    if (dense[id] != kNone) stale.insert(dense[id]);
+  }
+  stale_ = std::move(stale);
 }
 
 }  // namespace wayfinder

@@ -355,6 +355,9 @@ void Navmesh::LinkAcrossBorders(const std::vector<uint32_t>& polys,
 }
 
 void Navmesh::RestitchTiles(const std::vector<uint32_t>& tiles) {
+  // Labels refined off the edit path for the mesh as it is come in first.
+  AdoptComponents();
+  ++restitches_;
   std::vector<uint32_t> dropped;
   for (uint32_t t : tiles) {
     dropped.insert(dropped.end(), tile_state_[t].polys.begin(), tile_state_[t].polys.end());

@@ -191,7 +191,9 @@ absl::StatusOr<PathResult> FindNavmeshPath(const Navmesh& mesh, const PathReques
     r.length = Distance(ends[0], ends[1]);
     return r;
   }
-  if (mesh.component(polys[0]) != mesh.component(polys[1])) {
+  // Within a component that an update left stale (it may have split) the
+  // search decides: it runs dry when the goal cannot be reached.
+  if (!mesh.MaybeConnected(polys[0], polys[1])) {
     PathResult r;
     r.status = PathStatus::kUnreachable;
     return r;

@@ -307,6 +307,9 @@ absl::StatusOr<std::unique_ptr<MapSnapshot>> LiveMap::Adopt(std::unique_ptr<MapS
     replayed.Add(ApplyEdits(edit.edits(), g));
   }
   WF_RETURN_IF_ERROR(Refresh(*body, replayed, ctx));
+  // A restart is not an edit: components the replay left stale (deferred
+  // splits) are labelled now.
+  for (const std::shared_ptr<Navmesh>& mesh : body->navmeshes) mesh->RefineComponents();
   // The only body has applied everything: nothing to keep for another.
   body->applied = replay.snapshot_batches + replay.logged.size();
   live->history_start_ = body->applied;
@@ -443,9 +446,11 @@ absl::StatusOr<LiveMap::Prepared> LiveMap::Prepare(
       const absl::Duration wait = UnpinWaitLocked(*current);
       if (wait > absl::ZeroDuration()) {
         writer_waiting_ = true;
+        writer_waiting_flag_.store(true, std::memory_order_relaxed);
         unpinned_.wait_for(lock, absl::ToChronoNanoseconds(wait),
                            [&] { return (spare = SpareLocked()) != nullptr; });
         writer_waiting_ = false;
+        writer_waiting_flag_.store(false, std::memory_order_relaxed);
         if (spare != nullptr) ++waits_;
       }
     }

@@ -1,6 +1,7 @@
 #ifndef WAYFINDER_SERVER_LIVE_MAP_H_
 #define WAYFINDER_SERVER_LIVE_MAP_H_
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -148,6 +149,9 @@ class LiveMap : public std::enable_shared_from_this<LiveMap> {
   // before it copies the current one (by default, about what the copy
   // would cost; see Prepare).
   void set_unpin_wait_for_testing(absl::Duration wait);
+  // Whether Prepare is waiting for a pinned body to be released: work
+  // that pins a body for its own sake (ComponentRefiner) gives up then.
+  bool writer_waiting() const { return writer_waiting_flag_.load(std::memory_order_relaxed); }
 
   // Internal: the pin a snapshot holds.
   class Pin;
@@ -188,6 +192,7 @@ class LiveMap : public std::enable_shared_from_this<LiveMap> {
   uint64_t waits_ = 0;                            // guarded by mu_
   // Prepare is waiting for a pinned body to be released.
   bool writer_waiting_ = false;                   // guarded by mu_
+  std::atomic<bool> writer_waiting_flag_{false};  // writer_waiting_, for other threads
   // The body of the batch Prepare is making, until Settle.
   MapBody* preparing_ = nullptr;                  // guarded by mu_
   // Set (-1: unset) by set_unpin_wait_for_testing.

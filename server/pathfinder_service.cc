@@ -336,7 +336,7 @@ grpc::ServerUnaryReactor* PathfinderService::UpdateMap(grpc::CallbackServerConte
   return Offload(ctx, "UpdateMap", [this, request, response]() -> absl::Status {
     const absl::Time start = absl::Now();
     absl::StatusOr<std::shared_ptr<const MapSnapshot>> updated = ApplyUpdate(
-        *registry_, *request, {config_.edit_limits, config_.polygon_limits});
+        *registry_, *request, {config_.edit_limits, config_.polygon_limits, &refiner_});
     update_stats_.Record(updated.status(), absl::Now() - start);
     if (!updated.ok()) return updated.status();
     *response = (*updated)->info;

@@ -13,6 +13,7 @@
 #include "absl/time/time.h"
 #include "server/arena_allocator.h"
 #include "server/auth.h"
+#include "server/component_refiner.h"
 #include "server/config.h"
 #include "server/admission.h"
 #include "server/flow_field_cache.h"
@@ -159,6 +160,9 @@ class PathfinderService final : public v1::Pathfinder::CallbackService {
   WatchHub watch_hub_;
   ArenaMessageAllocator<v1::FindPathRequest, v1::FindPathResponse> find_path_messages_;
   ArenaMessageAllocator<v1::FindPathsRequest, v1::FindPathsResponse> find_paths_messages_;
+  // Labels stale NAVMESH components after UpdateMap (before edit_pool_:
+  // edits still queued at shutdown may hand it versions).
+  ComponentRefiner refiner_;
   // UpdateMap's own workers (--edit_workers). Last: destroyed first, it
   // runs the edits still queued while everything they use is alive.
   WorkerPool edit_pool_;

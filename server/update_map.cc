@@ -10,7 +10,7 @@ namespace wayfinder::server {
 absl::StatusOr<std::shared_ptr<const MapSnapshot>> ApplyUpdate(
     MapRegistry& registry, const v1::UpdateMapRequest& request, const UpdateOptions& options) {
   if (absl::Status s = ValidateMapName(request.map(), "map"); !s.ok()) return s;
-  return registry.Update(
+  absl::StatusOr<std::shared_ptr<const MapSnapshot>> published = registry.Update(
       request.map(), request.expected_version(),
       [&](const std::shared_ptr<const MapSnapshot>& current, uint64_t version,
           int64_t unix_ms) -> absl::StatusOr<MapRegistry::PendingUpdate> {
@@ -35,6 +35,8 @@ absl::StatusOr<std::shared_ptr<const MapSnapshot>> ApplyUpdate(
         };
         return pending;
       });
+  if (published.ok() && options.refiner != nullptr) options.refiner->Enqueue(*published);
+  return published;
 }
 
 absl::StatusOr<std::unique_ptr<MapSnapshot>> MakeLive(

@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "core/navmesh.h"
+#include "server/component_refiner.h"
 #include "server/live_map.h"
 #include "server/map_builder.h"
 #include "server/map_edits.h"
@@ -22,13 +23,18 @@ namespace wayfinder::server {
 struct UpdateOptions {
   EditLimits edit_limits;
   PolygonLimits polygon_limits;
+  // Refines the NAVMESH components a published version left stale; null:
+  // they stay stale until a restart (queries stay right, only slower to
+  // find a goal unreachable inside them).
+  ComponentRefiner* refiner = nullptr;
 };
 
 // UpdateMap, without gRPC: validates `request` against the map's current
 // version and applies it as the next version (LiveMap), stored and
 // published before it returns. NOT_FOUND for an unknown map, ABORTED for
 // a stale expected_version, INVALID_ARGUMENT naming edits[i] for a bad
-// edit; on any error the map is unchanged.
+// edit; on any error the map is unchanged. A version with stale NAVMESH
+// components is handed to options.refiner once published.
 absl::StatusOr<std::shared_ptr<const MapSnapshot>> ApplyUpdate(
     MapRegistry& registry, const v1::UpdateMapRequest& request, const UpdateOptions& options);
 

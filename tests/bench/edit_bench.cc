@@ -29,6 +29,9 @@ ABSL_FLAG(std::vector<std::string>, sizes, std::vector<std::string>({"512", "204
 ABSL_FLAG(std::vector<std::string>, movingai, std::vector<std::string>({"AR0011SR", "brc202d"}),
           "Moving AI maps (under the data directory) to edit as well");
 ABSL_FLAG(bool, hex, true, "also time HexGraph::Update");
+ABSL_FLAG(bool, maze, true,
+          "also a perfect maze (3-cell corridors, 1-cell walls) for GRID: a block cuts a "
+          "corridor and splits a component whose sides may both be large");
 ABSL_FLAG(std::string, data_dir, WAYFINDER_DATA_DIR, "the shared benchmark data");
 
 namespace {
@@ -72,6 +75,41 @@ void Run(const char* kind, const char* terrain, uint32_t n, double wall, int sam
   RunOn<Graph>(kind, terrain, std::make_shared<GridMap>(*GridMap::Create(n, n, cells)), samples);
 }
 
+// A perfect maze (depth-first, one path between any two rooms) of 3-cell
+// rooms and corridors and 1-cell walls, seeded by its side.
+std::vector<uint8_t> MazeCells(uint32_t n) {
+  std::mt19937 rng(n);
+  std::vector<uint8_t> cells(size_t{n} * n, GridMap::kBlocked);
+  const uint32_t rooms = n / 4;
+  auto open = [&](uint32_t x0, uint32_t y0, uint32_t w, uint32_t h) {
+    for (uint32_t j = y0; j < y0 + h && j < n; ++j) {
+      for (uint32_t i = x0; i < x0 + w && i < n; ++i) cells[size_t{j} * n + i] = 0;
+    }
+  };
+  std::vector<uint8_t> seen(size_t{rooms} * rooms, 0);
+  std::vector<uint32_t> stack = {0};
+  seen[0] = 1;
+  open(1, 1, 3, 3);
+  while (!stack.empty()) {
+    const uint32_t r = stack.back(), rx = r % rooms, ry = r / rooms;
+    uint32_t next[4], count = 0;
+    if (rx > 0 && !seen[r - 1]) next[count++] = r - 1;
+    if (rx + 1 < rooms && !seen[r + 1]) next[count++] = r + 1;
+    if (ry > 0 && !seen[r - rooms]) next[count++] = r - rooms;
+    if (ry + 1 < rooms && !seen[r + rooms]) next[count++] = r + rooms;
+    if (count == 0) {
+      stack.pop_back();
+      continue;
+    }
+    const uint32_t q = next[rng() % count], qx = q % rooms, qy = q / rooms;
+    seen[q] = 1;
+    open(4 * qx + 1, 4 * qy + 1, 3, 3);
+    open(4 * std::min(rx, qx) + 1, 4 * std::min(ry, qy) + 1, qx != rx ? 7 : 3, qy != ry ? 7 : 3);
+    stack.push_back(q);
+  }
+  return cells;
+}
+
 template <typename Graph>
 void RunOn(const char* kind, const char* terrain, std::shared_ptr<GridMap> map, int samples) {
   const uint32_t n = map->width(), rows = map->height();
@@ -113,6 +151,10 @@ int main(int argc, char** argv) {
     const uint32_t n = static_cast<uint32_t>(std::stoul(s));
     Run<GridGraph>("GRID", "open", n, 0.0, samples);
     Run<GridGraph>("GRID", "noise", n, 0.25, samples);
+    if (absl::GetFlag(FLAGS_maze)) {
+      RunOn<GridGraph>("GRID", "maze", std::make_shared<GridMap>(*GridMap::Create(n, n, MazeCells(n))),
+                       samples);
+    }
     if (!absl::GetFlag(FLAGS_hex)) continue;
     Run<HexGraph>("HEX", "open", n, 0.0, samples);
     Run<HexGraph>("HEX", "noise", n, 0.25, samples);

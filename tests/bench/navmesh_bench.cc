@@ -17,7 +17,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -25,6 +27,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/str_format.h"
 #include "core/cell_rect.h"
 #include "core/line_of_sight.h"
 #include "core/navmesh.h"
@@ -54,12 +57,25 @@ ABSL_FLAG(int, update_edits, 200, "blocks placed (and removed) per --update_size
 ABSL_FLAG(std::vector<std::string>, update_maps, std::vector<std::string>({"rects"}),
           "grids --update_sizes edits: rects (random rectangles, ~20% blocked), open (no "
           "walls), maze (a perfect maze of 3-cell corridors)");
+ABSL_FLAG(bool, update_compare_unbounded, true,
+          "--update_sizes: also edit a copy of each mesh whose split searches are unbounded (as "
+          "before deferred splits), interleaved edit by edit, and time the labelling that "
+          "refines stale components (the server runs it after the reply)");
+ABSL_FLAG(bool, update_cpu_time, true,
+          "--update_sizes: time updates and refinements in the thread's CPU time, not wall "
+          "time, so that other processes on a shared machine do not inflate them");
 ABSL_FLAG(bool, show_longer, false,
           "print scenarios where Wayfinder's path is over 2% longer than Detour's");
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
+// The calling thread's CPU time, microseconds.
+double ThreadCpuMicros() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
 double MicrosSince(Clock::time_point t0) {
   return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
 }
@@ -473,9 +489,14 @@ int RunUpdates(const std::vector<std::string>& sizes, int edits) {
               "times, on seeded N x N grids, tiles of %u "
               "cells; UpdateFromGrid against a fresh BuildFromGrid (median of 3 builds), ms.\n\n",
               edits, wayfinder::NavmeshBuildOptions{}.grid_tile_cells);
-  std::printf("| grid | map | radius | polygons | fresh build ms | update median ms | update p99 ms |"
-              " median / build | tiles rebuilt (mean) |\n");
-  std::printf("|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
+  const bool compare = absl::GetFlag(FLAGS_update_compare_unbounded);
+  const bool cpu = absl::GetFlag(FLAGS_update_cpu_time);
+  std::printf("Updates and refinements timed in %s.\n\n", cpu ? "thread CPU time" : "wall time");
+  std::printf("| grid | map | radius | split search | polygons | fresh build ms | update median ms |"
+              " update p99 ms | median / build | tiles rebuilt (mean) | edits leaving stale |"
+              " refine median ms | refine p99 ms | unreachable query while stale, median ms |"
+              " same once refined, median ms |\n");
+  std::printf("|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (const std::string& kind : absl::GetFlag(FLAGS_update_maps)) {
   for (const std::string& size : sizes) {
     const uint32_t n = static_cast<uint32_t>(std::stoul(size));
@@ -496,7 +517,29 @@ int RunUpdates(const std::vector<std::string>& sizes, int edits) {
         std::fprintf(stderr, "%u: %s\n", n, mesh.status().ToString().c_str());
         return 2;
       }
-      std::vector<double> updates;
+      std::vector<double> updates, unbounded_updates, refines;
+      int stale_edits = 0;
+      // FUNNEL queries between two pieces of a deferred split: searched to
+      // the end while the component is stale, answered at once once the
+      // labels are attached.
+      std::vector<double> stale_queries, refined_queries;
+      wayfinder::NavmeshSearchScratch scratch;
+      auto time_query = [&](const wayfinder::Point& a, const wayfinder::Point& b) {
+        wayfinder::PathRequest req;
+        req.start = a;
+        req.goal = b;
+        req.smoothing = wayfinder::Smoothing::kFunnel;
+        const double c0 = ThreadCpuMicros();
+        const auto t0 = Clock::now();
+        auto r = wayfinder::FindNavmeshPath(*mesh, req, {}, wayfinder::SearchBudget(), scratch);
+        const double ms = (cpu ? ThreadCpuMicros() - c0 : MicrosSince(t0)) / 1000;
+        return r.ok() && r->status == wayfinder::PathStatus::kUnreachable ? ms : -1.0;
+      };
+      std::optional<wayfinder::Navmesh> unbounded;
+      if (compare) {
+        unbounded.emplace(*mesh);
+        unbounded->set_split_search_budget(wayfinder::Navmesh::kUnboundedSplitSearch, 0);
+      }
       double tiles = 0;
       std::uniform_int_distribution<uint32_t> at(0, n - 8);
       for (int e = 0; e < edits; ++e) {
@@ -510,21 +553,73 @@ int RunUpdates(const std::vector<std::string>& sizes, int edits) {
             }
           }
           grid = wayfinder::GridMap::Create(n, n, std::move(cells));
-          const auto t0 = Clock::now();
-          const absl::Status st = mesh->UpdateFromGrid(*grid, rect);
-          updates.push_back(MicrosSince(t0) / 1000);
+          // Interleaved, the order alternating, so that load from other
+          // processes falls on both alike.
+          for (int which = 0; which < (compare ? 2 : 1); ++which) {
+            const bool bounded = (which + e) % 2 == 0 || !compare;
+            wayfinder::Navmesh& m = bounded ? *mesh : *unbounded;
+            const auto t0 = Clock::now();
+            const double c0 = ThreadCpuMicros();
+            const absl::Status st = m.UpdateFromGrid(*grid, rect);
+            (bounded ? updates : unbounded_updates)
+                .push_back((cpu ? ThreadCpuMicros() - c0 : MicrosSince(t0)) / 1000);
+            if (!st.ok()) {
+              std::fprintf(stderr, "%u: %s\n", n, st.ToString().c_str());
+              return 2;
+            }
+          }
           tiles += mesh->last_update_tiles();
-          if (!st.ok()) {
-            std::fprintf(stderr, "%u: %s\n", n, st.ToString().c_str());
-            return 2;
+          if (compare && mesh->components_stale()) {
+            // What the server does after the reply: label afresh and
+            // attach (the next update adopts the labels).
+            ++stale_edits;
+            const auto t0 = Clock::now();
+            const double c0 = ThreadCpuMicros();
+            std::shared_ptr<wayfinder::NavmeshComponentLabels> labels = mesh->ComputeComponents();
+            refines.push_back((cpu ? ThreadCpuMicros() - c0 : MicrosSince(t0)) / 1000);
+            // Two polygons of one stale id that the labels tell apart.
+            uint32_t pa = wayfinder::Navmesh::kNone, pb = wayfinder::Navmesh::kNone;
+            for (uint32_t p = 0; p < mesh->num_polygons() && pb == wayfinder::Navmesh::kNone; ++p) {
+              if (!mesh->component_stale(mesh->component(p))) continue;
+              if (pa == wayfinder::Navmesh::kNone) {
+                pa = p;
+              } else if (mesh->component(p) == mesh->component(pa) &&
+                         labels->ids[p] != labels->ids[pa]) {
+                pb = p;
+              }
+            }
+            const bool pair = pb != wayfinder::Navmesh::kNone;
+            if (pair) {
+              const double ms = time_query(mesh->Centroid(pa), mesh->Centroid(pb));
+              if (ms >= 0) stale_queries.push_back(ms);
+            }
+            mesh->AttachComponents(std::move(labels));
+            if (pair) {
+              const double ms = time_query(mesh->Centroid(pa), mesh->Centroid(pb));
+              if (ms >= 0) refined_queries.push_back(ms);
+            }
           }
         }
       }
       const double build_ms = Percentile(builds, 0.5), median = Percentile(updates, 0.5);
-      std::printf("| %u² | %s | %g | %zu | %.1f | %.2f | %.2f | %.3f | %.1f |\n", n, kind.c_str(),
-                  radius,
-                  mesh->num_polygons(), build_ms, median, Percentile(updates, 0.99),
-                  median / build_ms, tiles / updates.size());
+      if (compare) {
+        const double um = Percentile(unbounded_updates, 0.5);
+        std::printf("| %u² | %s | %g | unbounded (before) | %zu | %.1f | %.2f | %.2f | %.3f | %.1f |"
+                    " - | - | - | - | - |\n",
+                    n, kind.c_str(), radius, unbounded->num_polygons(), build_ms, um,
+                    Percentile(unbounded_updates, 0.99), um / build_ms, tiles / updates.size());
+      }
+      auto median_or_dash = [](const std::vector<double>& v) {
+        return v.empty() ? std::string("-") : absl::StrFormat("%.3f", Percentile(v, 0.5));
+      };
+      std::printf("| %u² | %s | %g | bounded | %zu | %.1f | %.2f | %.2f | %.3f | %.1f | %d | %s | %s |"
+                  " %s | %s |\n",
+                  n, kind.c_str(), radius, mesh->num_polygons(), build_ms, median,
+                  Percentile(updates, 0.99), median / build_ms, tiles / updates.size(),
+                  stale_edits,
+                  refines.empty() ? "-" : absl::StrFormat("%.2f", Percentile(refines, 0.5)).c_str(),
+                  refines.empty() ? "-" : absl::StrFormat("%.2f", Percentile(refines, 0.99)).c_str(),
+                  median_or_dash(stale_queries).c_str(), median_or_dash(refined_queries).c_str());
       std::fflush(stdout);
     }
   }

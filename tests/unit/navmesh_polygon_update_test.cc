@@ -85,8 +85,11 @@ Polygon RandomObstacle(double tile, std::mt19937& rng) {
 
 // Random adds and removes; after every one the updated mesh is compared
 // with a fresh build of the same map (its obstacles listed in another
-// order).
-void RunEdits(double radius, double tile, int steps, uint32_t seed) {
+// order). With `tiny_budget` no split is searched inside an update
+// (deferred, the component stale): queries inside stale components must
+// answer as the fresh build does, and every few steps the components are
+// refined to the fresh build's partition.
+void RunEdits(double radius, double tile, int steps, uint32_t seed, bool tiny_budget = false) {
   std::mt19937 rng(seed);
   PolygonMap map = reference::RandomPolygonWorld(seed, kSide, kSide, 20).ToPolygonMap();
   const size_t base = map.obstacles.size();
@@ -97,6 +100,8 @@ void RunEdits(double radius, double tile, int steps, uint32_t seed) {
   auto mesh = Navmesh::Build(map, options);
   ASSERT_TRUE(mesh.ok()) << mesh.status();
   ASSERT_GT(mesh->num_tiles(), 9u);
+  if (tiny_budget) mesh->set_split_search_budget(0, 0);
+  int stale_steps = 0;
   size_t rebuilt = 0;
   for (int step = 0; step < steps; ++step) {
     Rect changed;
@@ -121,24 +126,42 @@ void RunEdits(double radius, double tile, int steps, uint32_t seed) {
     ASSERT_TRUE(fresh.ok()) << where << ": " << fresh.status();
     ASSERT_EQ(mesh->num_polygons(), fresh->num_polygons()) << where;
     ASSERT_TRUE(Shape(*mesh) == Shape(*fresh)) << where << ": polygons or links differ";
-    ASSERT_NO_FATAL_FAILURE(ExpectSameStructure(*mesh, *fresh, where));
+    ASSERT_NO_FATAL_FAILURE(ExpectSameStructure(*mesh, *fresh, where, !tiny_budget));
     std::vector<std::pair<Point, Point>> pairs;
     for (int k = 0; k < 3; ++k) {
       pairs.emplace_back(RandomPointOnMesh(*fresh, kSide, kSide, rng),
                          RandomPointOnMesh(*fresh, kSide, kSide, rng));
     }
+    if (mesh->components_stale()) {
+      ++stale_steps;
+      for (const auto& pair : navmesh_test::PairsInStaleComponents(*mesh, 6, rng)) {
+        pairs.push_back(pair);
+      }
+    }
     ASSERT_NO_FATAL_FAILURE(
         ExpectSameLengths(Lengths(*mesh, pairs), Lengths(*fresh, pairs), where));
+    if (tiny_budget && step % 5 == 4) {
+      mesh->RefineComponents();
+      ASSERT_NO_FATAL_FAILURE(ExpectSameStructure(*mesh, *fresh, where + " refined"));
+    }
     if (step % 20 == 0) {
       ASSERT_NO_FATAL_FAILURE(ExpectSeamless(*mesh, where));
     }
   }
   // Local edits rebuild a few tiles, not all of them.
   EXPECT_LT(double(rebuilt) / steps, 0.3 * mesh->num_tiles());
+  if (tiny_budget) {
+    EXPECT_GT(stale_steps, 0);  // open worlds: splits are rare
+  } else {
+    EXPECT_EQ(stale_steps, 0);
+  }
 }
 
 TEST(NavmeshPolygonUpdateTest, RadiusZeroEqualsAFreshBuildAfterEveryEdit) {
   RunEdits(0, 16, 450, 11);
+}
+TEST(NavmeshPolygonUpdateTest, DeferredSplitsAnswerAsAFreshBuildAndRefineToItsComponents) {
+  RunEdits(0.5, 12.5, 300, 14, /*tiny_budget=*/true);
 }
 TEST(NavmeshPolygonUpdateTest, HalfRadiusEqualsAFreshBuildAfterEveryEdit) {
   RunEdits(0.5, 12.5, 350, 12);

@@ -30,6 +30,7 @@ using navmesh_test::ExpectSameLengths;
 using navmesh_test::ExpectSameStructure;
 using navmesh_test::ExpectSeamless;
 using navmesh_test::Lengths;
+using navmesh_test::PairsInStaleComponents;
 using navmesh_test::RandomPointOnMesh;
 using navmesh_test::Shape;
 
@@ -47,6 +48,49 @@ std::vector<uint8_t> RandomRaster(uint32_t w, uint32_t h, double density, std::m
     for (uint32_t j = 0; j < h; ++j) {
       if (j % 11 != 3) cells[size_t{j} * w + x] = GridMap::kBlocked;
     }
+  }
+  return cells;
+}
+
+// A perfect maze (one path between any two rooms, depth-first) of 3-cell
+// rooms and corridors between 1-cell walls, with a few extra doors so that
+// it has cycles too: most blocks placed on it cut a corridor and really
+// split a component.
+std::vector<uint8_t> MazeRaster(uint32_t w, uint32_t h, std::mt19937& rng) {
+  std::vector<uint8_t> cells(size_t{w} * h, GridMap::kBlocked);
+  const uint32_t rx = (w - 1) / 4, ry = (h - 1) / 4;
+  auto open = [&](uint32_t x0, uint32_t y0, uint32_t cw, uint32_t ch) {
+    for (uint32_t y = y0; y < y0 + ch; ++y) {
+      for (uint32_t x = x0; x < x0 + cw; ++x) cells[size_t{y} * w + x] = 0;
+    }
+  };
+  auto join = [&](uint32_t a, uint32_t b) {
+    const uint32_t ax = a % rx, ay = a / rx, bx = b % rx, by = b / rx;
+    open(4 * std::min(ax, bx) + 1, 4 * std::min(ay, by) + 1, ax != bx ? 7 : 3, ay != by ? 7 : 3);
+  };
+  std::vector<uint8_t> seen(size_t{rx} * ry, 0);
+  std::vector<uint32_t> stack = {0};
+  seen[0] = 1;
+  open(1, 1, 3, 3);
+  while (!stack.empty()) {
+    const uint32_t r = stack.back(), x = r % rx, y = r / rx;
+    uint32_t next[4], count = 0;
+    if (x > 0 && !seen[r - 1]) next[count++] = r - 1;
+    if (x + 1 < rx && !seen[r + 1]) next[count++] = r + 1;
+    if (y > 0 && !seen[r - rx]) next[count++] = r - rx;
+    if (y + 1 < ry && !seen[r + rx]) next[count++] = r + rx;
+    if (count == 0) {
+      stack.pop_back();
+      continue;
+    }
+    const uint32_t q = next[rng() % count];
+    seen[q] = 1;
+    join(r, q);
+    stack.push_back(q);
+  }
+  for (int k = 0; k < 12; ++k) {  // extra doors
+    const uint32_t r = rng() % (rx * ry);
+    if (r % rx + 1 < rx) join(r, r + 1);
   }
   return cells;
 }
@@ -133,11 +177,18 @@ TEST(NavmeshTilesTest, TiledMazesKeepAnyAngleLengthsAndReachability) {
 
 // Random edits: 8x8 blocks placed and removed, single cells flipped, edits
 // straddling tile borders and on the map's edges; after every one the
-// updated mesh is compared with a fresh build.
-void RunEdits(double radius, int steps, uint32_t seed) {
+// updated mesh is compared with a fresh build. With `tiny_budget` the
+// component repair may search only a few polygons (none at all now and
+// then), so most splits are deferred: ids may cover several components
+// (stale ones only), queries between polygons of a stale component must
+// answer as the fresh build does, and the components are refined (or
+// labels attached for the queries and adopted by the next edit) only now
+// and then, so that stale components are edited again.
+void RunEdits(double radius, int steps, uint32_t seed, bool tiny_budget = false) {
   constexpr uint32_t kW = 100, kH = 76, kTile = 32;
   std::mt19937 rng(seed);
-  std::vector<uint8_t> base = RandomRaster(kW, kH, 0.08, rng);
+  // A maze with the tiny budget: most blocks really split a component.
+  std::vector<uint8_t> base = tiny_budget ? MazeRaster(kW, kH, rng) : RandomRaster(kW, kH, 0.08, rng);
   std::vector<CellRect> blocks;
   auto effective = [&] {
     std::vector<uint8_t> cells = base;
@@ -171,10 +222,15 @@ void RunEdits(double radius, int steps, uint32_t seed) {
     return static_cast<uint32_t>(std::clamp<int64_t>(c, 0, n - side));
   };
   size_t rebuilt = 0;
+  int deferred = 0, edited_stale = 0, refined = 0, attached = 0;
   for (int step = 0; step < steps; ++step) {
+    if (tiny_budget) {
+      mesh->set_split_search_budget(rng() % 3 == 0 ? rng() % 48 : 0, 0);
+      edited_stale += mesh->components_stale() ? 1 : 0;
+    }
     CellRect changed{};
     const uint32_t kind = rng() % 10;
-    if (kind < 4 || (kind < 6 && blocks.empty())) {  // place an 8x8 block
+    if (kind < 4 || (kind < 7 && blocks.empty())) {  // place an 8x8 block
       const uint32_t x = pick(kW, 8), y = pick(kH, 8);
       changed = {x, y, x + 8, y + 8};
       blocks.push_back(changed);
@@ -210,26 +266,63 @@ void RunEdits(double radius, int steps, uint32_t seed) {
                               ", " + std::to_string(changed.y1) + ")";
     ASSERT_EQ(mesh->num_polygons(), fresh->num_polygons()) << where;
     ASSERT_TRUE(Shape(*mesh) == Shape(*fresh)) << where << ": polygons or links differ";
-    ASSERT_EQ(mesh->num_components(), fresh->num_components()) << where;
-    ASSERT_NO_FATAL_FAILURE(ExpectSameStructure(*mesh, *fresh, where));
+    if (!tiny_budget) {
+      ASSERT_EQ(mesh->num_components(), fresh->num_components()) << where;
+    }
+    ASSERT_NO_FATAL_FAILURE(ExpectSameStructure(*mesh, *fresh, where, !tiny_budget));
     std::vector<std::pair<Point, Point>> pairs;
     for (int k = 0; k < 3; ++k) {
       pairs.emplace_back(RandomPointOnMesh(*fresh, kW, kH, rng),
                          RandomPointOnMesh(*fresh, kW, kH, rng));
     }
+    if (mesh->components_stale()) {
+      ++deferred;
+      for (const auto& pair : PairsInStaleComponents(*mesh, 6, rng)) pairs.push_back(pair);
+    }
     ASSERT_NO_FATAL_FAILURE(ExpectSameLengths(Lengths(*mesh, pairs), Lengths(*fresh, pairs), where));
+    if (tiny_budget && mesh->components_stale()) {
+      const uint32_t refine = rng() % 8;
+      if (refine == 0) {  // refined in place: exactly the fresh build's partition
+        ++refined;
+        mesh->RefineComponents();
+        ASSERT_NO_FATAL_FAILURE(ExpectSameStructure(*mesh, *fresh, where + " refined"));
+      } else if (refine == 1) {  // labels attached: the queries tell stale pieces apart
+        ++attached;
+        ASSERT_TRUE(mesh->AttachComponents(mesh->ComputeComponents()));
+        for (const auto& [s, g] : PairsInStaleComponents(*mesh, 20, rng)) {
+          const uint32_t a = mesh->Locate(s), b = mesh->Locate(g);
+          const uint32_t fa = fresh->Locate(s), fb = fresh->Locate(g);
+          ASSERT_EQ(mesh->MaybeConnected(a, b), fresh->component(fa) == fresh->component(fb))
+              << where << " attached";
+        }
+        ASSERT_NO_FATAL_FAILURE(
+            ExpectSameLengths(Lengths(*mesh, pairs), Lengths(*fresh, pairs), where + " attached"));
+      }
+    }
     if (step % 50 == 0) {
       ASSERT_NO_FATAL_FAILURE(ExpectSeamless(*mesh, where));
     }
   }
   // Local edits rebuild a few of the 12 tiles, not all of them.
   EXPECT_LT(double(rebuilt) / steps, 0.5 * mesh->num_tiles());
+  if (tiny_budget) {  // every path of the deferral was taken, often
+    EXPECT_GT(deferred, steps / 40);
+    EXPECT_GT(edited_stale, steps / 40);
+    EXPECT_GT(refined, 0);
+    EXPECT_GT(attached, 0);
+  } else {
+    EXPECT_EQ(deferred, 0);
+  }
 }
 
 TEST(NavmeshUpdateTest, RadiusZeroEqualsAFreshBuildAfterEveryEdit) { RunEdits(0, 1000, 1); }
 TEST(NavmeshUpdateTest, RadiusOneEqualsAFreshBuildAfterEveryEdit) { RunEdits(1, 1000, 2); }
 TEST(NavmeshUpdateTest, FractionalRadiusEqualsAFreshBuildAfterEveryEdit) {
   RunEdits(0.75, 300, 3);
+}
+TEST(NavmeshUpdateTest, DeferredSplitsAnswerAsAFreshBuildAndRefineToItsComponents) {
+  RunEdits(0, 1000, 4, /*tiny_budget=*/true);
+  RunEdits(1, 1000, 5, /*tiny_budget=*/true);
 }
 
 TEST(NavmeshUpdateTest, RefusesOtherSizesRectsOutsideAndPolygonMeshes) {

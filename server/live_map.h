@@ -97,7 +97,7 @@ absl::Status RepairNavmesh(MapBody& body, const EditChange& change,
 class LiveMap : public std::enable_shared_from_this<LiveMap> {
  public:
   // What a restart replays on a stored map: the edits that turn the
-  // snapshot's source into the snapshot (MapStore::SnapshotEdits: base
+  // snapshot's source into the snapshot (SnapshotEdits, server/storage/stored_map_edits.h: base
   // raster, live obstacles; not counted as a batch, no version of their
   // own), how many batches the snapshot holds (StoredMap.edit_count), and
   // the batches logged after it, oldest first.

@@ -111,7 +111,7 @@ void MapRegistry::Stamp(MapSnapshot& snapshot, uint64_t version,
 uint64_t MapRegistry::LastVersion(absl::string_view name, const MapSnapshot* current) const {
   auto it = tombstones_.find(name);
   // A tombstone may sit beside a map only if storage held both (see
-  // MapStore::LoadAll); the higher one counts.
+  // DirectoryStore::LoadAll); the higher one counts.
   if (it != tombstones_.end()) {
     return std::max(it->second.version, current != nullptr ? current->version : 0);
   }
@@ -208,7 +208,7 @@ absl::StatusOr<std::shared_ptr<const MapSnapshot>> MapRegistry::Commit(
     *stored.mutable_map() = source;
     stored.set_version(version);
     stored.set_created_unix_ms(now_ms);
-    if (absl::Status s = store_->Save(stored); !s.ok()) {
+    if (absl::Status s = store_->Save(stored, /*previous=*/last); !s.ok()) {
       spdlog::error("map {}: not stored, version {} discarded: {}", built->name, version,
                     s.ToString());
       return s;
@@ -313,7 +313,7 @@ absl::Status MapRegistry::Delete(absl::string_view name, uint64_t expected_versi
     stored.set_name(std::string(name));
     stored.set_version(last);
     stored.set_deleted_unix_ms(now_ms);
-    if (absl::Status s = store_->Delete(stored); !s.ok()) return s;
+    if (absl::Status s = store_->Delete(stored, /*previous=*/last); !s.ok()) return s;
   }
   tombstones_[name] = Tombstone{.version = last, .deleted_unix_ms = now_ms};
   {

@@ -20,7 +20,7 @@
 #include "absl/types/span.h"
 #include "absl/synchronization/mutex.h"
 #include "server/map_snapshot.h"
-#include "server/map_store.h"
+#include "server/storage/map_store.h"
 #include "wayfinder/v1/wayfinder.pb.h"
 
 namespace wayfinder::server {
@@ -55,6 +55,9 @@ class MapRegistry {
   static constexpr size_t kDefaultMaxTombstones = 1024;
 
   // `store` may be null (maps live in memory only); it must outlive this.
+  // Each write tells the store the version it builds on (the name's last
+  // version as the registry knows it), so a shared store refuses it with
+  // ABORTED when another writer got there first.
   // `max_total_bytes` bounds the memory of all current maps together
   // (MapInfo.memory_bytes); 0 = no bound. `max_tombstones` (>= 2) bounds
   // the deleted names remembered one by one (see above).

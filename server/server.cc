@@ -13,6 +13,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "server/map_builder.h"
+#include "server/storage/directory_store.h"
+#include "server/storage/stored_map_edits.h"
 #include "server/update_map.h"
 #include "spdlog/spdlog.h"
 
@@ -74,7 +76,7 @@ absl::StatusOr<std::unique_ptr<WayfinderServer>> WayfinderServer::Start(
     s->config_.workers = std::max(1u, std::thread::hardware_concurrency());
   }
   if (!config.data_dir.empty()) {
-    absl::StatusOr<std::unique_ptr<MapStore>> store = MapStore::Open(config.data_dir);
+    absl::StatusOr<std::unique_ptr<DirectoryStore>> store = DirectoryStore::Open(config.data_dir);
     if (!store.ok()) return store.status();
     s->store_ = *std::move(store);
   }
@@ -134,18 +136,24 @@ absl::StatusOr<std::unique_ptr<WayfinderServer>> WayfinderServer::Start(
                : config.tls_client_ca_file.empty() ? "TLS"
                                                      : "mutual TLS",
                s->auth_ ? absl::StrCat(s->auth_->size(), " bearer tokens") : "no auth");
-  s->LoadStoredMaps();
+  if (absl::Status loaded = s->LoadStoredMaps(); !loaded.ok()) return loaded;
   health->SetServingStatus(true);
   return s;
 }
 
-void WayfinderServer::LoadStoredMaps() {
+absl::Status WayfinderServer::LoadStoredMaps() {
   if (store_ == nullptr) {
     spdlog::info("no --data_dir: maps are kept in memory only");
-    return;
+    return absl::OkStatus();
   }
   const absl::Time start = absl::Now();
-  MapStore::Contents contents = store_->LoadAll();
+  absl::StatusOr<MapStore::Contents> loaded_contents = store_->LoadAll();
+  if (!loaded_contents.ok()) {
+    return absl::Status(loaded_contents.status().code(),
+                        absl::StrCat("cannot load the stored maps from ", store_->Describe(),
+                                     ": ", loaded_contents.status().message()));
+  }
+  MapStore::Contents& contents = *loaded_contents;
   // Tombstones first: they hold versions even when a map fails to build.
   registry_->RestoreVersionFloor(contents.version_floor);
   for (const storage::v1::Tombstone& tombstone : contents.tombstones) {
@@ -162,7 +170,7 @@ void WayfinderServer::LoadStoredMaps() {
     // The snapshot's map is built once; its own edits (base raster, live
     // obstacles) and then the logged batches are applied to it the way
     // UpdateMap applies a batch, with one repair of each graph.
-    absl::StatusOr<std::vector<v1::MapEdit>> snapshot_edits = MapStore::SnapshotEdits(stored);
+    absl::StatusOr<std::vector<v1::MapEdit>> snapshot_edits = SnapshotEdits(stored);
     if (built.ok() && !snapshot_edits.ok()) built = snapshot_edits.status();
     if (built.ok()) {
       LiveMap::Replay replay{.snapshot_edits = *std::move(snapshot_edits),
@@ -180,8 +188,9 @@ void WayfinderServer::LoadStoredMaps() {
   }
   spdlog::info("loaded {} stored maps and {} deleted names (version floor {}) from {} in "
                "{:.1f} ms",
-               loaded, contents.tombstones.size(), contents.version_floor, store_->dir(),
+               loaded, contents.tombstones.size(), contents.version_floor, store_->Describe(),
                absl::ToDoubleMilliseconds(absl::Now() - start));
+  return absl::OkStatus();
 }
 
 void WayfinderServer::Shutdown(absl::Duration grace) {

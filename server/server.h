@@ -10,7 +10,7 @@
 #include "server/auth.h"
 #include "server/config.h"
 #include "server/map_registry.h"
-#include "server/map_store.h"
+#include "server/storage/map_store.h"
 #include "server/metrics.h"
 #include "server/pathfinder_service.h"
 #include "server/worker_pool.h"
@@ -52,7 +52,7 @@ class WayfinderServer {
 
  private:
   WayfinderServer() = default;
-  void LoadStoredMaps();
+  absl::Status LoadStoredMaps();
 
   ServerConfig config_;
   std::unique_ptr<MapStore> store_;

@@ -24,7 +24,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/util/message_differencer.h"
-#include "server/map_store.h"
+#include "server/storage/directory_store.h"
+#include "server/storage/stored_map_edits.h"
 #include "service_test_util.h"
 #include "wayfinder/storage/v1/stored_map.pb.h"
 
@@ -33,7 +34,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using google::protobuf::util::MessageDifferencer;
-using server::MapStore;
+using server::DirectoryStore;
 using storage::v1::StoredEdit;
 using storage::v1::StoredMap;
 
@@ -103,12 +104,12 @@ StoredEdit NthEdit(uint64_t version, int k) {
   return e;
 }
 
-std::unique_ptr<MapStore> OpenStore(const std::string& dir, bool background = false,
+std::unique_ptr<DirectoryStore> OpenStore(const std::string& dir, bool background = false,
                                     uint64_t max_log_edits = 1000) {
-  MapStore::Options options;
+  DirectoryStore::Options options;
   options.background_compaction = background;
   options.max_log_edits = max_log_edits;
-  auto store = MapStore::Open(dir, options);
+  auto store = DirectoryStore::Open(dir, options);
   EXPECT_TRUE(store.ok()) << store.status();
   return store.ok() ? *std::move(store) : nullptr;
 }
@@ -120,8 +121,8 @@ std::string LogFile(const TempDir& dir, const std::string& name) {
 
 // Saves map "m" at version 1 and appends `n` edits (versions 2..n+1);
 // returns them.
-std::vector<StoredEdit> SaveAndAppend(MapStore& store, int n, const std::string& name = "m") {
-  EXPECT_TRUE(store.Save(Uploaded(name, 1)).ok());
+std::vector<StoredEdit> SaveAndAppend(DirectoryStore& store, int n, const std::string& name = "m") {
+  EXPECT_TRUE(store.Save(Uploaded(name, 1), /*previous=*/0).ok());
   std::vector<StoredEdit> edits;
   for (int k = 0; k < n; ++k) {
     edits.push_back(NthEdit(2 + k, k));
@@ -131,7 +132,7 @@ std::vector<StoredEdit> SaveAndAppend(MapStore& store, int n, const std::string&
   return edits;
 }
 
-const MapStore::LoadedMap* Find(const MapStore::Contents& contents, const std::string& name) {
+const DirectoryStore::LoadedMap* Find(const DirectoryStore::Contents& contents, const std::string& name) {
   for (const auto& m : contents.maps) {
     if (m.stored.map().name() == name) return &m;
   }
@@ -150,7 +151,7 @@ void ExpectEdits(const std::vector<StoredEdit>& got, const std::vector<StoredEdi
 StoredMap Folded(const std::vector<StoredEdit>& edits, size_t count) {
   StoredMap s = Uploaded("m", 1);
   const absl::Status status =
-      MapStore::FoldEdits(s, absl::MakeConstSpan(edits.data(), count));
+      server::FoldEdits(s, absl::MakeConstSpan(edits.data(), count));
   EXPECT_TRUE(status.ok()) << status;
   return s;
 }
@@ -172,7 +173,7 @@ TEST(EditLogTest, AppendedEditsReloadInOrder) {
     ASSERT_EQ(store->log_stats("m")->version, 7u);
   }
   auto store = OpenStore(dir.path());
-  const MapStore::Contents contents = store->LoadAll();
+  const DirectoryStore::Contents contents = store->LoadAll().value();
   const auto* m = Find(contents, "m");
   ASSERT_NE(m, nullptr);
   EXPECT_EQ(m->stored.version(), 1u);
@@ -180,16 +181,17 @@ TEST(EditLogTest, AppendedEditsReloadInOrder) {
   ExpectEdits(m->edits, edits, 6);
   // The loaded log continues where it ended.
   EXPECT_TRUE(store->AppendEdit("m", NthEdit(8, 6)).ok());
-  EXPECT_EQ(OpenStore(dir.path())->LoadAll().maps[0].edits.size(), 7u);
+  EXPECT_EQ(OpenStore(dir.path())->LoadAll().value().maps[0].edits.size(), 7u);
 }
 
 TEST(EditLogTest, AnEditMustFollowTheStoredVersion) {
   TempDir dir;
   auto store = OpenStore(dir.path());
-  EXPECT_EQ(store->AppendEdit("m", NthEdit(2, 0)).code(), absl::StatusCode::kFailedPrecondition);
-  ASSERT_TRUE(store->Save(Uploaded("m", 5)).ok());
-  EXPECT_EQ(store->AppendEdit("m", NthEdit(5, 0)).code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_EQ(store->AppendEdit("m", NthEdit(7, 0)).code(), absl::StatusCode::kFailedPrecondition);
+  // Refused as a conflict with the stored version (none: 0; then 5).
+  EXPECT_EQ(server::StoredVersionOf(store->AppendEdit("m", NthEdit(2, 0))), 0u);
+  ASSERT_TRUE(store->Save(Uploaded("m", 5), /*previous=*/0).ok());
+  EXPECT_EQ(server::StoredVersionOf(store->AppendEdit("m", NthEdit(5, 0))), 5u);
+  EXPECT_EQ(server::StoredVersionOf(store->AppendEdit("m", NthEdit(7, 0))), 5u);
   EXPECT_TRUE(store->AppendEdit("m", NthEdit(6, 0)).ok());
   // A refused edit wrote nothing.
   EXPECT_EQ(ReadAll(LogFile(dir, "m")), kHeader + Record(NthEdit(6, 0)));
@@ -200,7 +202,7 @@ TEST(EditLogTest, AnEditMustFollowTheStoredVersion) {
 TEST(EditLogTest, AnAppendIsInTheFileWhenItReturns) {
   TempDir dir;
   auto store = OpenStore(dir.path());
-  ASSERT_TRUE(store->Save(Uploaded("m", 1)).ok());
+  ASSERT_TRUE(store->Save(Uploaded("m", 1), /*previous=*/0).ok());
   EXPECT_FALSE(fs::exists(LogFile(dir, "m")));  // no log until the first edit
   std::string expected = kHeader;
   for (int k = 0; k < 5; ++k) {
@@ -228,7 +230,7 @@ TEST(EditLogTest, ALogCutAtAnyByteOfItsLastRecordKeepsTheCompleteOnes) {
     SCOPED_TRACE(absl::StrCat("cut at byte ", cut, " of ", full.size()));
     WriteAll(LogFile(dir, "m"), full.substr(0, cut));
     auto store = OpenStore(dir.path());
-    const MapStore::Contents contents = store->LoadAll();
+    const DirectoryStore::Contents contents = store->LoadAll().value();
     ASSERT_EQ(contents.maps.size(), 1u);
     const size_t kept = cut == full.size() ? 3 : 2;
     ExpectEdits(contents.maps[0].edits, edits, kept);
@@ -237,7 +239,7 @@ TEST(EditLogTest, ALogCutAtAnyByteOfItsLastRecordKeepsTheCompleteOnes) {
     if (kept == 2) {
       // The edit was never acknowledged; the next one takes its version.
       ASSERT_TRUE(store->AppendEdit("m", edits[2]).ok());
-      ExpectEdits(OpenStore(dir.path())->LoadAll().maps[0].edits, edits, 3);
+      ExpectEdits(OpenStore(dir.path())->LoadAll().value().maps[0].edits, edits, 3);
     }
   }
 }
@@ -250,7 +252,7 @@ TEST(EditLogTest, ALogCutInsideItsHeaderIsMovedAside) {
   }
   WriteAll(LogFile(dir, "m"), std::string(kHeader).substr(0, 5));
   auto store = OpenStore(dir.path());
-  const MapStore::Contents contents = store->LoadAll();
+  const DirectoryStore::Contents contents = store->LoadAll().value();
   ASSERT_EQ(contents.maps.size(), 1u);
   EXPECT_TRUE(contents.maps[0].edits.empty());
   EXPECT_TRUE(fs::exists(LogFile(dir, "m") + ".corrupt"));
@@ -271,13 +273,13 @@ TEST(EditLogTest, ABadCrcInTheMiddleCutsThereAndKeepsTheRestAside) {
   log[third + 8 + 3] ^= 0x20;  // a payload byte of the third record
   WriteAll(LogFile(dir, "m"), log);
   auto store = OpenStore(dir.path());
-  const MapStore::Contents contents = store->LoadAll();
+  const DirectoryStore::Contents contents = store->LoadAll().value();
   ExpectEdits(contents.maps[0].edits, edits, 2);
   EXPECT_EQ(fs::file_size(LogFile(dir, "m")), third);
   EXPECT_EQ(ReadAll(LogFile(dir, "m") + ".corrupt"), log.substr(third));
   // Appends follow the last good record.
   ASSERT_TRUE(store->AppendEdit("m", edits[2]).ok());
-  ExpectEdits(OpenStore(dir.path())->LoadAll().maps[0].edits, edits, 3);
+  ExpectEdits(OpenStore(dir.path())->LoadAll().value().maps[0].edits, edits, 3);
 }
 
 TEST(EditLogTest, ABadCrcOnTheLastRecordIsATornWrite) {
@@ -292,7 +294,7 @@ TEST(EditLogTest, ABadCrcOnTheLastRecordIsATornWrite) {
   // A power cut can leave the extended file with zeros where data was due.
   for (size_t i = last + 8; i < log.size(); ++i) log[i] = 0;
   WriteAll(LogFile(dir, "m"), log);
-  ExpectEdits(OpenStore(dir.path())->LoadAll().maps[0].edits, edits, 2);
+  ExpectEdits(OpenStore(dir.path())->LoadAll().value().maps[0].edits, edits, 2);
   EXPECT_EQ(CorruptFiles(dir), 0u);
   EXPECT_EQ(fs::file_size(LogFile(dir, "m")), last);
 }
@@ -303,7 +305,7 @@ TEST(EditLogTest, AVersionGapOrAnUnreadableRecordCutsTheLog) {
     TempDir dir;
     {
       auto store = OpenStore(dir.path());
-      ASSERT_TRUE(store->Save(Uploaded("m", 1)).ok());
+      ASSERT_TRUE(store->Save(Uploaded("m", 1), /*previous=*/0).ok());
     }
     std::string bad;
     if (gap) {
@@ -321,7 +323,7 @@ TEST(EditLogTest, AVersionGapOrAnUnreadableRecordCutsTheLog) {
     }
     const std::string good = kHeader + Record(NthEdit(2, 0)) + Record(NthEdit(3, 1));
     WriteAll(LogFile(dir, "m"), good + bad + Record(NthEdit(4, 2)));
-    const MapStore::Contents contents = OpenStore(dir.path())->LoadAll();
+    const DirectoryStore::Contents contents = OpenStore(dir.path())->LoadAll().value();
     ASSERT_EQ(contents.maps[0].edits.size(), 2u);
     EXPECT_EQ(contents.maps[0].version(), 3u);
     EXPECT_EQ(ReadAll(LogFile(dir, "m")), good);
@@ -345,7 +347,7 @@ TEST(EditLogTest, CompactionFoldsTheLogIntoTheMapFile) {
     edits.push_back(NthEdit(7, 5));
     ASSERT_TRUE(store->AppendEdit("m", edits.back()).ok());
   }
-  const MapStore::Contents contents = OpenStore(dir.path())->LoadAll();
+  const DirectoryStore::Contents contents = OpenStore(dir.path())->LoadAll().value();
   const auto& m = contents.maps[0];
   EXPECT_TRUE(MessageDifferencer::Equals(m.stored, Folded(edits, 5)));
   EXPECT_EQ(m.stored.version(), 6u);
@@ -375,7 +377,7 @@ TEST(EditLogTest, EveryCrashStateOfACompactionLoads) {
     WriteAll(MapsDir(dir) + "/m.wfmap", Folded(edits, folded).SerializeAsString());
     WriteAll(LogFile(dir, "m"), log);
     auto store = OpenStore(dir.path());
-    const MapStore::Contents contents = store->LoadAll();
+    const DirectoryStore::Contents contents = store->LoadAll().value();
     const auto& m = contents.maps[0];
     EXPECT_EQ(m.stored.version(), 1u + folded);
     EXPECT_EQ(m.version(), 1u + kEdits);
@@ -385,13 +387,13 @@ TEST(EditLogTest, EveryCrashStateOfACompactionLoads) {
     }
     const StoredEdit next = NthEdit(2 + kEdits, kEdits);
     ASSERT_TRUE(store->AppendEdit("m", next).ok());
-    const MapStore::Contents again = OpenStore(dir.path())->LoadAll();
+    const DirectoryStore::Contents again = OpenStore(dir.path())->LoadAll().value();
     EXPECT_EQ(again.maps[0].version(), 2u + kEdits);
     // And compacting from there gives the same snapshot as folding it all.
     ASSERT_TRUE(store->Compact("m").ok());
     std::vector<StoredEdit> all = edits;
     all.push_back(next);
-    const MapStore::Contents compacted = OpenStore(dir.path())->LoadAll();
+    const DirectoryStore::Contents compacted = OpenStore(dir.path())->LoadAll().value();
     EXPECT_TRUE(MessageDifferencer::Equals(compacted.maps[0].stored, Folded(all, all.size())));
     EXPECT_TRUE(compacted.maps[0].edits.empty());
   }
@@ -417,7 +419,7 @@ TEST(EditLogTest, ACompactionThatCannotWriteItsSnapshotLeavesTheLog) {
   ASSERT_TRUE(store->AppendEdit("m", NthEdit(6, 4)).ok());
   fs::remove_all(temp);
   ASSERT_TRUE(store->Compact("m").ok());
-  const MapStore::Contents contents = OpenStore(dir.path())->LoadAll();
+  const DirectoryStore::Contents contents = OpenStore(dir.path())->LoadAll().value();
   EXPECT_EQ(contents.maps[0].stored.version(), 6u);
   EXPECT_TRUE(contents.maps[0].edits.empty());
 }
@@ -427,27 +429,26 @@ TEST(EditLogTest, ANewUploadOrADeleteRemovesTheLog) {
   {
     auto store = OpenStore(dir.path());
     SaveAndAppend(*store, 3);
-    ASSERT_TRUE(store->Save(Uploaded("m", 5)).ok());  // PutMap: version 5
+    ASSERT_TRUE(store->Save(Uploaded("m", 5), /*previous=*/4).ok());  // PutMap: version 5
     EXPECT_FALSE(fs::exists(LogFile(dir, "m")));
     ASSERT_TRUE(store->AppendEdit("m", NthEdit(6, 0)).ok());
   }
   {
     auto store = OpenStore(dir.path());
-    const MapStore::Contents contents = store->LoadAll();
+    const DirectoryStore::Contents contents = store->LoadAll().value();
     EXPECT_EQ(contents.maps[0].stored.version(), 5u);
     ASSERT_EQ(contents.maps[0].edits.size(), 1u);
     storage::v1::Tombstone tombstone;
     tombstone.set_name("m");
     tombstone.set_version(6);
-    ASSERT_TRUE(store->Delete(tombstone).ok());
+    ASSERT_TRUE(store->Delete(tombstone, /*previous=*/6).ok());
     EXPECT_FALSE(fs::exists(LogFile(dir, "m")));
-    EXPECT_EQ(store->AppendEdit("m", NthEdit(7, 1)).code(),
-              absl::StatusCode::kFailedPrecondition);
+    EXPECT_EQ(store->AppendEdit("m", NthEdit(7, 1)).code(), absl::StatusCode::kAborted);
     EXPECT_FALSE(store->log_stats("m").has_value());
-    ASSERT_TRUE(store->Save(Uploaded("m", 7)).ok());  // re-created above the tombstone
+    ASSERT_TRUE(store->Save(Uploaded("m", 7), /*previous=*/6).ok());  // re-created above the tombstone
     ASSERT_TRUE(store->AppendEdit("m", NthEdit(8, 1)).ok());
   }
-  const MapStore::Contents contents = OpenStore(dir.path())->LoadAll();
+  const DirectoryStore::Contents contents = OpenStore(dir.path())->LoadAll().value();
   ASSERT_EQ(contents.maps.size(), 1u);
   EXPECT_EQ(contents.maps[0].stored.version(), 7u);
   ASSERT_EQ(contents.maps[0].edits.size(), 1u);
@@ -475,7 +476,7 @@ TEST(EditLogTest, DeletesAndUploadsCutShortLoadAsTheirLastAcknowledgedState) {
   // acknowledged; the map with all its edits is current.
   WriteAll(gone, tombstone.SerializeAsString());
   {
-    const MapStore::Contents contents = OpenStore(dir.path())->LoadAll();
+    const DirectoryStore::Contents contents = OpenStore(dir.path())->LoadAll().value();
     ASSERT_EQ(contents.maps.size(), 1u);
     EXPECT_EQ(contents.maps[0].version(), 4u);
     EXPECT_TRUE(contents.tombstones.empty());
@@ -485,7 +486,7 @@ TEST(EditLogTest, DeletesAndUploadsCutShortLoadAsTheirLastAcknowledgedState) {
   WriteAll(gone, tombstone.SerializeAsString());
   fs::remove(MapsDir(dir) + "/m.wfmap");
   {
-    const MapStore::Contents contents = OpenStore(dir.path())->LoadAll();
+    const DirectoryStore::Contents contents = OpenStore(dir.path())->LoadAll().value();
     EXPECT_TRUE(contents.maps.empty());
     ASSERT_EQ(contents.tombstones.size(), 1u);
     EXPECT_EQ(contents.tombstones[0].version(), 4u);
@@ -499,12 +500,12 @@ TEST(EditLogTest, DeletesAndUploadsCutShortLoadAsTheirLastAcknowledgedState) {
   WriteAll(LogFile(dir, "m"), log);
   {
     auto store = OpenStore(dir.path());
-    const MapStore::Contents contents = store->LoadAll();
+    const DirectoryStore::Contents contents = store->LoadAll().value();
     EXPECT_EQ(contents.maps[0].version(), 5u);
     EXPECT_TRUE(contents.maps[0].edits.empty());
     EXPECT_TRUE(store->AppendEdit("m", NthEdit(6, 0)).ok());
   }
-  const MapStore::Contents contents = OpenStore(dir.path())->LoadAll();
+  const DirectoryStore::Contents contents = OpenStore(dir.path())->LoadAll().value();
   EXPECT_EQ(contents.maps[0].version(), 6u);
   (void)map_file;
 }
@@ -524,11 +525,11 @@ TEST(EditLogTest, BackgroundCompactionBoundsTheLog) {
     EXPECT_LE(stats->edits, 4u);
     EXPECT_EQ(stats->version, 24u);
   }
-  const MapStore::Contents contents = OpenStore(dir.path())->LoadAll();
+  const DirectoryStore::Contents contents = OpenStore(dir.path())->LoadAll().value();
   const auto& m = contents.maps[0];
   EXPECT_EQ(m.version(), 24u);
   StoredMap replayed = m.stored;
-  ASSERT_TRUE(MapStore::FoldEdits(replayed, m.edits).ok());
+  ASSERT_TRUE(server::FoldEdits(replayed, m.edits).ok());
   EXPECT_TRUE(MessageDifferencer::Equals(replayed, Folded(edits, edits.size())));
 }
 
@@ -541,7 +542,7 @@ TEST(EditLogTest, ConcurrentAppendsAndCompactionsLoseNothing) {
   std::vector<std::vector<StoredEdit>> edits(kMaps);
   {
     auto store = OpenStore(dir.path(), /*background=*/true, /*max_log_edits=*/7);
-    for (int i = 0; i < kMaps; ++i) ASSERT_TRUE(store->Save(Uploaded(absl::StrCat("m", i), 1)).ok());
+    for (int i = 0; i < kMaps; ++i) ASSERT_TRUE(store->Save(Uploaded(absl::StrCat("m", i), 1), 0).ok());
     std::vector<std::thread> threads;
     std::atomic<int> failures{0};
     for (int i = 0; i < kMaps; ++i) {
@@ -560,16 +561,16 @@ TEST(EditLogTest, ConcurrentAppendsAndCompactionsLoseNothing) {
     for (std::thread& t : threads) t.join();
     EXPECT_EQ(failures.load(), 0);
   }
-  const MapStore::Contents contents = OpenStore(dir.path())->LoadAll();
+  const DirectoryStore::Contents contents = OpenStore(dir.path())->LoadAll().value();
   ASSERT_EQ(contents.maps.size(), static_cast<size_t>(kMaps));
   for (int i = 0; i < kMaps; ++i) {
     const auto* m = Find(contents, absl::StrCat("m", i));
     ASSERT_NE(m, nullptr);
     EXPECT_EQ(m->version(), 1u + kEdits);
     StoredMap replayed = m->stored;
-    ASSERT_TRUE(MapStore::FoldEdits(replayed, m->edits).ok());
+    ASSERT_TRUE(server::FoldEdits(replayed, m->edits).ok());
     StoredMap want = Uploaded(absl::StrCat("m", i), 1);
-    ASSERT_TRUE(MapStore::FoldEdits(want, edits[i]).ok());
+    ASSERT_TRUE(server::FoldEdits(want, edits[i]).ok());
     EXPECT_TRUE(MessageDifferencer::Equals(replayed, want)) << "map " << i;
   }
 }
@@ -590,14 +591,14 @@ TEST(EditLogTest, FoldingPatchesTheBaseAndKeepsObstaclesInOrder) {
     *o.mutable_rect() = MakeRect(0, 0, 1, 1);
   }
   e.add_edits()->set_remove_obstacle("b");
-  ASSERT_TRUE(MapStore::FoldEdits(s, {e}).ok());
+  ASSERT_TRUE(server::FoldEdits(s, {e}).ok());
   EXPECT_EQ(s.version(), 2u);
   EXPECT_EQ(s.edit_count(), 1u);
   EXPECT_EQ(s.map().grid().cells().substr(62), "\x05\x06");
   ASSERT_EQ(s.obstacles_size(), 2);
   EXPECT_EQ(s.obstacles(0).id(), "a");
   EXPECT_EQ(s.obstacles(1).id(), "c");
-  const auto replay = MapStore::SnapshotEdits(s);
+  const auto replay = server::SnapshotEdits(s);
   ASSERT_TRUE(replay.ok());
   ASSERT_EQ(replay->size(), 2u);  // grid: the patch is in the source itself
   EXPECT_EQ((*replay)[1].add_obstacle().id(), "c");
@@ -610,11 +611,11 @@ TEST(EditLogTest, FoldingPatchesTheBaseAndKeepsObstaclesInOrder) {
   q.set_width(2);
   q.set_height(1);
   q.set_cells("ab");
-  EXPECT_EQ(MapStore::FoldEdits(s, {outside}).code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(server::FoldEdits(s, {outside}).code(), absl::StatusCode::kDataLoss);
   StoredEdit unknown;
   unknown.set_version(3);
   unknown.add_edits()->set_remove_obstacle("b");
-  EXPECT_EQ(MapStore::FoldEdits(s, {unknown}).code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(server::FoldEdits(s, {unknown}).code(), absl::StatusCode::kDataLoss);
 }
 
 TEST(EditLogTest, FoldingAMovingAiMapKeepsItsTextAndTheRasterBeside) {
@@ -631,13 +632,13 @@ TEST(EditLogTest, FoldingAMovingAiMapKeepsItsTextAndTheRasterBeside) {
   p.set_width(2);
   p.set_height(1);
   p.set_cells(std::string("\x09\xff", 2));
-  ASSERT_TRUE(MapStore::FoldEdits(s, {e}).ok());
+  ASSERT_TRUE(server::FoldEdits(s, {e}).ok());
   EXPECT_EQ(s.map().movingai(), text);
   ASSERT_EQ(s.base_cells().size(), 6u);
   EXPECT_EQ(static_cast<uint8_t>(s.base_cells()[2]), 255);  // '@' from the text
   EXPECT_EQ(static_cast<uint8_t>(s.base_cells()[3]), 9);
   EXPECT_EQ(static_cast<uint8_t>(s.base_cells()[4]), 255);
-  const auto replay = MapStore::SnapshotEdits(s);
+  const auto replay = server::SnapshotEdits(s);
   ASSERT_TRUE(replay.ok());
   ASSERT_EQ(replay->size(), 1u);
   EXPECT_EQ((*replay)[0].cells().width(), 3u);
@@ -657,9 +658,9 @@ TEST(EditLogTest, FoldingAMovingAiMapKeepsItsTextAndTheRasterBeside) {
   hp.set_width(1);
   hp.set_height(1);
   hp.set_walls("\x01");
-  ASSERT_TRUE(MapStore::FoldEdits(hex, {he}).ok());
+  ASSERT_TRUE(server::FoldEdits(hex, {he}).ok());
   EXPECT_EQ(hex.map().hex().walls(), std::string("\0\0\0\x01", 4));
-  EXPECT_TRUE(MapStore::SnapshotEdits(hex)->empty());
+  EXPECT_TRUE(server::SnapshotEdits(hex)->empty());
 }
 
 }  // namespace

@@ -17,7 +17,7 @@
 #include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
-#include "server/map_store.h"
+#include "server/storage/directory_store.h"
 #include "tests/service/service_test_util.h"
 #include "wayfinder/storage/v1/stored_map.pb.h"
 
@@ -217,11 +217,11 @@ std::string ReadAll(const fs::path& path) {
 // Folds every map's log into its map file with the server stopped, as the
 // store's own compaction does while it runs.
 void CompactOffline(const std::string& data_dir, const std::vector<std::string>& names) {
-  server::MapStore::Options options;
+  server::DirectoryStore::Options options;
   options.background_compaction = false;
-  auto store = server::MapStore::Open(data_dir, options);
+  auto store = server::DirectoryStore::Open(data_dir, options);
   ASSERT_TRUE(store.ok()) << store.status();
-  (*store)->LoadAll();
+  ASSERT_TRUE((*store)->LoadAll().ok());
   for (const std::string& name : names) {
     ASSERT_TRUE((*store)->Compact(name).ok()) << name;
     auto stats = (*store)->log_stats(name);

@@ -1,5 +1,5 @@
 // Writers and the edit log's syncs, driven directly (no gRPC), made
-// deterministic by holding a sync up through MapStore's test hook (no
+// deterministic by holding a sync up through DirectoryStore's test hook (no
 // timing): appends to one log in flight together share one fdatasync and
 // return only once it is done; a failed sync fails its batch and every
 // record written after it, and a reload shows none of them; an edit of one
@@ -21,7 +21,7 @@
 #include "absl/time/time.h"
 #include "server/map_builder.h"
 #include "server/map_registry.h"
-#include "server/map_store.h"
+#include "server/storage/directory_store.h"
 #include "service_test_util.h"
 #include "wayfinder/storage/v1/stored_map.pb.h"
 
@@ -29,7 +29,7 @@ namespace wayfinder::testing {
 namespace {
 
 using server::MapRegistry;
-using server::MapStore;
+using server::DirectoryStore;
 using storage::v1::StoredEdit;
 using storage::v1::StoredMap;
 
@@ -65,8 +65,8 @@ class SyncGate {
  public:
   explicit SyncGate(std::string name) : name_(std::move(name)) {}
 
-  MapStore::Options Options() {
-    MapStore::Options options;
+  DirectoryStore::Options Options() {
+    DirectoryStore::Options options;
     options.background_compaction = false;
     options.before_log_sync = [this](absl::string_view name) { return Enter(name); };
     return options;
@@ -110,15 +110,15 @@ class SyncGate {
   absl::Status result_;
 };
 
-std::unique_ptr<MapStore> OpenStore(const std::string& dir, const MapStore::Options& options) {
-  auto store = MapStore::Open(dir, options);
+std::unique_ptr<DirectoryStore> OpenStore(const std::string& dir, const DirectoryStore::Options& options) {
+  auto store = DirectoryStore::Open(dir, options);
   EXPECT_TRUE(store.ok()) << store.status();
   return store.ok() ? *std::move(store) : nullptr;
 }
 
 // The version log_stats reports once `n` records are written (synced or
 // not) after version 1.
-bool AwaitWritten(MapStore& store, const std::string& name, uint64_t version) {
+bool AwaitWritten(DirectoryStore& store, const std::string& name, uint64_t version) {
   const absl::Time give_up = absl::Now() + kGiveUp;
   while (absl::Now() < give_up) {
     if (store.log_stats(name)->version >= version) return true;
@@ -131,7 +131,7 @@ TEST(GroupCommitTest, AppendsInFlightTogetherShareOneSync) {
   TempDir dir;
   SyncGate gate("m");
   auto store = OpenStore(dir.path(), gate.Options());
-  ASSERT_TRUE(store->Save(Uploaded("m")).ok());
+  ASSERT_TRUE(store->Save(Uploaded("m"), /*previous=*/0).ok());
 
   // Version 2 leads a sync, held up; versions 3..6 are written meanwhile
   // and wait for the next one.
@@ -161,8 +161,8 @@ TEST(GroupCommitTest, AppendsInFlightTogetherShareOneSync) {
   EXPECT_EQ(gate.syncs() - before, 1);
 
   store.reset();
-  auto reopened = OpenStore(dir.path(), MapStore::Options());
-  const MapStore::Contents contents = reopened->LoadAll();
+  auto reopened = OpenStore(dir.path(), DirectoryStore::Options());
+  const DirectoryStore::Contents contents = reopened->LoadAll().value();
   ASSERT_EQ(contents.maps.size(), 1u);
   ASSERT_EQ(contents.maps[0].edits.size(), 5u);
   for (size_t i = 0; i < 5; ++i) EXPECT_EQ(contents.maps[0].edits[i].version(), 2 + i);
@@ -172,7 +172,7 @@ TEST(GroupCommitTest, AFailedSyncFailsItsBatchAndEveryRecordAfterIt) {
   TempDir dir;
   SyncGate gate("m");
   auto store = OpenStore(dir.path(), gate.Options());
-  ASSERT_TRUE(store->Save(Uploaded("m")).ok());
+  ASSERT_TRUE(store->Save(Uploaded("m"), /*previous=*/0).ok());
   ASSERT_TRUE(store->AppendEdit("m", EditOf(2)).ok());  // durable
 
   gate.Arm(absl::UnavailableError("the disk said no"));
@@ -193,8 +193,8 @@ TEST(GroupCommitTest, AFailedSyncFailsItsBatchAndEveryRecordAfterIt) {
   // The log goes on from the last durable record.
   ASSERT_TRUE(store->AppendEdit("m", EditOf(3)).ok());
   store.reset();
-  auto reopened = OpenStore(dir.path(), MapStore::Options());
-  const MapStore::Contents contents = reopened->LoadAll();
+  auto reopened = OpenStore(dir.path(), DirectoryStore::Options());
+  const DirectoryStore::Contents contents = reopened->LoadAll().value();
   ASSERT_EQ(contents.maps.size(), 1u);
   ASSERT_EQ(contents.maps[0].edits.size(), 2u);
   EXPECT_EQ(contents.maps[0].edits[0].version(), 2u);
@@ -205,7 +205,7 @@ TEST(GroupCommitTest, AFailedSyncFailsItsBatchAndEveryRecordAfterIt) {
 struct Registry {
   TempDir dir;
   SyncGate gate{"slow"};
-  std::unique_ptr<MapStore> store;
+  std::unique_ptr<DirectoryStore> store;
   std::unique_ptr<MapRegistry> registry;
 
   Registry() {

@@ -20,7 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "server/map_builder.h"
 #include "server/map_registry.h"
-#include "server/map_store.h"
+#include "server/storage/directory_store.h"
 #include "service_test_util.h"
 #include "spdlog/sinks/ringbuffer_sink.h"
 #include "spdlog/spdlog.h"

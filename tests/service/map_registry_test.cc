@@ -19,7 +19,7 @@
 #include "server/flow_field_cache.h"
 #include "server/map_builder.h"
 #include "server/map_registry.h"
-#include "server/map_store.h"
+#include "server/storage/directory_store.h"
 #include "service_test_util.h"
 #include "wayfinder/storage/v1/stored_map.pb.h"
 
@@ -28,7 +28,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using server::MapRegistry;
-using server::MapStore;
+using server::DirectoryStore;
 
 v1::Map Small(const std::string& name) { return GridMapFromRows(name, {"...", ".#."}); }
 
@@ -46,16 +46,16 @@ uint64_t Commit(MapRegistry& registry, const std::string& name) {
 // The store and registry a server would have after a restart on `dir`
 // (what WayfinderServer::LoadStoredMaps does).
 struct Reopened {
-  std::unique_ptr<MapStore> store;
+  std::unique_ptr<DirectoryStore> store;
   std::unique_ptr<MapRegistry> registry;
 };
 Reopened Reopen(const std::string& dir, size_t max_tombstones) {
   Reopened r;
-  auto store = MapStore::Open(dir);
+  auto store = DirectoryStore::Open(dir);
   EXPECT_TRUE(store.ok()) << store.status();
   r.store = *std::move(store);
   r.registry = std::make_unique<MapRegistry>(r.store.get(), 0, max_tombstones);
-  MapStore::Contents contents = r.store->LoadAll();
+  DirectoryStore::Contents contents = r.store->LoadAll().value();
   r.registry->RestoreVersionFloor(contents.version_floor);
   for (const auto& t : contents.tombstones) {
     r.registry->RestoreTombstone(t.name(), t.version(), t.deleted_unix_ms());

@@ -15,7 +15,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "server/map_store.h"
+#include "server/storage/directory_store.h"
 #include "service_test_util.h"
 
 namespace wayfinder::testing {
@@ -489,7 +489,7 @@ TEST(BuildRulesTest, RectFieldErrorsNameTheRectsSource) {
 TEST(BuildRulesTest, StoredMapsWithAnOldMaxAspectStillLoad) {
   TempDir dir;
   {
-    auto store = server::MapStore::Open(dir.path());
+    auto store = server::DirectoryStore::Open(dir.path());
     ASSERT_TRUE(store.ok()) << store.status();
     struct Old {
       std::string name;
@@ -503,7 +503,7 @@ TEST(BuildRulesTest, StoredMapsWithAnOldMaxAspectStillLoad) {
       stored.mutable_map()->mutable_build()->mutable_quadtree()->set_merge(old.merge);
       stored.mutable_map()->mutable_build()->mutable_quadtree()->set_max_aspect(old.aspect);
       stored.set_version(3);
-      ASSERT_TRUE((*store)->Save(stored).ok());
+      ASSERT_TRUE((*store)->Save(stored, /*previous=*/0).ok());
     }
   }
   server::ServerConfig config;

@@ -1,4 +1,4 @@
-#include "server/map_store.h"
+#include "server/storage/directory_store.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -17,8 +17,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "core/movingai.h"
-#include "core/status_macros.h"
+#include "absl/time/clock.h"
+#include "server/storage/stored_map_edits.h"
 #include "spdlog/spdlog.h"
 
 namespace wayfinder::server {
@@ -199,29 +199,6 @@ LogScan ScanLog(absl::string_view bytes, uint64_t map_version) {
   return scan;
 }
 
-absl::Status PatchRaster(std::string& raster, uint64_t width, uint64_t height, uint32_t x,
-                         uint32_t y, uint32_t w, uint32_t h, const std::string& bytes,
-                         absl::string_view what) {
-  if (raster.size() != width * height || uint64_t{x} + w > width ||
-      uint64_t{y} + h > height || bytes.size() != uint64_t{w} * h) {
-    return absl::DataLossError(absl::StrCat(
-        what, " (", w, " x ", h, " at ", x, ", ", y, ", ", bytes.size(),
-        " bytes) does not fit the map's ", width, " x ", height, " raster"));
-  }
-  for (uint32_t row = 0; row < h; ++row) {
-    std::memcpy(raster.data() + (uint64_t{y} + row) * width + x, bytes.data() + uint64_t{row} * w,
-                w);
-  }
-  return absl::OkStatus();
-}
-
-// The raster of a Moving AI text, in GridSource coding.
-absl::StatusOr<GridMap> ParseStoredMovingAi(const std::string& text) {
-  // Stored maps were accepted under the server's limits, whatever they were.
-  return ParseMovingAiMap(text, GridLimits{.max_side = 65535,
-                                           .max_cells = uint64_t{65535} * 65535});
-}
-
 // A StoredMap written by the release before the edit log holds in field 4
 // every UpdateMap batch since its upload, and `version` is the last one's.
 // Takes the batches out, leaving the map as uploaded at the version before
@@ -266,19 +243,19 @@ void MoveFileAside(const std::string& path, absl::string_view why) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<MapStore>> MapStore::Open(const std::string& data_dir) {
+absl::StatusOr<std::unique_ptr<DirectoryStore>> DirectoryStore::Open(const std::string& data_dir) {
   return Open(data_dir, Options());
 }
 
-MapStore::MapStore(std::string dir, const Options& options)
+DirectoryStore::DirectoryStore(std::string dir, const Options& options)
     : dir_(std::move(dir)), options_(options) {}
 
-MapStore::Log::~Log() {
+DirectoryStore::Log::~Log() {
   absl::MutexLock lock(&mu);
   if (fd >= 0) ::close(fd);
 }
 
-MapStore::~MapStore() {
+DirectoryStore::~DirectoryStore() {
   {
     absl::MutexLock lock(&mu_);
     stopping_ = true;
@@ -286,7 +263,7 @@ MapStore::~MapStore() {
   if (compactor_.joinable()) compactor_.join();
 }
 
-absl::StatusOr<std::unique_ptr<MapStore>> MapStore::Open(const std::string& data_dir,
+absl::StatusOr<std::unique_ptr<DirectoryStore>> DirectoryStore::Open(const std::string& data_dir,
                                                          const Options& options) {
   const std::string dir = (fs::path(data_dir) / "maps").string();
   std::error_code ec;
@@ -307,22 +284,27 @@ absl::StatusOr<std::unique_ptr<MapStore>> MapStore::Open(const std::string& data
       fs::remove(entry.path(), ec);
     }
   }
-  std::unique_ptr<MapStore> store(new MapStore(dir, options));
+  std::unique_ptr<DirectoryStore> store(new DirectoryStore(dir, options));
+  if (std::optional<std::string> bytes = ReadFile(absl::StrCat(dir, "/", kFloorFile))) {
+    storage::v1::VersionFloor floor;
+    // An unreadable floor is LoadAll's to report and set aside.
+    if (floor.ParseFromString(*bytes)) store->floor_ = floor.version();
+  }
   if (options.background_compaction) {
     store->compactor_ = std::thread([s = store.get()] { s->CompactorLoop(); });
   }
   return store;
 }
 
-std::string MapStore::MapPath(absl::string_view name) const {
+std::string DirectoryStore::MapPath(absl::string_view name) const {
   return absl::StrCat(dir_, "/", name, kMapExtension);
 }
 
-std::string MapStore::TombstonePath(absl::string_view name) const {
+std::string DirectoryStore::TombstonePath(absl::string_view name) const {
   return absl::StrCat(dir_, "/", name, kTombstoneExtension);
 }
 
-std::string MapStore::LogPath(absl::string_view name) const {
+std::string DirectoryStore::LogPath(absl::string_view name) const {
   return absl::StrCat(dir_, "/", name, kLogExtension);
 }
 
@@ -355,13 +337,13 @@ absl::Status CommitTemp(const std::string& temp, const std::string& path,
 
 }  // namespace
 
-absl::Status MapStore::WriteFile(const std::string& path, const std::string& bytes) {
+absl::Status DirectoryStore::WriteFile(const std::string& path, const std::string& bytes) {
   const std::string temp = absl::StrCat(path, kTempMarker, ::getpid());
   if (absl::Status s = WriteTemp(temp, bytes); !s.ok()) return s;
   return CommitTemp(temp, path, dir_);
 }
 
-absl::Status MapStore::RemoveFile(const std::string& path) {
+absl::Status DirectoryStore::RemoveFile(const std::string& path) {
   if (::unlink(path.c_str()) != 0) {
     if (errno == ENOENT) return absl::OkStatus();
     return ErrnoError("remove", path);
@@ -369,7 +351,7 @@ absl::Status MapStore::RemoveFile(const std::string& path) {
   return FsyncPath(dir_, O_RDONLY | O_DIRECTORY);
 }
 
-std::shared_ptr<MapStore::Log> MapStore::FindLog(absl::string_view name, bool create) {
+std::shared_ptr<DirectoryStore::Log> DirectoryStore::FindLog(absl::string_view name, bool create) {
   absl::MutexLock lock(&mu_);
   auto it = logs_.find(name);
   if (it != logs_.end()) return it->second;
@@ -377,7 +359,7 @@ std::shared_ptr<MapStore::Log> MapStore::FindLog(absl::string_view name, bool cr
   return logs_.emplace(std::string(name), std::make_shared<Log>()).first->second;
 }
 
-absl::Status MapStore::Save(const storage::v1::StoredMap& stored) {
+absl::Status DirectoryStore::Save(const storage::v1::StoredMap& stored, uint64_t previous) {
   const std::string& name = stored.map().name();
   std::string bytes;
   if (!stored.SerializeToString(&bytes)) {
@@ -386,6 +368,14 @@ absl::Status MapStore::Save(const storage::v1::StoredMap& stored) {
   const std::shared_ptr<Log> log = FindLog(name, /*create=*/true);
   absl::MutexLock lock(&log->mu);
   AwaitSyncIdle(*log);
+  if (absl::Status s = CheckPrevious(name, log->version, previous, /*need_map=*/false);
+      !s.ok()) {
+    return s;
+  }
+  if (stored.version() <= previous) {
+    return absl::InvalidArgumentError(absl::StrCat("storage: map \"", name, "\" saved at version ",
+                                                   stored.version(), ", not above ", previous));
+  }
   if (absl::Status s = WriteFile(MapPath(name), bytes); !s.ok()) return s;
   // Appends of the old map still waiting for their sync are not kept.
   DropOpenBatch(name, *log, absl::AbortedError(absl::StrCat(
@@ -413,7 +403,8 @@ absl::Status MapStore::Save(const storage::v1::StoredMap& stored) {
   return removed;
 }
 
-absl::Status MapStore::Delete(const storage::v1::Tombstone& tombstone) {
+absl::Status DirectoryStore::Delete(const storage::v1::Tombstone& tombstone,
+                                    uint64_t previous) {
   const std::string& name = tombstone.name();
   std::string bytes;
   if (!tombstone.SerializeToString(&bytes)) {
@@ -424,6 +415,16 @@ absl::Status MapStore::Delete(const storage::v1::Tombstone& tombstone) {
   if (log != nullptr) {
     lock.emplace(&log->mu);
     AwaitSyncIdle(*log);
+  }
+  if (absl::Status s =
+          CheckPrevious(name, log != nullptr ? log->version : 0, previous, /*need_map=*/true);
+      !s.ok()) {
+    return s;
+  }
+  if (tombstone.version() < previous) {
+    return absl::InvalidArgumentError(absl::StrCat("storage: tombstone of map \"", name,
+                                                   "\" at version ", tombstone.version(),
+                                                   ", below its map's ", previous));
   }
   if (absl::Status s = WriteFile(TombstonePath(name), bytes); !s.ok()) return s;
   // Only once the tombstone is durable: the name is never without both.
@@ -444,17 +445,23 @@ absl::Status MapStore::Delete(const storage::v1::Tombstone& tombstone) {
   return RemoveFile(LogPath(name));
 }
 
-bool MapStore::ShouldCompact(const Log& log) const {
+bool DirectoryStore::ShouldCompact(const Log& log) const {
   if (log.edits == 0) return false;
   return log.edits > options_.max_log_edits ||
          log.log_bytes > std::max<uint64_t>(log.map_bytes, options_.min_log_bytes);
 }
 
-absl::Status MapStore::AppendEdit(absl::string_view name, const storage::v1::StoredEdit& edit) {
+absl::Status DirectoryStore::NoLoadedMap(absl::string_view name, uint64_t previous) const {
+  if (absl::Status s = CheckPrevious(name, 0, previous, /*need_map=*/true); !s.ok()) return s;
+  // Its files hold a map LoadAll has not read yet.
+  return absl::FailedPreconditionError(absl::StrCat(
+      "storage: map \"", name, "\" is stored but not loaded; call LoadAll first"));
+}
+
+absl::Status DirectoryStore::AppendEdit(absl::string_view name, const storage::v1::StoredEdit& edit) {
   const std::shared_ptr<Log> log = FindLog(name, /*create=*/false);
   if (log == nullptr) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("storage: no stored map \"", name, "\" to log an edit of"));
+    return NoLoadedMap(name, edit.version() - 1);
   }
   std::string payload;
   if (!edit.SerializeToString(&payload) || payload.size() > kMaxRecordBytes) {
@@ -466,19 +473,17 @@ absl::Status MapStore::AppendEdit(absl::string_view name, const storage::v1::Sto
   absl::Status status;
   {
     absl::MutexLock lock(&log->mu);
-    if (log->version == 0) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("storage: no stored map \"", name, "\" to log an edit of"));
-    }
+    if (log->version == 0) return NoLoadedMap(name, edit.version() - 1);
     if (log->broken) {
       return absl::UnavailableError(absl::StrCat(
           "storage: the edit log of map \"", name,
           "\" could not be repaired after a failed write; upload the map again"));
     }
     if (edit.version() != log->version + 1) {
-      return absl::FailedPreconditionError(
+      return StoreConflictError(
           absl::StrCat("storage: edit of map \"", name, "\" has version ", edit.version(),
-                       ", the stored map is at ", log->version));
+                       ", the stored map is at ", log->version),
+          log->version);
     }
     if (log->fd < 0) {
       if (log->log_bytes == 0) {
@@ -528,7 +533,7 @@ absl::Status MapStore::AppendEdit(absl::string_view name, const storage::v1::Sto
   return status;
 }
 
-absl::Status MapStore::AwaitSynced(absl::string_view name, Log& log,
+absl::Status DirectoryStore::AwaitSynced(absl::string_view name, Log& log,
                                    const std::shared_ptr<SyncBatch>& batch) {
   while (!batch->done) {
     if (log.syncing) {
@@ -566,11 +571,11 @@ absl::Status MapStore::AwaitSynced(absl::string_view name, Log& log,
   return batch->status;
 }
 
-void MapStore::AwaitSyncIdle(Log& log) {
+void DirectoryStore::AwaitSyncIdle(Log& log) {
   while (log.syncing) log.synced.Wait(&log.mu);
 }
 
-absl::Status MapStore::SyncOpenBatchNow(absl::string_view name, Log& log) {
+absl::Status DirectoryStore::SyncOpenBatchNow(absl::string_view name, Log& log) {
   const std::shared_ptr<SyncBatch> batch = log.open_batch;
   if (batch->appends == 0) return absl::OkStatus();
   if (::fdatasync(log.fd) != 0) {
@@ -586,7 +591,7 @@ absl::Status MapStore::SyncOpenBatchNow(absl::string_view name, Log& log) {
   return absl::OkStatus();
 }
 
-void MapStore::DropOpenBatch(absl::string_view name, Log& log, const absl::Status& why) {
+void DirectoryStore::DropOpenBatch(absl::string_view name, Log& log, const absl::Status& why) {
   const std::shared_ptr<SyncBatch> batch = log.open_batch;
   log.open_batch = std::make_shared<SyncBatch>();
   batch->status = why;
@@ -608,7 +613,7 @@ void MapStore::DropOpenBatch(absl::string_view name, Log& log, const absl::Statu
   log.log_bytes = log.durable_bytes;
 }
 
-absl::Status MapStore::Compact(absl::string_view name) {
+absl::Status DirectoryStore::Compact(absl::string_view name) {
   const std::shared_ptr<Log> log = FindLog(name, /*create=*/false);
   if (log == nullptr) return absl::OkStatus();
   absl::MutexLock compact_lock(&log->compact_mu);
@@ -712,11 +717,11 @@ absl::Status MapStore::Compact(absl::string_view name) {
   return status;
 }
 
-void MapStore::CompactorLoop() {
+void DirectoryStore::CompactorLoop() {
   absl::MutexLock lock(&mu_);
   while (true) {
     mu_.Await(absl::Condition(
-        +[](MapStore* s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(s->mu_) {
+        +[](DirectoryStore* s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(s->mu_) {
           return s->stopping_ || !s->queue_.empty();
         },
         this));
@@ -739,16 +744,16 @@ void MapStore::CompactorLoop() {
   }
 }
 
-void MapStore::WaitForCompactions() {
+void DirectoryStore::WaitForCompactions() {
   absl::MutexLock lock(&mu_);
   mu_.Await(absl::Condition(
-      +[](MapStore* s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(s->mu_) {
+      +[](DirectoryStore* s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(s->mu_) {
         return s->stopping_ || (s->queue_.empty() && !s->compacting_);
       },
       this));
 }
 
-std::optional<MapStore::LogStats> MapStore::log_stats(absl::string_view name) const {
+std::optional<DirectoryStore::LogStats> DirectoryStore::log_stats(absl::string_view name) const {
   std::shared_ptr<Log> log;
   {
     absl::MutexLock lock(&mu_);
@@ -765,117 +770,14 @@ std::optional<MapStore::LogStats> MapStore::log_stats(absl::string_view name) co
                   .compactions = log->compactions};
 }
 
-absl::Status MapStore::FoldEdits(storage::v1::StoredMap& snapshot,
-                                 absl::Span<const storage::v1::StoredEdit> edits) {
-  v1::Map& map = *snapshot.mutable_map();
-  // A movingai map's size, once its text has been read.
-  uint64_t width = 0, height = 0;
-  for (const storage::v1::StoredEdit& batch : edits) {
-    const std::string where = absl::StrCat("edit version ", batch.version());
-    for (int i = 0; i < batch.edits_size(); ++i) {
-      const v1::MapEdit& edit = batch.edits(i);
-      const std::string what = absl::StrCat(where, ", edits[", i, "]");
-      switch (edit.edit_case()) {
-        case v1::MapEdit::kCells: {
-          const v1::CellPatch& p = edit.cells();
-          if (map.has_grid()) {
-            WF_RETURN_IF_ERROR(PatchRaster(*map.mutable_grid()->mutable_cells(),
-                                                 map.grid().width(), map.grid().height(), p.x(),
-                                                 p.y(), p.width(), p.height(), p.cells(), what));
-          } else if (map.source_case() == v1::Map::kMovingai) {
-            if (width == 0) {
-              absl::StatusOr<GridMap> grid = ParseStoredMovingAi(map.movingai());
-              if (!grid.ok()) {
-                return absl::DataLossError(absl::StrCat(what, ": ", grid.status().message()));
-              }
-              width = grid->width();
-              height = grid->height();
-              if (snapshot.base_cells().empty()) {
-                snapshot.set_base_cells(std::string(grid->cells().begin(), grid->cells().end()));
-              }
-            }
-            WF_RETURN_IF_ERROR(PatchRaster(*snapshot.mutable_base_cells(), width, height,
-                                                 p.x(), p.y(), p.width(), p.height(), p.cells(),
-                                                 what));
-          } else {
-            return absl::DataLossError(absl::StrCat(what, ": a cell patch on a map without cells"));
-          }
-          break;
-        }
-        case v1::MapEdit::kHex: {
-          const v1::HexPatch& p = edit.hex();
-          if (!map.has_hex()) {
-            return absl::DataLossError(absl::StrCat(what, ": a hex patch on a map not of hexes"));
-          }
-          WF_RETURN_IF_ERROR(PatchRaster(*map.mutable_hex()->mutable_walls(),
-                                               map.hex().width(), map.hex().height(), p.x(), p.y(),
-                                               p.width(), p.height(), p.walls(), what));
-          break;
-        }
-        case v1::MapEdit::kAddObstacle: {
-          for (const v1::Obstacle& o : snapshot.obstacles()) {
-            if (o.id() == edit.add_obstacle().id()) {
-              return absl::DataLossError(absl::StrCat(what, ": obstacle \"", o.id(),
-                                                      "\" is added while it is live"));
-            }
-          }
-          *snapshot.add_obstacles() = edit.add_obstacle();
-          break;
-        }
-        case v1::MapEdit::kRemoveObstacle: {
-          auto* obstacles = snapshot.mutable_obstacles();
-          auto it = std::find_if(obstacles->begin(), obstacles->end(), [&](const v1::Obstacle& o) {
-            return o.id() == edit.remove_obstacle();
-          });
-          if (it == obstacles->end()) {
-            return absl::DataLossError(absl::StrCat(what, ": obstacle \"", edit.remove_obstacle(),
-                                                    "\" is removed but not live"));
-          }
-          obstacles->erase(it);  // keeps the others in the order they were added
-          break;
-        }
-        case v1::MapEdit::EDIT_NOT_SET:
-          return absl::DataLossError(absl::StrCat(what, ": an empty edit"));
-      }
-    }
-    snapshot.set_version(batch.version());
-    snapshot.set_edit_count(snapshot.edit_count() + 1);
-  }
-  return absl::OkStatus();
-}
-
-absl::StatusOr<std::vector<v1::MapEdit>> MapStore::SnapshotEdits(
-    const storage::v1::StoredMap& snapshot) {
-  std::vector<v1::MapEdit> edits;
-  if (!snapshot.base_cells().empty()) {
-    if (snapshot.map().source_case() != v1::Map::kMovingai) {
-      return absl::DataLossError("base_cells on a map that is not a movingai map");
-    }
-    absl::StatusOr<GridMap> grid = ParseStoredMovingAi(snapshot.map().movingai());
-    if (!grid.ok()) return absl::DataLossError(grid.status().message());
-    if (snapshot.base_cells().size() != grid->size()) {
-      return absl::DataLossError(absl::StrCat("base_cells: ", snapshot.base_cells().size(),
-                                              " bytes for a ", grid->width(), " x ",
-                                              grid->height(), " map"));
-    }
-    v1::CellPatch& patch = *edits.emplace_back().mutable_cells();
-    patch.set_width(grid->width());
-    patch.set_height(grid->height());
-    patch.set_cells(snapshot.base_cells());
-  }
-  for (const v1::Obstacle& obstacle : snapshot.obstacles()) {
-    *edits.emplace_back().mutable_add_obstacle() = obstacle;
-  }
-  return edits;
-}
-
-absl::Status MapStore::FoldTombstones(const std::vector<std::string>& names, uint64_t floor) {
+absl::Status DirectoryStore::FoldTombstones(const std::vector<std::string>& names, uint64_t floor) {
   storage::v1::VersionFloor record;
   record.set_version(floor);
   if (absl::Status s = WriteFile(absl::StrCat(dir_, "/", kFloorFile), record.SerializeAsString());
       !s.ok()) {
     return s;
   }
+  floor_ = std::max<uint64_t>(floor_, floor);
   bool removed = false;
   for (const std::string& name : names) {
     const std::string path = TombstonePath(name);
@@ -888,7 +790,7 @@ absl::Status MapStore::FoldTombstones(const std::vector<std::string>& names, uin
   return removed ? FsyncPath(dir_, O_RDONLY | O_DIRECTORY) : absl::OkStatus();
 }
 
-void MapStore::MoveAside(absl::string_view name, absl::string_view why) {
+void DirectoryStore::MoveAside(absl::string_view name, absl::string_view why) {
   const std::shared_ptr<Log> log = FindLog(name, /*create=*/false);
   if (log != nullptr) {
     absl::MutexLock lock(&log->mu);
@@ -910,7 +812,7 @@ void MapStore::MoveAside(absl::string_view name, absl::string_view why) {
   }
 }
 
-std::vector<storage::v1::StoredEdit> MapStore::LoadLog(const std::string& name,
+std::vector<storage::v1::StoredEdit> DirectoryStore::LoadLog(const std::string& name,
                                                        uint64_t version, Log& log) {
   absl::MutexLock lock(&log.mu);
   const std::string path = LogPath(name);
@@ -969,7 +871,7 @@ std::vector<storage::v1::StoredEdit> MapStore::LoadLog(const std::string& name,
   return std::move(scan.edits);
 }
 
-MapStore::Contents MapStore::LoadAll() {
+absl::StatusOr<DirectoryStore::Contents> DirectoryStore::LoadAll() {
   Contents contents;
   std::error_code ec;
   std::vector<fs::path> map_files;
@@ -1001,6 +903,7 @@ MapStore::Contents MapStore::LoadAll() {
                                 "start again below their old versions");
     } else {
       contents.version_floor = floor.version();
+      floor_ = floor.version();
     }
   }
 
@@ -1088,6 +991,110 @@ MapStore::Contents MapStore::LoadAll() {
     contents.tombstones.push_back(std::move(tombstone));
   }
   return contents;
+}
+
+absl::StatusOr<std::optional<MapStore::LoadedMap>> DirectoryStore::ReadMapFiles(
+    absl::string_view name) const {
+  const std::string map_path = MapPath(name);
+  if (::access(map_path.c_str(), F_OK) != 0) return std::nullopt;
+  std::optional<std::string> bytes = ReadFile(map_path);
+  LoadedMap loaded;
+  if (!bytes.has_value() || !loaded.stored.ParseFromString(*bytes)) {
+    return absl::DataLossError(absl::StrCat("storage: ", map_path, " is not a readable map"));
+  }
+  if (absl::Status s = CheckRecord(name, loaded.stored.map().name(), loaded.stored.version());
+      !s.ok()) {
+    return absl::DataLossError(absl::StrCat("storage: ", map_path, ": ", s.message()));
+  }
+  const uint64_t file_version = loaded.stored.version();
+  absl::StatusOr<std::vector<storage::v1::StoredEdit>> legacy = TakeLegacyEdits(loaded.stored);
+  if (!legacy.ok()) return legacy.status();
+  loaded.edits = *std::move(legacy);
+  const std::string log_path = LogPath(name);
+  if (::access(log_path.c_str(), F_OK) == 0) {
+    std::optional<std::string> log_bytes = ReadFile(log_path);
+    if (!log_bytes.has_value()) {
+      return absl::DataLossError(absl::StrCat("storage: cannot read ", log_path));
+    }
+    // Up to the first bad record, as LoadAll reads it (without cutting).
+    LogScan scan = ScanLog(*log_bytes, file_version);
+    for (storage::v1::StoredEdit& edit : scan.edits) loaded.edits.push_back(std::move(edit));
+  }
+  return loaded;
+}
+
+absl::StatusOr<uint64_t> DirectoryStore::RecordedVersion(absl::string_view name,
+                                                         uint64_t loaded_version,
+                                                         bool& has_map) const {
+  uint64_t map_version = loaded_version;
+  if (map_version == 0) {
+    absl::StatusOr<std::optional<LoadedMap>> map = ReadMapFiles(name);
+    if (!map.ok()) return map.status();
+    if (map->has_value()) map_version = (*map)->version();
+  }
+  has_map = map_version != 0;
+  // A tombstone beside a map is above it (LoadAll removes it otherwise):
+  // not written by this store, but the name's versions continue above it.
+  const std::string tombstone_path = TombstonePath(name);
+  if (::access(tombstone_path.c_str(), F_OK) == 0) {
+    std::optional<std::string> bytes = ReadFile(tombstone_path);
+    storage::v1::Tombstone tombstone;
+    if (!bytes.has_value() || !tombstone.ParseFromString(*bytes)) {
+      return absl::DataLossError(
+          absl::StrCat("storage: ", tombstone_path, " is not a readable tombstone"));
+    }
+    return std::max(map_version, tombstone.version());
+  }
+  return has_map ? map_version : floor_.load();
+}
+
+absl::Status DirectoryStore::CheckPrevious(absl::string_view name, uint64_t loaded_version,
+                                           uint64_t previous, bool need_map) const {
+  bool has_map = false;
+  absl::StatusOr<uint64_t> recorded = RecordedVersion(name, loaded_version, has_map);
+  if (!recorded.ok()) return recorded.status();
+  if (*recorded == previous && (has_map || !need_map)) return absl::OkStatus();
+  return StoreConflictError(
+      absl::StrCat("storage: map \"", name, "\" is ",
+                   has_map ? absl::StrCat("at version ", *recorded)
+                           : absl::StrCat("not stored (its last version was ", *recorded, ")"),
+                   "; the write builds on ", previous),
+      *recorded);
+}
+
+absl::StatusOr<std::optional<MapStore::LoadedMap>> DirectoryStore::LoadMap(
+    absl::string_view name) {
+  // Under the map's log lock: a compaction swaps the map file and the log
+  // under it, and a file read half before and half after would not agree.
+  const std::shared_ptr<Log> log = FindLog(name, /*create=*/false);
+  std::optional<absl::MutexLock> lock;
+  if (log != nullptr) lock.emplace(&log->mu);
+  return ReadMapFiles(name);
+}
+
+absl::StatusOr<std::vector<storage::v1::StoredEdit>> DirectoryStore::EditsAfter(
+    absl::string_view name, uint64_t version) {
+  absl::StatusOr<std::optional<LoadedMap>> map = LoadMap(name);
+  if (!map.ok()) return map.status();
+  if (!map->has_value()) {
+    return absl::NotFoundError(absl::StrCat("storage: no stored map \"", name, "\""));
+  }
+  LoadedMap& loaded = **map;
+  if (version < loaded.stored.version()) {
+    return absl::OutOfRangeError(absl::StrCat(
+        "storage: the edits of map \"", name, "\" up to version ", loaded.stored.version(),
+        " are folded into its snapshot; load it whole"));
+  }
+  std::vector<storage::v1::StoredEdit> after;
+  for (storage::v1::StoredEdit& edit : loaded.edits) {
+    if (edit.version() > version) after.push_back(std::move(edit));
+  }
+  return after;
+}
+
+absl::StatusOr<bool> DirectoryStore::AwaitChange(absl::Duration timeout) {
+  absl::SleepFor(timeout);
+  return false;
 }
 
 }  // namespace wayfinder::server

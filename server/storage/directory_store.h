@@ -1,6 +1,7 @@
-#ifndef WAYFINDER_SERVER_MAP_STORE_H_
-#define WAYFINDER_SERVER_MAP_STORE_H_
+#ifndef WAYFINDER_SERVER_STORAGE_DIRECTORY_STORE_H_
+#define WAYFINDER_SERVER_STORAGE_DIRECTORY_STORE_H_
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -18,12 +19,15 @@
 #include "absl/strings/string_view.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "server/storage/map_store.h"
 #include "wayfinder/storage/v1/stored_map.pb.h"
 
 namespace wayfinder::server {
 
-// Maps on disk, in <data_dir>/maps/:
+// The default MapStore: maps in files of one process's data directory,
+// <data_dir>/maps/:
 //   <name>.wfmap   a serialized StoredMap (the map as uploaded plus its
 //                  version), one per current map;
 //   <name>.wfgone  a serialized Tombstone (the last version of a deleted
@@ -68,7 +72,11 @@ namespace wayfinder::server {
 // both, and LoadAll resolves that in favour of the map (see there).
 //
 // The registry decides what to keep (which versions, which tombstones);
-// the store only records it.
+// the store records it, and checks each write's `previous` (MapStore)
+// against its own record of the name: the map (with its log), else its
+// tombstone, else the version floor. That record is the files: a name the
+// store has not seen since Open (LoadAll not called yet) is read from
+// them. No other process writes the directory: the change feed is empty.
 //
 // Thread-safety: Save, Delete, FoldTombstones, MoveAside and LoadAll are
 // thread-compatible (the registry serialises them). AppendEdit and Compact
@@ -77,7 +85,7 @@ namespace wayfinder::server {
 // parallel, and a compaction (on the store's own thread unless
 // Options::background_compaction is false) writes the snapshot without
 // holding it.
-class MapStore {
+class DirectoryStore : public MapStore {
  public:
   // When a map's edit log is compacted into its map file: as soon as it
   // holds more than max_log_edits batches, or more bytes than
@@ -100,54 +108,42 @@ class MapStore {
     std::function<absl::Status(absl::string_view name)> before_log_sync;
   };
 
-  // A stored map and the edits its log holds above its version, in order
-  // (versions stored.version() + 1, + 2, ...): the map as acknowledged is
-  // the snapshot with these applied. A map file written before the edit
-  // log (its batches in StoredMap field 4, its version the last batch's)
-  // loads as the map as uploaded, at the version before its first batch,
-  // with those batches first in `edits` and the log's after them; the
-  // file keeps field 4 until its next compaction (which folds them in) or
-  // upload.
-  struct LoadedMap {
-    storage::v1::StoredMap stored;
-    std::vector<storage::v1::StoredEdit> edits;
-    // The version acknowledged last: stored.version() + edits.size().
-    uint64_t version() const { return stored.version() + edits.size(); }
-  };
-
-  // Everything the store holds, as read at start-up.
-  struct Contents {
-    std::vector<LoadedMap> maps;
-    // Deleted names. (A name has a map and a tombstone only if the
-    // tombstone's version is above the map's, which this store never
-    // writes.)
-    std::vector<storage::v1::Tombstone> tombstones;
-    uint64_t version_floor = 0;
-  };
+  // LoadAll's maps: a map file written before the edit log (its batches in
+  // StoredMap field 4, its version the last batch's) loads as the map as
+  // uploaded, at the version before its first batch, with those batches
+  // first in LoadedMap::edits and the log's after them; the file keeps
+  // field 4 until its next compaction (which folds them in) or upload.
+  // A name has a map and a tombstone only if the tombstone's version is
+  // above the map's, which this store never writes.
 
   // Creates <data_dir>/maps if needed and removes temporary files left by a
   // crash.
-  static absl::StatusOr<std::unique_ptr<MapStore>> Open(const std::string& data_dir);
-  static absl::StatusOr<std::unique_ptr<MapStore>> Open(const std::string& data_dir,
-                                                        const Options& options);
+  static absl::StatusOr<std::unique_ptr<DirectoryStore>> Open(const std::string& data_dir);
+  static absl::StatusOr<std::unique_ptr<DirectoryStore>> Open(const std::string& data_dir,
+                                                              const Options& options);
   // Waits for a compaction in progress, closes the logs.
-  ~MapStore();
+  ~DirectoryStore() override;
+
+  std::string Describe() const override { return dir_; }
+  bool shared() const override { return false; }
+  bool reachable() const override { return true; }
 
   // Stores `stored` as the current map of its name, replacing the name's
   // map or tombstone, and its edit log (a new upload starts without edits).
-  absl::Status Save(const storage::v1::StoredMap& stored);
+  absl::Status Save(const storage::v1::StoredMap& stored, uint64_t previous) override;
   // Replaces the map `tombstone.name()` by its tombstone, then removes its
   // edit log.
-  absl::Status Delete(const storage::v1::Tombstone& tombstone);
+  absl::Status Delete(const storage::v1::Tombstone& tombstone, uint64_t previous) override;
 
   // Appends `edit` (one acknowledged batch) to the edit log of map `name`
   // and makes it durable (fdatasync) before it returns. `edit.version()`
   // must be the map's current version (as saved, loaded or appended last)
-  // + 1: FAILED_PRECONDITION otherwise, or when the store holds no map
-  // `name`. Storage errors are UNAVAILABLE; the log is then cut back to its
+  // + 1: ABORTED with the stored version otherwise, or when the store
+  // holds no map `name`. Storage errors are UNAVAILABLE; the log is then cut back to its
   // last complete record (the edit is not stored; the caller must not
   // publish it). May schedule a compaction (see Options).
-  absl::Status AppendEdit(absl::string_view name, const storage::v1::StoredEdit& edit);
+  absl::Status AppendEdit(absl::string_view name,
+                          const storage::v1::StoredEdit& edit) override;
 
   // Compacts the edit log of `name` now (see the class comment): OK also
   // when there is nothing to compact or the map was replaced or deleted
@@ -168,23 +164,11 @@ class MapStore {
   };
   std::optional<LogStats> log_stats(absl::string_view name) const;
 
-  // Folds edit batches, in order, into a snapshot: applies their cell and
-  // hex patches to the base raster, adds and removes their obstacles, and
-  // sets the version and edit count (see StoredMap). DATA_LOSS naming the
-  // batch if one does not fit the map (a patch outside it, an obstacle id
-  // added twice or removed unknown): a validated, acknowledged batch never
-  // does. On an error `snapshot` is partly folded.
-  static absl::Status FoldEdits(storage::v1::StoredMap& snapshot,
-                                absl::Span<const storage::v1::StoredEdit> edits);
-  // The edits that turn a build of `snapshot.map()` into the snapshot (its
-  // base_cells as one CellPatch, then its obstacles added in order); empty
-  // for a map never edited. DATA_LOSS if base_cells does not fit the map.
-  static absl::StatusOr<std::vector<wayfinder::v1::MapEdit>> SnapshotEdits(
-      const storage::v1::StoredMap& snapshot);
   // Records `floor` as the version floor, then forgets the tombstones of
   // `names`. The caller passes a floor at least as high as the current one
   // and as every forgotten tombstone.
-  absl::Status FoldTombstones(const std::vector<std::string>& names, uint64_t floor);
+  absl::Status FoldTombstones(const std::vector<std::string>& names,
+                              uint64_t floor) override;
 
   // Every readable stored map with its edits, every tombstone, and the
   // version floor. An
@@ -203,12 +187,25 @@ class MapStore {
   // that does not follow its predecessor is corruption, and the cut-off
   // bytes are kept in <name>.wflog.corrupt. The records before the cut are
   // always kept, and a torn batch is never returned. A log without its map
-  // (a crash cut a delete short) is removed.
-  Contents LoadAll();
+  // (a crash cut a delete short) is removed. Never an error (position 0).
+  absl::StatusOr<Contents> LoadAll() override;
 
   // Moves a stored map and its edit log aside as corrupt (e.g. it no
   // longer builds).
-  void MoveAside(absl::string_view name, absl::string_view why);
+  void MoveAside(absl::string_view name, absl::string_view why) override;
+
+  // The change feed: nothing changes behind this store's back.
+  absl::StatusOr<Changes> ChangesSince(uint64_t position) override {
+    return Changes{.names = {}, .position = position};
+  }
+  // Read from the files (nothing cut or moved aside).
+  absl::StatusOr<std::optional<LoadedMap>> LoadMap(absl::string_view name) override;
+  // From the log file: OUT_OF_RANGE below the map file's version (folded
+  // in by a compaction), NOT_FOUND without a map.
+  absl::StatusOr<std::vector<storage::v1::StoredEdit>> EditsAfter(absl::string_view name,
+                                                                  uint64_t version) override;
+  // Sleeps `timeout`: false.
+  absl::StatusOr<bool> AwaitChange(absl::Duration timeout) override;
 
   const std::string& dir() const { return dir_; }
 
@@ -253,7 +250,22 @@ class MapStore {
     ~Log();
   };
 
-  MapStore(std::string dir, const Options& options);
+  DirectoryStore(std::string dir, const Options& options);
+  // The name's record as its files hold it: its map (with the log's
+  // records) if it has one, else nullopt. DATA_LOSS if unreadable.
+  absl::StatusOr<std::optional<LoadedMap>> ReadMapFiles(absl::string_view name) const;
+  // The version `previous` is checked against: the name's map's
+  // (`loaded_version`: its Log's version, 0 when it has none, else its
+  // files), else its tombstone's, else the floor; `has_map` tells which.
+  absl::StatusOr<uint64_t> RecordedVersion(absl::string_view name, uint64_t loaded_version,
+                                           bool& has_map) const;
+  // OK when the name's record is at `previous` (and a map if `need_map`),
+  // else ABORTED with the recorded version (StoreConflictError).
+  absl::Status CheckPrevious(absl::string_view name, uint64_t loaded_version,
+                             uint64_t previous, bool need_map) const;
+  // AppendEdit's error for a map whose log is not loaded: its conflict, or
+  // FAILED_PRECONDITION for a stored map LoadAll has not read.
+  absl::Status NoLoadedMap(absl::string_view name, uint64_t previous) const;
   std::string MapPath(absl::string_view name) const;
   std::string TombstonePath(absl::string_view name) const;
   std::string LogPath(absl::string_view name) const;
@@ -290,6 +302,8 @@ class MapStore {
 
   std::string dir_;  // <data_dir>/maps
   const Options options_;
+  // The version floor as recorded (read at Open, written by FoldTombstones).
+  std::atomic<uint64_t> floor_{0};
 
   // Taken after a Log::mu when both are held.
   mutable absl::Mutex mu_;
@@ -304,4 +318,4 @@ class MapStore {
 
 }  // namespace wayfinder::server
 
-#endif  // WAYFINDER_SERVER_MAP_STORE_H_
+#endif  // WAYFINDER_SERVER_STORAGE_DIRECTORY_STORE_H_

@@ -293,7 +293,7 @@ PY
 # 8. A fleet: a throwaway PostgreSQL and three replicas on loopback.
 say ""
 if [ ! -x "$(dirname "$0")/throwaway-postgres.sh" ] || ! command -v initdb >/dev/null ||
-   ! "$build/server/wayfinder-server" --helpfull 2>&1 | grep -q -- '--postgres_dsn'; then
+   ! grep -q -- '--postgres_dsn' <<<"$("$build/server/wayfinder-server" --helpfull 2>&1 || true)"; then
   say "## Fleet: skipped (needs PostgreSQL's initdb and a server built with --postgres_dsn)"
 else
   # shellcheck source=scripts/fleet-lib.sh

@@ -10,12 +10,14 @@
 #   FLEET_DSN=postgresql://...   use this database instead (left running,
 #                                its maps kept)
 #   FLEET_LOG_LEVEL=debug        the replicas' --log_level (default info)
+#   FLEET_WORK=DIR               where the database and the logs go
+#                                (default BUILD_DIR/fleet; emptied first)
 # Extra wayfinder-server flags: FLEET_FLAGS="--maps=town-* --workers=1".
 set -euo pipefail
 build=${1:-build}
 replicas=${2:-3}
 here=$(cd "$(dirname "$0")/.." && pwd)
-work=$build/fleet
+work=${FLEET_WORK:-$build/fleet}
 # shellcheck source=scripts/fleet-lib.sh
 . "$here/scripts/fleet-lib.sh"
 cli="$build/client/wayfinder"

@@ -292,7 +292,8 @@ stop_server
 # carries libpq). A map put through it must be read back through a replica
 # built on this host, from the database. Skipped when the host's server
 # has no --postgres_dsn or PostgreSQL is not installed.
-if "$build/server/wayfinder-server" --helpfull 2>&1 | grep -q -- '--postgres_dsn' &&
+# (--helpfull exits non-zero: its text is taken whatever the status.)
+if grep -q -- '--postgres_dsn' <<<"$("$build/server/wayfinder-server" --helpfull 2>&1 || true)" &&
    command -v initdb >/dev/null; then
   pgdir=$(mktemp -d /tmp/wayfinder-image-pg.XXXXXX)
   chmod 755 "$pgdir"   # PostgreSQL runs as its own user when this runs as root

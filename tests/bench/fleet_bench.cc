@@ -275,6 +275,11 @@ int Updates(const std::vector<std::unique_ptr<Client>>& clients, const ClientOpt
   const int writers = std::max(1, absl::GetFlag(FLAGS_writers));
   const int side = absl::GetFlag(FLAGS_update_size);
   std::vector<std::string> maps;
+  // Each writer's map's current version: every UpdateMap carries it as
+  // expected_version, as a writer of a fleet should (a replica that has not
+  // applied the writer's previous edit yet catches up before it applies
+  // this one, instead of validating the edit against its older copy).
+  std::vector<uint64_t> last_version(writers, 0);
   for (int t = 0; t < writers; ++t) {
     maps.push_back(absl::StrCat(absl::GetFlag(FLAGS_prefix), "-updates-", t));
     absl::StatusOr<v1::MapInfo> info =
@@ -284,12 +289,14 @@ int Updates(const std::vector<std::unique_ptr<Client>>& clients, const ClientOpt
                    info.status().ToString().c_str());
       return 1;
     }
+    last_version[t] = info->version();
   }
   // Every replica holds every map before the clock starts.
   for (const auto& c : clients) {
-    for (const std::string& m : maps) {
-      if (!PollFor(*c, m, 1, std::chrono::seconds(30))) {
-        std::fprintf(stderr, "wayfinder-fleetbench: %s never reached a replica\n", m.c_str());
+    for (int t = 0; t < writers; ++t) {
+      if (!PollFor(*c, maps[t], last_version[t], std::chrono::seconds(30))) {
+        std::fprintf(stderr, "wayfinder-fleetbench: %s never reached a replica\n",
+                     maps[t].c_str());
         return 1;
       }
     }
@@ -297,7 +304,6 @@ int Updates(const std::vector<std::unique_ptr<Client>>& clients, const ClientOpt
   auto client = Client::Create(all);
   const absl::Duration duration = absl::Seconds(absl::GetFlag(FLAGS_duration));
   std::vector<std::vector<double>> latency(writers);
-  std::vector<uint64_t> last_version(writers, 0);
   std::atomic<uint64_t> errors{0};
   std::mutex error_mu;
   std::string first_error;
@@ -309,7 +315,9 @@ int Updates(const std::vector<std::unique_ptr<Client>>& clients, const ClientOpt
       bool place = true;
       while (absl::Now() - start < duration) {
         const Clock::time_point sent = Clock::now();
-        absl::StatusOr<v1::MapInfo> info = client->UpdateMap(Building(maps[t], side, place));
+        v1::UpdateMapRequest request = Building(maps[t], side, place);
+        request.set_expected_version(last_version[t]);
+        absl::StatusOr<v1::MapInfo> info = client->UpdateMap(request);
         last_ack[t] = Clock::now();
         latency[t].push_back(Ms(last_ack[t] - sent));
         if (info.ok()) {

@@ -15,6 +15,9 @@ PACKAGES=(
   libabsl-dev libspdlog-dev libfmt-dev zlib1g-dev
   # Prometheus /metrics endpoint (prometheus-cpp core + pull, civetweb)
   prometheus-cpp-dev
+  # the shared map store of a fleet of replicas (libpq), and the server
+  # binaries its tests and make fleet start throwaway clusters with
+  libpq-dev postgresql
   # navmesh generation: polygon clipping and offsetting, constrained Delaunay
   libpolyclipping-dev libcgal-dev
   # benchmark baseline: Recast/Detour navmeshes (bench only)

@@ -241,20 +241,25 @@ absl::StatusOr<std::shared_ptr<const MapSnapshot>> MapRegistry::CommitOnce(
     storage::v1::StoredMap stored;
     *stored.mutable_map() = source;
     stored.set_created_unix_ms(now_ms);
-    // `previous`: the name's version as this replica knows it. A shared
-    // store refuses it (ABORTED, with its own version) when another
-    // replica wrote the name since; a whole upload does not depend on the
-    // version it replaces, so without expected_version it simply goes on
-    // top of the stored one (bounded: each retry means another writer
-    // committed meanwhile).
+    // `previous`: the name's version as this replica knows it, and
+    // whether it was a map there. A shared store refuses it (ABORTED, with
+    // its own version) when another replica wrote the name since; a whole
+    // upload does not depend on the version it replaces, so without
+    // expected_version it simply goes on top of the stored one. The
+    // refusal does not say whether the stored version is a map or a
+    // tombstone: a map is tried first, and a second refusal at the same
+    // version means a tombstone (the store checks; a wrong guess is only
+    // refused). Bounded: each new version means another writer committed.
     uint64_t previous = last;
+    bool over_map = current != nullptr;
     for (int attempt = 0;; ++attempt) {
       stored.set_version(version);
-      absl::Status s = store_->Save(stored, previous);
+      absl::Status s = store_->Save(stored, previous, over_map);
       if (s.ok()) break;
       const std::optional<uint64_t> at = StoredVersionOf(s);
       if (at.has_value() && expected_version == 0 && attempt + 1 < kMaxWriteAttempts &&
-          *at > previous && *at < std::numeric_limits<uint64_t>::max()) {
+          *at >= previous && *at < std::numeric_limits<uint64_t>::max()) {
+        over_map = *at == previous ? !over_map : true;
         previous = *at;
         version = *at + 1;
         continue;

@@ -31,6 +31,10 @@ struct ServerConfig {
   std::optional<bool> metrics_map_names;
   // Where maps are persisted; empty = keep maps in memory only.
   std::string data_dir;
+  // PostgreSQL connection string (postgresql://user@host:port/db or
+  // key=value pairs): maps live there, shared by every replica given the
+  // same one, and data_dir is not used. Empty = data_dir.
+  std::string postgres_dsn;
   // Worker threads for searches and builds; 0 = one per core.
   int workers = 0;
   // Worker threads for UpdateMap (repairs and the edit log's sync), apart

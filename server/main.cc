@@ -37,6 +37,10 @@ ABSL_FLAG(std::string, metrics_listen, "",
 ABSL_FLAG(std::string, data_dir, "",
           "directory where maps are stored and loaded from at start; empty = "
           "memory only");
+ABSL_FLAG(std::string, postgres_dsn, "",
+          "PostgreSQL connection string (postgresql://USER@HOST:PORT/DB): maps live in that "
+          "database, shared by every replica given it (--data_dir is then not used); empty = "
+          "the environment variable WAYFINDER_POSTGRES_DSN, else --data_dir");
 ABSL_FLAG(std::string, maps, "",
           "serve only the maps whose names match this glob (fnmatch, e.g. 'eu-*'): a replica of "
           "a fleet partitioned by name; other names get NOT_FOUND; empty = all maps");
@@ -169,6 +173,11 @@ int main(int argc, char** argv) {
   config.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   config.metrics_map_names = absl::GetFlag(FLAGS_metrics_map_names);
   config.data_dir = absl::GetFlag(FLAGS_data_dir);
+  config.postgres_dsn = absl::GetFlag(FLAGS_postgres_dsn);
+  if (const char* dsn = std::getenv("WAYFINDER_POSTGRES_DSN");
+      config.postgres_dsn.empty() && dsn != nullptr) {
+    config.postgres_dsn = dsn;  // the flag wins
+  }
   config.maps_pattern = absl::GetFlag(FLAGS_maps);
   config.replication_poll = absl::GetFlag(FLAGS_replication_poll);
   config.max_min_version_wait = absl::GetFlag(FLAGS_max_min_version_wait);

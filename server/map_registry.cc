@@ -152,8 +152,8 @@ void MapRegistry::Publish(const std::shared_ptr<const MapSnapshot>& published,
   Notify(change);
 }
 
-bool MapRegistry::RetryAfterCatchUp(absl::string_view name, const absl::Status& status,
-                                    bool behind, int attempt) {
+bool MapRegistry::RetryAfterCatchUp(absl::string_view name, absl::Status& status,
+                                    uint64_t expected_version, bool behind, int attempt) {
   if (catch_up_ == nullptr || attempt + 1 >= kMaxWriteAttempts) return false;
   // The store refused the write because another replica wrote the name
   // since this one last saw it (a write that named expected_version has
@@ -166,6 +166,9 @@ bool MapRegistry::RetryAfterCatchUp(absl::string_view name, const absl::Status& 
   if (absl::Status s = catch_up_(name); !s.ok()) {
     spdlog::warn("map {}: cannot catch up before retrying a write: {}", std::string(name),
                  s.ToString());
+    // The local answer (NOT_FOUND, ABORTED) may be stale: say why it
+    // could not be checked instead (e.g. UNAVAILABLE).
+    status = StoreError(name, s, expected_version);
     return false;
   }
   return true;
@@ -184,9 +187,11 @@ absl::Status MapRegistry::StoreError(absl::string_view name, const absl::Status&
     return status;  // retried after a catch-up (RetryAfterCatchUp)
   }
   if (absl::IsUnavailable(status)) {
-    return absl::UnavailableError(absl::StrCat(
-        "map \"", name, "\": the map store (", store_->Describe(), ") cannot be reached (",
-        status.message(), "); nothing was written, retry later"));
+    // Not published here whatever happened: if a write whose COMMIT was
+    // cut off did land, the follower brings it in like any other.
+    return absl::UnavailableError(absl::StrCat("map \"", name, "\": the map store (",
+                                               store_->Describe(), ") cannot be reached (",
+                                               status.message(), "); retry later"));
   }
   return status;
 }
@@ -198,9 +203,9 @@ absl::StatusOr<std::shared_ptr<const MapSnapshot>> MapRegistry::Commit(
     bool behind = false;
     absl::StatusOr<std::shared_ptr<const MapSnapshot>> published =
         CommitOnce(built, source, expected_version, behind);
-    if (published.ok() || !RetryAfterCatchUp(name, published.status(), behind, attempt)) {
-      return published;
-    }
+    if (published.ok()) return published;
+    absl::Status status = published.status();
+    if (!RetryAfterCatchUp(name, status, expected_version, behind, attempt)) return status;
   }
 }
 
@@ -236,20 +241,25 @@ absl::StatusOr<std::shared_ptr<const MapSnapshot>> MapRegistry::CommitOnce(
     storage::v1::StoredMap stored;
     *stored.mutable_map() = source;
     stored.set_created_unix_ms(now_ms);
-    // `previous`: the name's version as this replica knows it. A shared
-    // store refuses it (ABORTED, with its own version) when another
-    // replica wrote the name since; a whole upload does not depend on the
-    // version it replaces, so without expected_version it simply goes on
-    // top of the stored one (bounded: each retry means another writer
-    // committed meanwhile).
+    // `previous`: the name's version as this replica knows it, and
+    // whether it was a map there. A shared store refuses it (ABORTED, with
+    // its own version) when another replica wrote the name since; a whole
+    // upload does not depend on the version it replaces, so without
+    // expected_version it simply goes on top of the stored one. The
+    // refusal does not say whether the stored version is a map or a
+    // tombstone: a map is tried first, and a second refusal at the same
+    // version means a tombstone (the store checks; a wrong guess is only
+    // refused). Bounded: each new version means another writer committed.
     uint64_t previous = last;
+    bool over_map = current != nullptr;
     for (int attempt = 0;; ++attempt) {
       stored.set_version(version);
-      absl::Status s = store_->Save(stored, previous);
+      absl::Status s = store_->Save(stored, previous, over_map);
       if (s.ok()) break;
       const std::optional<uint64_t> at = StoredVersionOf(s);
       if (at.has_value() && expected_version == 0 && attempt + 1 < kMaxWriteAttempts &&
-          *at > previous && *at < std::numeric_limits<uint64_t>::max()) {
+          *at >= previous && *at < std::numeric_limits<uint64_t>::max()) {
+        over_map = *at == previous ? !over_map : true;
         previous = *at;
         version = *at + 1;
         continue;
@@ -271,9 +281,9 @@ absl::StatusOr<std::shared_ptr<const MapSnapshot>> MapRegistry::Update(
     bool behind = false;
     absl::StatusOr<std::shared_ptr<const MapSnapshot>> published =
         UpdateOnce(name, expected_version, prepare, behind);
-    if (published.ok() || !RetryAfterCatchUp(name, published.status(), behind, attempt)) {
-      return published;
-    }
+    if (published.ok()) return published;
+    absl::Status status = published.status();
+    if (!RetryAfterCatchUp(name, status, expected_version, behind, attempt)) return status;
   }
 }
 
@@ -365,7 +375,7 @@ absl::Status MapRegistry::Delete(absl::string_view name, uint64_t expected_versi
   for (int attempt = 0;; ++attempt) {
     bool behind = false;
     absl::Status s = DeleteOnce(name, expected_version, behind);
-    if (s.ok() || !RetryAfterCatchUp(name, s, behind, attempt)) return s;
+    if (s.ok() || !RetryAfterCatchUp(name, s, expected_version, behind, attempt)) return s;
   }
 }
 

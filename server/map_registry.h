@@ -227,9 +227,10 @@ class MapRegistry {
   absl::Status DeleteOnce(absl::string_view name, uint64_t expected_version, bool& behind);
   // Whether a failed write of `name` is worth another attempt: a store
   // conflict (another replica wrote the name) or a local miss; if so,
-  // catches the name up first.
-  bool RetryAfterCatchUp(absl::string_view name, const absl::Status& status, bool behind,
-                         int attempt);
+  // catches the name up first. A catch-up that fails replaces `status` by
+  // its own error (e.g. UNAVAILABLE).
+  bool RetryAfterCatchUp(absl::string_view name, absl::Status& status,
+                         uint64_t expected_version, bool behind, int attempt);
   // A store's error as the caller sees it: a conflict with
   // expected_version named ABORTED naming the stored version; UNAVAILABLE
   // saying that nothing was written.

@@ -12,7 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "server/storage/directory_store.h"
+#include "server/storage/open_map_store.h"
 #include "spdlog/spdlog.h"
 
 namespace wayfinder::server {
@@ -78,8 +78,8 @@ absl::StatusOr<std::unique_ptr<WayfinderServer>> WayfinderServer::Start(
     s->config_.workers = std::max(1u, std::thread::hardware_concurrency());
   }
   s->store_ = std::move(store);
-  if (s->store_ == nullptr && !config.data_dir.empty()) {
-    absl::StatusOr<std::unique_ptr<DirectoryStore>> store = DirectoryStore::Open(config.data_dir);
+  if (s->store_ == nullptr) {
+    absl::StatusOr<std::unique_ptr<MapStore>> store = OpenMapStore(config);
     if (!store.ok()) return store.status();
     s->store_ = *std::move(store);
   }
@@ -158,7 +158,7 @@ absl::StatusOr<std::unique_ptr<WayfinderServer>> WayfinderServer::Start(
                                                      : "mutual TLS",
                s->auth_ ? absl::StrCat(s->auth_->size(), " bearer tokens") : "no auth");
   if (s->follower_ == nullptr) {
-    spdlog::info("no --data_dir: maps are kept in memory only");
+    spdlog::info("no --data_dir or --postgres_dsn: maps are kept in memory only");
     health->SetServingStatus(true);
     return s;
   }

@@ -359,7 +359,8 @@ std::shared_ptr<DirectoryStore::Log> DirectoryStore::FindLog(absl::string_view n
   return logs_.emplace(std::string(name), std::make_shared<Log>()).first->second;
 }
 
-absl::Status DirectoryStore::Save(const storage::v1::StoredMap& stored, uint64_t previous) {
+absl::Status DirectoryStore::Save(const storage::v1::StoredMap& stored, uint64_t previous,
+                                  bool over_map) {
   const std::string& name = stored.map().name();
   std::string bytes;
   if (!stored.SerializeToString(&bytes)) {
@@ -368,7 +369,7 @@ absl::Status DirectoryStore::Save(const storage::v1::StoredMap& stored, uint64_t
   const std::shared_ptr<Log> log = FindLog(name, /*create=*/true);
   absl::MutexLock lock(&log->mu);
   AwaitSyncIdle(*log);
-  if (absl::Status s = CheckPrevious(name, log->version, previous, /*need_map=*/false);
+  if (absl::Status s = CheckPrevious(name, log->version, previous, over_map);
       !s.ok()) {
     return s;
   }
@@ -417,7 +418,7 @@ absl::Status DirectoryStore::Delete(const storage::v1::Tombstone& tombstone,
     AwaitSyncIdle(*log);
   }
   if (absl::Status s =
-          CheckPrevious(name, log != nullptr ? log->version : 0, previous, /*need_map=*/true);
+          CheckPrevious(name, log != nullptr ? log->version : 0, previous, /*map=*/true);
       !s.ok()) {
     return s;
   }
@@ -452,7 +453,7 @@ bool DirectoryStore::ShouldCompact(const Log& log) const {
 }
 
 absl::Status DirectoryStore::NoLoadedMap(absl::string_view name, uint64_t previous) const {
-  if (absl::Status s = CheckPrevious(name, 0, previous, /*need_map=*/true); !s.ok()) return s;
+  if (absl::Status s = CheckPrevious(name, 0, previous, /*map=*/true); !s.ok()) return s;
   // Its files hold a map LoadAll has not read yet.
   return absl::FailedPreconditionError(absl::StrCat(
       "storage: map \"", name, "\" is stored but not loaded; call LoadAll first"));
@@ -1049,11 +1050,11 @@ absl::StatusOr<uint64_t> DirectoryStore::RecordedVersion(absl::string_view name,
 }
 
 absl::Status DirectoryStore::CheckPrevious(absl::string_view name, uint64_t loaded_version,
-                                           uint64_t previous, bool need_map) const {
+                                           uint64_t previous, bool map) const {
   bool has_map = false;
   absl::StatusOr<uint64_t> recorded = RecordedVersion(name, loaded_version, has_map);
   if (!recorded.ok()) return recorded.status();
-  if (*recorded == previous && (has_map || !need_map)) return absl::OkStatus();
+  if (*recorded == previous && has_map == map) return absl::OkStatus();
   return StoreConflictError(
       absl::StrCat("storage: map \"", name, "\" is ",
                    has_map ? absl::StrCat("at version ", *recorded)

@@ -130,7 +130,8 @@ class DirectoryStore : public MapStore {
 
   // Stores `stored` as the current map of its name, replacing the name's
   // map or tombstone, and its edit log (a new upload starts without edits).
-  absl::Status Save(const storage::v1::StoredMap& stored, uint64_t previous) override;
+  absl::Status Save(const storage::v1::StoredMap& stored, uint64_t previous,
+                    bool over_map) override;
   // Replaces the map `tombstone.name()` by its tombstone, then removes its
   // edit log.
   absl::Status Delete(const storage::v1::Tombstone& tombstone, uint64_t previous) override;
@@ -259,10 +260,11 @@ class DirectoryStore : public MapStore {
   // files), else its tombstone's, else the floor; `has_map` tells which.
   absl::StatusOr<uint64_t> RecordedVersion(absl::string_view name, uint64_t loaded_version,
                                            bool& has_map) const;
-  // OK when the name's record is at `previous` (and a map if `need_map`),
-  // else ABORTED with the recorded version (StoreConflictError).
+  // OK when the name's record is at `previous`, a map if `map` (else a
+  // tombstone or nothing), else ABORTED with the recorded version
+  // (StoreConflictError).
   absl::Status CheckPrevious(absl::string_view name, uint64_t loaded_version,
-                             uint64_t previous, bool need_map) const;
+                             uint64_t previous, bool map) const;
   // AppendEdit's error for a map whose log is not loaded: its conflict, or
   // FAILED_PRECONDITION for a stored map LoadAll has not read.
   absl::Status NoLoadedMap(absl::string_view name, uint64_t previous) const;

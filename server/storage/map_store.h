@@ -84,16 +84,19 @@ class MapStore {
 
   // Writes (see the class comment for `previous` and errors). Save replaces
   // the name's map or tombstone and drops its edit log (stored.version() >
-  // previous). Delete replaces the map by its tombstone (a delete makes no
-  // new version: tombstone.version() is the map's last, == previous); it
-  // needs a current map at `previous`, as AppendEdit does, which appends
-  // one acknowledged batch to the log of map `name` (its previous version
-  // is edit.version() - 1). A name that has a tombstone (or nothing) at
-  // `previous` makes Delete and AppendEdit ABORTED too. UNAVAILABLE when
+  // previous); `over_map` says which one the writer saw at `previous`: a
+  // map (true), or a tombstone or nothing (false). A delete makes no new
+  // version, so a map and its tombstone share one: without it, a Save
+  // racing a Delete from one version would commit after the Delete too.
+  // Delete replaces the map by its tombstone (tombstone.version() is the
+  // map's last, == previous); it needs a current map at `previous`, as
+  // AppendEdit does, which appends one acknowledged batch to the log of map
+  // `name` (its previous version is edit.version() - 1). UNAVAILABLE when
   // the store cannot be reached (nothing written); a shared store whose
   // connection broke during COMMIT says that the outcome is unknown (the
   // caller may retry with expected_version and see).
-  virtual absl::Status Save(const storage::v1::StoredMap& stored, uint64_t previous) = 0;
+  virtual absl::Status Save(const storage::v1::StoredMap& stored, uint64_t previous,
+                            bool over_map) = 0;
   virtual absl::Status Delete(const storage::v1::Tombstone& tombstone, uint64_t previous) = 0;
   virtual absl::Status AppendEdit(absl::string_view name,
                                   const storage::v1::StoredEdit& edit) = 0;

@@ -10,7 +10,10 @@
 //    converges to the same versions within 5 s of the last write.
 // Bounded: ~15 s of traffic.
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -31,7 +34,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "tests/e2e/throwaway_postgres.h"
+#include "tests/support/throwaway_postgres.h"
 #include "wayfinder/v1/wayfinder.grpc.pb.h"
 
 namespace wayfinder::testing {
@@ -146,11 +149,13 @@ bool Unanswered(const grpc::Status& s) {
 }
 
 TEST(FleetTest, ReplicasOnPostgresSurviveKillsAndAnOutage) {
-  ThrowawayPostgres pg;
-  ASSERT_TRUE(pg.Start()) << pg.error();
+  absl::StatusOr<std::unique_ptr<ThrowawayPostgres>> started = ThrowawayPostgres::Start();
+  ASSERT_TRUE(started.ok()) << started.status();
+  ThrowawayPostgres& pg = **started;
+  const std::string dsn = pg.dsn();
   std::vector<std::unique_ptr<Replica>> replicas;
   for (int i = 0; i < kReplicas; ++i) {
-    replicas.push_back(std::make_unique<Replica>(pg.dsn(), i));
+    replicas.push_back(std::make_unique<Replica>(dsn, i));
     replicas.back()->Start();
   }
   std::mutex replicas_mu;  // guards kill/restart against picking a replica
@@ -291,11 +296,13 @@ TEST(FleetTest, ReplicasOnPostgresSurviveKillsAndAnOutage) {
     absl::SleepFor(absl::Milliseconds(1500));
     if (!had_outage && absl::Now() - start > kTraffic / 2) {
       had_outage = true;
-      ASSERT_TRUE(pg.StopImmediate()) << pg.error();
+      const absl::Status stopped = pg.Stop(/*immediate=*/true);
+      ASSERT_TRUE(stopped.ok()) << stopped;
       outage.store(true);
       absl::SleepFor(absl::Seconds(2));
       outage.store(false);
-      ASSERT_TRUE(pg.StartAgain()) << pg.error();
+      const absl::Status restarted = pg.Restart();
+      ASSERT_TRUE(restarted.ok()) << restarted;
       continue;
     }
     Replica* victim = replicas[rng() % kReplicas].get();
@@ -342,7 +349,9 @@ TEST(FleetTest, ReplicasOnPostgresSurviveKillsAndAnOutage) {
       if (ledger.uncertain) {
         // A write of unknown outcome may or may not have landed, but
         // nothing acknowledged is lost.
-        if (it != converged->end()) EXPECT_GE(it->second, ledger.acked) << name;
+        if (it != converged->end()) {
+          EXPECT_GE(it->second, ledger.acked) << name;
+        }
         continue;
       }
       if (ledger.deleted) {

@@ -122,7 +122,7 @@ std::string LogFile(const TempDir& dir, const std::string& name) {
 // Saves map "m" at version 1 and appends `n` edits (versions 2..n+1);
 // returns them.
 std::vector<StoredEdit> SaveAndAppend(DirectoryStore& store, int n, const std::string& name = "m") {
-  EXPECT_TRUE(store.Save(Uploaded(name, 1), /*previous=*/0).ok());
+  EXPECT_TRUE(store.Save(Uploaded(name, 1), /*previous=*/0, /*over_map=*/false).ok());
   std::vector<StoredEdit> edits;
   for (int k = 0; k < n; ++k) {
     edits.push_back(NthEdit(2 + k, k));
@@ -189,7 +189,7 @@ TEST(EditLogTest, AnEditMustFollowTheStoredVersion) {
   auto store = OpenStore(dir.path());
   // Refused as a conflict with the stored version (none: 0; then 5).
   EXPECT_EQ(server::StoredVersionOf(store->AppendEdit("m", NthEdit(2, 0))), 0u);
-  ASSERT_TRUE(store->Save(Uploaded("m", 5), /*previous=*/0).ok());
+  ASSERT_TRUE(store->Save(Uploaded("m", 5), /*previous=*/0, /*over_map=*/false).ok());
   EXPECT_EQ(server::StoredVersionOf(store->AppendEdit("m", NthEdit(5, 0))), 5u);
   EXPECT_EQ(server::StoredVersionOf(store->AppendEdit("m", NthEdit(7, 0))), 5u);
   EXPECT_TRUE(store->AppendEdit("m", NthEdit(6, 0)).ok());
@@ -202,7 +202,7 @@ TEST(EditLogTest, AnEditMustFollowTheStoredVersion) {
 TEST(EditLogTest, AnAppendIsInTheFileWhenItReturns) {
   TempDir dir;
   auto store = OpenStore(dir.path());
-  ASSERT_TRUE(store->Save(Uploaded("m", 1), /*previous=*/0).ok());
+  ASSERT_TRUE(store->Save(Uploaded("m", 1), /*previous=*/0, /*over_map=*/false).ok());
   EXPECT_FALSE(fs::exists(LogFile(dir, "m")));  // no log until the first edit
   std::string expected = kHeader;
   for (int k = 0; k < 5; ++k) {
@@ -305,7 +305,7 @@ TEST(EditLogTest, AVersionGapOrAnUnreadableRecordCutsTheLog) {
     TempDir dir;
     {
       auto store = OpenStore(dir.path());
-      ASSERT_TRUE(store->Save(Uploaded("m", 1), /*previous=*/0).ok());
+      ASSERT_TRUE(store->Save(Uploaded("m", 1), /*previous=*/0, /*over_map=*/false).ok());
     }
     std::string bad;
     if (gap) {
@@ -429,7 +429,7 @@ TEST(EditLogTest, ANewUploadOrADeleteRemovesTheLog) {
   {
     auto store = OpenStore(dir.path());
     SaveAndAppend(*store, 3);
-    ASSERT_TRUE(store->Save(Uploaded("m", 5), /*previous=*/4).ok());  // PutMap: version 5
+    ASSERT_TRUE(store->Save(Uploaded("m", 5), /*previous=*/4, /*over_map=*/true).ok());  // PutMap: version 5
     EXPECT_FALSE(fs::exists(LogFile(dir, "m")));
     ASSERT_TRUE(store->AppendEdit("m", NthEdit(6, 0)).ok());
   }
@@ -445,7 +445,7 @@ TEST(EditLogTest, ANewUploadOrADeleteRemovesTheLog) {
     EXPECT_FALSE(fs::exists(LogFile(dir, "m")));
     EXPECT_EQ(store->AppendEdit("m", NthEdit(7, 1)).code(), absl::StatusCode::kAborted);
     EXPECT_FALSE(store->log_stats("m").has_value());
-    ASSERT_TRUE(store->Save(Uploaded("m", 7), /*previous=*/6).ok());  // re-created above the tombstone
+    ASSERT_TRUE(store->Save(Uploaded("m", 7), /*previous=*/6, /*over_map=*/false).ok());  // re-created above the tombstone
     ASSERT_TRUE(store->AppendEdit("m", NthEdit(8, 1)).ok());
   }
   const DirectoryStore::Contents contents = OpenStore(dir.path())->LoadAll().value();
@@ -542,7 +542,9 @@ TEST(EditLogTest, ConcurrentAppendsAndCompactionsLoseNothing) {
   std::vector<std::vector<StoredEdit>> edits(kMaps);
   {
     auto store = OpenStore(dir.path(), /*background=*/true, /*max_log_edits=*/7);
-    for (int i = 0; i < kMaps; ++i) ASSERT_TRUE(store->Save(Uploaded(absl::StrCat("m", i), 1), 0).ok());
+    for (int i = 0; i < kMaps; ++i) {
+      ASSERT_TRUE(store->Save(Uploaded(absl::StrCat("m", i), 1), 0, false).ok());
+    }
     std::vector<std::thread> threads;
     std::atomic<int> failures{0};
     for (int i = 0; i < kMaps; ++i) {

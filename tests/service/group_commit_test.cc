@@ -131,7 +131,7 @@ TEST(GroupCommitTest, AppendsInFlightTogetherShareOneSync) {
   TempDir dir;
   SyncGate gate("m");
   auto store = OpenStore(dir.path(), gate.Options());
-  ASSERT_TRUE(store->Save(Uploaded("m"), /*previous=*/0).ok());
+  ASSERT_TRUE(store->Save(Uploaded("m"), /*previous=*/0, /*over_map=*/false).ok());
 
   // Version 2 leads a sync, held up; versions 3..6 are written meanwhile
   // and wait for the next one.
@@ -172,7 +172,7 @@ TEST(GroupCommitTest, AFailedSyncFailsItsBatchAndEveryRecordAfterIt) {
   TempDir dir;
   SyncGate gate("m");
   auto store = OpenStore(dir.path(), gate.Options());
-  ASSERT_TRUE(store->Save(Uploaded("m"), /*previous=*/0).ok());
+  ASSERT_TRUE(store->Save(Uploaded("m"), /*previous=*/0, /*over_map=*/false).ok());
   ASSERT_TRUE(store->AppendEdit("m", EditOf(2)).ok());  // durable
 
   gate.Arm(absl::UnavailableError("the disk said no"));

@@ -70,11 +70,14 @@ class MemoryStore final : public server::MapStore {
     return c;
   }
 
-  absl::Status Save(const storage::v1::StoredMap& stored, uint64_t previous) override {
+  absl::Status Save(const storage::v1::StoredMap& stored, uint64_t previous,
+                    bool over_map) override {
     absl::MutexLock lock(&mu_);
     if (!reachable_) return Down();
     Entry& e = entries_[stored.map().name()];
-    if (e.version != previous) return Conflict(stored.map().name(), e.version);
+    if (e.version != previous || e.map.has_value() != over_map) {
+      return Conflict(stored.map().name(), e.version);
+    }
     e.version = stored.version();
     e.upload_version = stored.version();
     e.compacted_to = stored.version();

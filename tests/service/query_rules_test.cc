@@ -503,7 +503,7 @@ TEST(BuildRulesTest, StoredMapsWithAnOldMaxAspectStillLoad) {
       stored.mutable_map()->mutable_build()->mutable_quadtree()->set_merge(old.merge);
       stored.mutable_map()->mutable_build()->mutable_quadtree()->set_max_aspect(old.aspect);
       stored.set_version(3);
-      ASSERT_TRUE((*store)->Save(stored, /*previous=*/0).ok());
+      ASSERT_TRUE((*store)->Save(stored, /*previous=*/0, /*over_map=*/false).ok());
     }
   }
   server::ServerConfig config;

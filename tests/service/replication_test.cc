@@ -4,6 +4,10 @@
 
 #include <atomic>
 #include <functional>
+#include <map>
+#include <mutex>
+#include <random>
+#include <shared_mutex>
 #include <memory>
 #include <string>
 #include <thread>
@@ -335,6 +339,118 @@ TEST_F(Replicas, MapsPatternPartitionsTheNames) {
   list.Clear();
   ASSERT_TRUE(eu->stub().ListMaps(Ctx().get(), {}, &list).ok());
   EXPECT_EQ(list.maps_size(), 2);
+}
+
+// Random writes through random replicas (each writer owns its maps), reads
+// with min_version through random replicas, store outages and a replica
+// restarted: no answer older than what its client wrote or read, and every
+// replica ends with the versions of the last acknowledged writes.
+TEST_F(Replicas, RandomWritesConvergeEverywhere) {
+  constexpr int kReplicas = 3, kWriters = 2, kMaps = 2;
+  std::vector<std::unique_ptr<ServerHarness>> replicas;
+  for (int i = 0; i < kReplicas; ++i) replicas.push_back(Replica());
+  std::atomic<bool> stop{false};
+  std::atomic<int> violations{0};
+  std::atomic<int> acked{0};
+  // Shared by clients while they use a replica, exclusive for a restart;
+  // `gate` lets the restart in (readers would otherwise keep it out).
+  std::shared_mutex restart_mu;
+  std::mutex gate;
+  auto use = [&] {
+    std::lock_guard<std::mutex> pass(gate);
+    return std::shared_lock<std::shared_mutex>(restart_mu);
+  };
+  struct Ledger {
+    uint64_t acked = 0;
+    bool deleted = false;
+    bool uncertain = false;
+  };
+  std::vector<std::map<std::string, Ledger>> ledgers(kWriters);
+  auto read = [&](ServerHarness& h, const std::string& name, uint64_t& seen) {
+    uint64_t version = 0;
+    grpc::Status status;
+    if (PathOn(h, name, seen, &version, &status, 5) < 0) return;
+    if (version < seen) violations.fetch_add(1);
+    seen = std::max(seen, version);
+  };
+  std::vector<std::thread> threads;
+  for (int w = 0; w < kWriters; ++w) {
+    threads.emplace_back([&, w] {
+      std::mt19937 rng(100 + w);
+      std::map<std::string, uint64_t> seen;
+      while (!stop.load()) {
+        const auto lock = use();
+        const std::string name = absl::StrCat("w", w, "-", rng() % kMaps);
+        Ledger& ledger = ledgers[w][name];
+        ServerHarness& h = *replicas[rng() % kReplicas];
+        const int op = static_cast<int>(rng() % 100);
+        v1::MapInfo info;
+        grpc::Status s;
+        bool deleting = false;
+        if (ledger.acked == 0 || ledger.deleted || op < 20) {
+          s = Put(h, name, 0, &info);
+        } else if (op < 85) {
+          s = Update(h, Wall(name, op % 2 == 0, op < 40 && !ledger.uncertain ? ledger.acked : 0),
+                     &info);
+        } else {
+          deleting = true;
+          v1::DeleteMapRequest del;
+          del.set_name(name);
+          v1::DeleteMapResponse deleted;
+          s = h.stub().DeleteMap(Ctx().get(), del, &deleted);
+          info.set_version(ledger.acked);
+        }
+        if (s.ok()) {
+          if (!deleting && info.version() <= ledger.acked) violations.fetch_add(1);
+          acked.fetch_add(1);
+          ledger = {.acked = std::max(ledger.acked, info.version()), .deleted = deleting};
+          seen[name] = std::max(seen[name], ledger.acked);
+        } else if (s.error_code() == StatusCode::UNAVAILABLE) {
+          ledger.uncertain = true;  // the memory store never lands a refused write
+        } else {
+          ADD_FAILURE() << "writer " << w << " " << name << ": " << s.error_code() << " "
+                        << s.error_message();
+        }
+        if (!ledger.deleted) read(*replicas[rng() % kReplicas], name, seen[name]);
+      }
+    });
+  }
+  threads.emplace_back([&] {
+    std::mt19937 rng(300);
+    std::map<std::string, uint64_t> seen;
+    while (!stop.load()) {
+      const auto lock = use();
+      const std::string name = absl::StrCat("w", rng() % kWriters, "-", rng() % kMaps);
+      read(*replicas[rng() % kReplicas], name, seen[name]);
+    }
+  });
+  for (int round = 0; round < 6; ++round) {
+    absl::SleepFor(absl::Milliseconds(300));
+    if (round % 2 == 0) {
+      store_->set_reachable(false);
+      absl::SleepFor(absl::Milliseconds(150));
+      store_->set_reachable(true);
+    } else {
+      std::lock_guard<std::mutex> closed(gate);
+      std::unique_lock<std::shared_mutex> lock(restart_mu);
+      replicas[round % kReplicas]->Restart();
+    }
+  }
+  stop.store(true);
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(violations.load(), 0);
+  EXPECT_GT(acked.load(), 50);
+  for (int w = 0; w < kWriters; ++w) {
+    for (const auto& [name, ledger] : ledgers[w]) {
+      const uint64_t expected = ledger.deleted ? 0 : ledger.acked;
+      for (int i = 0; i < kReplicas; ++i) {
+        EXPECT_TRUE(WaitFor([&] { return VersionOn(*replicas[i], name) == expected; },
+                            absl::Seconds(5)))
+            << name << " on replica " << i << ": " << VersionOn(*replicas[i], name)
+            << ", acknowledged " << expected;
+      }
+    }
+  }
 }
 
 TEST(MapsPatternTest, DirectoryStoreOnlyFilters) {

@@ -314,7 +314,11 @@ else
   say ""
   run "$fleetbench" --replicas="$replicas" --mode=propagation --puts="$puts" --edits="$edits"
   say ""
-  say "## Fleet: UpdateMap throughput, PostgreSQL store (3 replicas) against the directory store (one server)"
+  if [ "$mode" = full ]; then
+    say "## Fleet: UpdateMap throughput, PostgreSQL store (3 replicas) against the directory store (one server)"
+  else
+    say "## Fleet: UpdateMap throughput, PostgreSQL store (3 replicas)"
+  fi
   say ""
   run "$fleetbench" --replicas="$replicas" --mode=updates --writers=4 --duration="$update_s"
   # The same edits on one server with a data directory: what the database

@@ -13,7 +13,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "server/replication/deferred_store.h"
-#include "server/storage/open_map_store.h"
 #include "spdlog/spdlog.h"
 
 namespace wayfinder::server {
@@ -80,17 +79,7 @@ absl::StatusOr<std::unique_ptr<WayfinderServer>> WayfinderServer::Start(
   }
   s->store_ = std::move(store);
   if (s->store_ == nullptr) {
-    absl::StatusOr<std::unique_ptr<MapStore>> store = OpenMapStore(config);
-    if (!store.ok() && absl::IsUnavailable(store.status()) && !config.postgres_dsn.empty()) {
-      // A replica may start before its database: it listens, NOT_SERVING,
-      // and connects when it can (the follower retries its load).
-      spdlog::warn("the map store cannot be reached yet ({}); starting NOT_SERVING and "
-                   "retrying with backoff",
-                   store.status().ToString());
-      store = std::unique_ptr<MapStore>(std::make_unique<DeferredStore>(
-          [config] { return OpenMapStore(config); }, "PostgreSQL (--postgres_dsn, not connected)",
-          /*shared=*/true, store.status()));
-    }
+    absl::StatusOr<std::unique_ptr<MapStore>> store = OpenStoreOrDefer(config);
     if (!store.ok()) return store.status();
     s->store_ = *std::move(store);
   }

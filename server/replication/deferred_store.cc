@@ -5,6 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "server/storage/open_map_store.h"
+#include "server/storage/postgres_store.h"
 #include "spdlog/spdlog.h"
 
 namespace wayfinder::server {
@@ -109,6 +111,23 @@ absl::StatusOr<bool> DeferredStore::AwaitChange(absl::Duration timeout) {
   absl::StatusOr<MapStore*> s = Store();
   if (!s.ok()) return s.status();
   return (*s)->AwaitChange(timeout);
+}
+
+absl::StatusOr<std::unique_ptr<MapStore>> OpenStoreOrDefer(const ServerConfig& config) {
+  if (config.postgres_dsn.empty()) return OpenMapStore(config);
+  const std::string dsn = config.postgres_dsn;
+  auto open = [dsn]() -> absl::StatusOr<std::unique_ptr<MapStore>> {
+    absl::StatusOr<std::unique_ptr<PostgresStore>> store = PostgresStore::Open(dsn);
+    if (!store.ok()) return store.status();
+    return std::unique_ptr<MapStore>(*std::move(store));
+  };
+  absl::StatusOr<std::unique_ptr<MapStore>> store = open();
+  if (store.ok() || !absl::IsUnavailable(store.status())) return store;
+  spdlog::warn("the map store cannot be reached yet ({}); starting NOT_SERVING and retrying "
+               "with backoff",
+               store.status().ToString());
+  return std::unique_ptr<MapStore>(std::make_unique<DeferredStore>(
+      open, "PostgreSQL (--postgres_dsn, not connected)", /*shared=*/true, store.status()));
 }
 
 }  // namespace wayfinder::server

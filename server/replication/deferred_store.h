@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "server/config.h"
 #include "server/storage/map_store.h"
 
 namespace wayfinder::server {
@@ -60,6 +61,12 @@ class DeferredStore final : public MapStore {
   absl::Time next_try_ ABSL_GUARDED_BY(mu_);
   absl::Duration backoff_ ABSL_GUARDED_BY(mu_) = absl::Milliseconds(100);
 };
+
+// The store `config` chooses (OpenMapStore), except that a PostgreSQL
+// database that cannot be reached is tried once and then left to a
+// DeferredStore, so the server starts, listening and NOT_SERVING, instead
+// of waiting for it before it listens.
+absl::StatusOr<std::unique_ptr<MapStore>> OpenStoreOrDefer(const ServerConfig& config);
 
 }  // namespace wayfinder::server
 

@@ -378,6 +378,22 @@ TEST(FleetTest, ReplicasOnPostgresSurviveKillsAndAnOutage) {
       }
       ASSERT_NE(it, converged->end()) << name << " lost (acknowledged version " << ledger.acked << ")";
       EXPECT_EQ(it->second, ledger.acked) << name;
+      // And its content: the cell the last write left walled or open, on
+      // every replica (the path around the wall is longer than 7).
+      for (auto& replica : replicas) {
+        v1::FindPathRequest request;
+        request.set_map(name);
+        request.mutable_start()->set_x(0.5);
+        request.mutable_start()->set_y(1.5);
+        request.mutable_goal()->set_x(7.5);
+        request.mutable_goal()->set_y(1.5);
+        v1::FindPathResponse response;
+        const grpc::Status s = replica->stub().FindPath(Ctx(5).get(), request, &response);
+        ASSERT_TRUE(s.ok()) << name << " on replica " << replica->index() << ": "
+                            << s.error_message();
+        EXPECT_EQ(response.length() > 7.001, ledger.walled)
+            << name << " on replica " << replica->index() << ": path " << response.length();
+      }
     }
   }
   EXPECT_EQ(violations.load(), 0u) << [&] {

@@ -416,6 +416,10 @@ absl::Status MapRegistry::DeleteOnce(absl::string_view name, uint64_t expected_v
 }
 
 void MapRegistry::FoldTombstonesIfNeeded() {
+  // A shared store keeps every name's last version and checks each write
+  // against it: a floor above a name's tombstone would make every
+  // re-create of that name a conflict. Tombstones stay, as in the store.
+  if (store_ != nullptr && store_->shared()) return;
   if (tombstones_.size() <= max_tombstones_) return;
   // Fold the oldest half in one go, so that the (rewritten) floor and the
   // removals cost one write per max_tombstones_ / 2 deletes. A tombstone at

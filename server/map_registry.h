@@ -60,7 +60,9 @@ class MapRegistry {
   // ABORTED when another writer got there first.
   // `max_total_bytes` bounds the memory of all current maps together
   // (MapInfo.memory_bytes); 0 = no bound. `max_tombstones` (>= 2) bounds
-  // the deleted names remembered one by one (see above).
+  // the deleted names remembered one by one (see above), unless the store
+  // is shared(): it keeps every name's last version, and so does the
+  // registry (a floor above a name's tombstone would refuse its re-create).
   explicit MapRegistry(MapStore* store, uint64_t max_total_bytes = 0,
                        size_t max_tombstones = kDefaultMaxTombstones)
       : store_(store),

@@ -12,7 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "server/storage/open_map_store.h"
+#include "server/replication/deferred_store.h"
 #include "spdlog/spdlog.h"
 
 namespace wayfinder::server {
@@ -79,7 +79,7 @@ absl::StatusOr<std::unique_ptr<WayfinderServer>> WayfinderServer::Start(
   }
   s->store_ = std::move(store);
   if (s->store_ == nullptr) {
-    absl::StatusOr<std::unique_ptr<MapStore>> store = OpenMapStore(config);
+    absl::StatusOr<std::unique_ptr<MapStore>> store = OpenStoreOrDefer(config);
     if (!store.ok()) return store.status();
     s->store_ = *std::move(store);
   }

@@ -45,6 +45,9 @@ class WayfinderServer {
   // The /metrics HTTP port actually bound; 0 without config.metrics_listen.
   int metrics_port() const { return metrics_ != nullptr ? metrics_->port() : 0; }
   const MapRegistry& registry() const { return *registry_; }
+  // Whether the stored maps are loaded (health is SERVING from then on,
+  // until shutdown); true without a store.
+  bool maps_loaded() const { return follower_ == nullptr || follower_->loaded(); }
   // For tests that need to occupy the workers deterministically.
   WorkerPool& worker_pool_for_testing() { return *pool_; }
   // Bytes held by the UploadMap streams in flight (0 when none is open).

@@ -459,7 +459,8 @@ absl::Status DirectoryStore::NoLoadedMap(absl::string_view name, uint64_t previo
       "storage: map \"", name, "\" is stored but not loaded; call LoadAll first"));
 }
 
-absl::Status DirectoryStore::AppendEdit(absl::string_view name, const storage::v1::StoredEdit& edit) {
+absl::Status DirectoryStore::AppendEdit(absl::string_view name,
+                                      const storage::v1::StoredEdit& edit) {
   const std::shared_ptr<Log> log = FindLog(name, /*create=*/false);
   if (log == nullptr) {
     return NoLoadedMap(name, edit.version() - 1);

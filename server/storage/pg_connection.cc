@@ -28,10 +28,13 @@ constexpr absl::Duration kFirstBackoff = absl::Milliseconds(100);
 std::string CleanMessage(const char* message) {
   std::string out = message != nullptr ? message : "";
   absl::StripAsciiWhitespace(&out);
-  for (char& c : out) {
-    if (c == '\n') c = ' ';
+  // One line: newlines and the tab libpq indents its hints with.
+  std::string line;
+  for (char c : out) {
+    if (c == '\n' || c == '\t') c = ' ';
+    if (c != ' ' || line.empty() || line.back() != ' ') line.push_back(c);
   }
-  return out;
+  return line;
 }
 
 // The server's notices ("relation already exists, skipping") go to the

@@ -127,10 +127,10 @@ absl::StatusOr<std::unique_ptr<PostgresStore>> PostgresStore::Open(const std::st
     pg::Lease lease(store->pool_, *std::move(conn));
     absl::StatusOr<int> found = pg::Migrate(*lease);
     if (!found.ok()) return found.status();
+    const std::string migrated =
+        *found == pg::LatestSchemaVersion() ? "" : absl::StrCat(" (migrated from ", *found, ")");
     spdlog::info("PostgreSQL store {}: schema version {}{}", *describe,
-                 pg::LatestSchemaVersion(),
-                 *found == pg::LatestSchemaVersion() ? ""
-                                                     : absl::StrCat(" (migrated from ", *found, ")"));
+                 pg::LatestSchemaVersion(), migrated);
   }
   if (options.background_compaction) {
     store->compactor_ = std::thread([s = store.get()] { s->CompactorLoop(); });
@@ -427,24 +427,25 @@ absl::StatusOr<std::vector<storage::v1::StoredEdit>> PostgresStore::EditsAfter(
 
 absl::StatusOr<MapStore::Changes> PostgresStore::ChangesSince(uint64_t position) {
   Changes changes;
-  changes.position = position;
-  absl::StatusOr<std::unique_ptr<Connection>> conn = pool_.Acquire();
-  if (!conn.ok()) return conn.status();
-  pg::Lease lease(pool_, *std::move(conn));
-  // One statement: one snapshot, and positions are stamped in commit order,
-  // so every change up to the last position returned is in it.
-  absl::StatusOr<Result> rows = lease->Exec(
-      "SELECT name, version, deleted, upload_version, change_seq FROM wayfinder_maps "
-      "WHERE change_seq > $1 ORDER BY change_seq",
-      Params().Int(Sql(std::min<uint64_t>(position, std::numeric_limits<int64_t>::max()))));
-  if (!rows.ok()) return rows.status();
-  for (int row = 0; row < rows->rows(); ++row) {
-    changes.names.push_back(NameState{.name = std::string(rows->bytes(row, 0)),
-                                      .version = Version(rows->int8(row, 1)),
-                                      .deleted = rows->boolean(row, 2),
-                                      .upload_version = Version(rows->int8(row, 3))});
-    changes.position = Version(rows->int8(row, 4));
-  }
+  absl::Status status = Transaction([&](Connection& conn) -> absl::Status {
+    changes = Changes{.names = {}, .position = position};
+    // One statement: one snapshot, and positions are stamped in commit
+    // order, so every change up to the last position returned is in it.
+    absl::StatusOr<Result> rows = conn.Exec(
+        "SELECT name, version, deleted, upload_version, change_seq FROM wayfinder_maps "
+        "WHERE change_seq > $1 ORDER BY change_seq",
+        Params().Int(Sql(std::min<uint64_t>(position, std::numeric_limits<int64_t>::max()))));
+    if (!rows.ok()) return rows.status();
+    for (int row = 0; row < rows->rows(); ++row) {
+      changes.names.push_back(NameState{.name = std::string(rows->bytes(row, 0)),
+                                        .version = Version(rows->int8(row, 1)),
+                                        .deleted = rows->boolean(row, 2),
+                                        .upload_version = Version(rows->int8(row, 3))});
+      changes.position = Version(rows->int8(row, 4));
+    }
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
   return changes;
 }
 

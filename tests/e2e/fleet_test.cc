@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -68,7 +69,12 @@ std::unique_ptr<grpc::ClientContext> Ctx(double seconds) {
 // One replica process; Kill is kill -9.
 class Replica {
  public:
-  Replica(std::string dsn, int index) : dsn_(std::move(dsn)), index_(index), port_(FreePort()) {
+  Replica(std::string dsn, int index)
+      : dsn_(std::move(dsn)),
+        index_(index),
+        port_(FreePort()),
+        log_(absl::StrCat(::testing::TempDir(), "/fleet-replica-", index, ".log")) {
+    std::remove(log_.c_str());  // this run's only (restarts append)
     channel_ = grpc::CreateChannel(absl::StrCat("127.0.0.1:", port_),
                                    grpc::InsecureChannelCredentials());
     stub_ = v1::Pathfinder::NewStub(channel_);
@@ -78,7 +84,7 @@ class Replica {
   void Start() {
     const std::string listen = absl::StrCat("--listen=127.0.0.1:", port_);
     const std::string dsn = absl::StrCat("--postgres_dsn=", dsn_);
-    const std::string log = absl::StrCat(::testing::TempDir(), "/fleet-replica-", index_, ".log");
+    const std::string& log = log_;
     pid_ = fork();
     if (pid_ == 0) {
       freopen(log.c_str(), "a", stderr);
@@ -103,6 +109,7 @@ class Replica {
   const std::string dsn_;
   const int index_;
   const int port_;
+  const std::string log_;
   pid_t pid_ = -1;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Pathfinder::Stub> stub_;
@@ -130,6 +137,17 @@ v1::UpdateMapRequest Wall(const std::string& name, bool blocked) {
   patch->set_height(1);
   patch->set_cells(std::string(1, blocked ? static_cast<char>(255) : 0));
   return r;
+}
+
+// Polls `done` every 50 ms for up to 10 s.
+template <typename Done>
+bool WaitUntil(Done done) {
+  const absl::Time until = absl::Now() + absl::Seconds(10);
+  while (absl::Now() < until) {
+    if (done()) return true;
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  return false;
 }
 
 // What a writer knows of one of its maps.
@@ -360,6 +378,22 @@ TEST(FleetTest, ReplicasOnPostgresSurviveKillsAndAnOutage) {
       }
       ASSERT_NE(it, converged->end()) << name << " lost (acknowledged version " << ledger.acked << ")";
       EXPECT_EQ(it->second, ledger.acked) << name;
+      // And its content: the cell the last write left walled or open, on
+      // every replica (the path around the wall is longer than 7).
+      for (auto& replica : replicas) {
+        v1::FindPathRequest request;
+        request.set_map(name);
+        request.mutable_start()->set_x(0.5);
+        request.mutable_start()->set_y(1.5);
+        request.mutable_goal()->set_x(7.5);
+        request.mutable_goal()->set_y(1.5);
+        v1::FindPathResponse response;
+        const grpc::Status s = replica->stub().FindPath(Ctx(5).get(), request, &response);
+        ASSERT_TRUE(s.ok()) << name << " on replica " << replica->index() << ": "
+                            << s.error_message();
+        EXPECT_EQ(response.length() > 7.001, ledger.walled)
+            << name << " on replica " << replica->index() << ": path " << response.length();
+      }
     }
   }
   EXPECT_EQ(violations.load(), 0u) << [&] {
@@ -373,6 +407,42 @@ TEST(FleetTest, ReplicasOnPostgresSurviveKillsAndAnOutage) {
               static_cast<unsigned long long>(writes_acked.load()),
               static_cast<unsigned long long>(reads_ok.load()),
               static_cast<unsigned long long>(answered_in_outage.load()));
+}
+
+// A replica started while PostgreSQL is down keeps running (listening,
+// NOT_SERVING, retrying with backoff) and loads the maps once it is up.
+TEST(FleetTest, AReplicaStartedBeforeItsDatabaseLoadsWhenItComesUp) {
+  absl::StatusOr<std::unique_ptr<ThrowawayPostgres>> started = ThrowawayPostgres::Start();
+  ASSERT_TRUE(started.ok()) << started.status();
+  ThrowawayPostgres& pg = **started;
+  Replica first(pg.dsn(), 10);
+  first.Start();
+  v1::MapInfo info;
+  ASSERT_TRUE(WaitUntil([&] {
+    v1::PutMapRequest put;
+    *put.mutable_map() = Corridor("m");
+    return first.stub().PutMap(Ctx(2).get(), put, &info).ok();
+  }));
+  first.Kill();
+  const absl::Status stopped = pg.Stop();
+  ASSERT_TRUE(stopped.ok()) << stopped;
+  Replica late(pg.dsn(), 11);
+  late.Start();
+  absl::SleepFor(absl::Seconds(1));
+  v1::ListMapsResponse list;
+  // Up (it answers) but without maps: the database is not there yet.
+  ASSERT_TRUE(WaitUntil([&] {
+    list.Clear();
+    return late.stub().ListMaps(Ctx(2).get(), {}, &list).ok();
+  })) << "the replica did not stay up without its database";
+  EXPECT_EQ(list.maps_size(), 0);
+  const absl::Status restarted = pg.Restart();
+  ASSERT_TRUE(restarted.ok()) << restarted;
+  EXPECT_TRUE(WaitUntil([&] {
+    list.Clear();
+    return late.stub().ListMaps(Ctx(2).get(), {}, &list).ok() && list.maps_size() == 1 &&
+           list.maps(0).version() == info.version();
+  })) << "the replica did not load the maps once the database came up";
 }
 
 }  // namespace

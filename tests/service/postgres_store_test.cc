@@ -16,7 +16,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "server/map_builder.h"
+#include "server/map_registry.h"
 #include "server/storage/map_store.h"
+#include "server/storage/open_map_store.h"
 #include "server/storage/pg_connection.h"
 #include "server/storage/pg_schema.h"
 #include "server/storage/postgres_store.h"
@@ -263,6 +266,68 @@ TEST_F(PostgresStoreTest, AnOutageIsUnavailableAndTheStoreRecovers) {
   ASSERT_EQ(contents->maps.size(), 1u);
   EXPECT_EQ(contents->maps[0].version(), 3u);  // the refused writes left nothing
   ASSERT_EQ(contents->maps[0].edits.size(), 2u);
+}
+
+// Pooled connections die with a database restart; the first calls after it
+// replace them without failing (nothing had been sent on them).
+TEST_F(PostgresStoreTest, ARestartBetweenCallsCostsNoFailedCall) {
+  auto opened = PostgresStore::Open(dsn_, FastRetry());
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  PostgresStore& store = **opened;
+  ASSERT_TRUE(store.Save(Uploaded("m", 1), 0, false).ok());
+  ASSERT_TRUE(cluster_->Stop().ok());
+  ASSERT_TRUE(cluster_->Restart().ok());
+  const absl::Status appended = store.AppendEdit("m", EditOf(2));
+  EXPECT_TRUE(appended.ok()) << appended;
+  const auto changes = store.ChangesSince(0);
+  EXPECT_TRUE(changes.ok()) << changes.status();
+}
+
+// A replica started before its database waits for it.
+TEST_F(PostgresStoreTest, AServerWaitsForItsDatabaseAtStart) {
+  ASSERT_TRUE(cluster_->Stop().ok());
+  std::thread restart([this] {
+    absl::SleepFor(absl::Seconds(1));
+    EXPECT_TRUE(cluster_->Restart().ok());
+  });
+  server::ServerConfig config;
+  config.postgres_dsn = dsn_;
+  auto store = server::OpenMapStore(config);
+  restart.join();
+  ASSERT_TRUE(store.ok()) << store.status();
+  ASSERT_NE(*store, nullptr);
+  EXPECT_TRUE((*store)->shared());
+  EXPECT_TRUE((*store)->LoadAll().ok());
+}
+
+// The registry folds old tombstones into a version floor to bound its
+// memory; over a shared store (which keeps every name's last version and
+// checks writes against it) that floor would refuse every re-create of a
+// folded name. It keeps them all instead.
+TEST_F(PostgresStoreTest, ARegistryOverASharedStoreKeepsEveryTombstone) {
+  auto store = PostgresStore::Open(dsn_, FastRetry());
+  ASSERT_TRUE(store.ok()) << store.status();
+  server::MapRegistry registry(store->get(), 0, /*max_tombstones=*/2);
+  auto commit = [&](const std::string& name) -> uint64_t {
+    const v1::Map map = GridMapFromRows(name, {"...", ".#."});
+    auto built = server::BuildMap(map, {});
+    EXPECT_TRUE(built.ok()) << built.status();
+    auto published = registry.Commit(*std::move(built), map);
+    EXPECT_TRUE(published.ok()) << name << ": " << published.status();
+    return published.ok() ? (*published)->version : 0;
+  };
+  for (int round = 0; round < 2; ++round) {
+    for (int i = 0; i < 6; ++i) {
+      const std::string name = absl::StrCat("n", i);
+      // Above its tombstone (1 + i) in the second round.
+      EXPECT_EQ(commit(name), round == 0 ? 1u : static_cast<uint64_t>(i + 2));
+      // Each name's versions differ, so a floor would pass some of them.
+      for (int k = 0; k < i; ++k) EXPECT_GT(commit(name), 0u);
+      ASSERT_TRUE(registry.Delete(name).ok());
+    }
+  }
+  EXPECT_EQ(registry.tombstones(), 6u);
+  EXPECT_EQ(registry.version_floor(), 0u);
 }
 
 // Two servers (replicas) on one database, through the API: what one

@@ -309,8 +309,11 @@ TEST_F(Replicas, StartsNotServingUntilTheStoreAnswers) {
   store_->set_reachable(false);
   auto b = Replica();
   EXPECT_EQ(VersionOn(*b, "m"), 0u);  // started, NOT_SERVING, retrying the load
+  absl::SleepFor(absl::Milliseconds(300));
+  EXPECT_FALSE(b->server().maps_loaded());
   store_->set_reachable(true);
   EXPECT_TRUE(WaitFor([&] { return VersionOn(*b, "m") == 1; }, absl::Seconds(5)));
+  EXPECT_TRUE(b->server().maps_loaded());
 }
 
 TEST_F(Replicas, MapsPatternPartitionsTheNames) {

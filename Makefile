@@ -58,6 +58,16 @@ test-tsan: deps
 run: build
 	./scripts/run-server.sh $(BUILD_DIR) $(LISTEN) $(DATA_DIR)
 
+# A fleet on this machine: a throwaway PostgreSQL in $(BUILD_DIR)/fleet and
+# $(REPLICAS) replicas on free loopback ports sharing their maps through it;
+# prints the round-robin target (ipv4:...) for the CLI and wayfinder-load.
+# Ctrl-C stops everything and throws the database away. FLEET_DSN=... uses
+# an existing database instead (scripts/fleet.sh says more).
+REPLICAS      ?= 3
+.PHONY: fleet
+fleet: build
+	./scripts/fleet.sh $(BUILD_DIR) $(REPLICAS)
+
 # Every benchmark in one run (scripts/bench.sh says what): Moving AI
 # scenarios through GRID and QUADTREE, NAVMESH beside Recast/Detour, flow
 # fields, google-benchmark micro-benchmarks, and QPS / latency over gRPC on

@@ -9,6 +9,12 @@
 #   WAYFINDER_AUTH_TOKENS=/run/secrets/wayfinder-tokens  --auth_tokens
 #   WAYFINDER_TLS_CERT, _TLS_KEY, _TLS_CLIENT_CA          --tls_cert, ...
 #   WAYFINDER_LOG_LEVEL=debug            --log_level
+#   WAYFINDER_MAPS='town-*'              --maps (a replica holding only these)
+#   WAYFINDER_POSTGRES_DSN=postgresql://USER:PASSWORD@HOST:5432/DB
+#       a fleet replica: maps in PostgreSQL instead of the data directory.
+#       Not turned into a flag: the server reads this variable itself, which
+#       keeps the password out of the process list. Set WAYFINDER_DATA_DIR=
+#       (empty) beside it.
 # and likewise every other flag of wayfinder-server: WAYFINDER_ + the flag's
 # name in capitals (WAYFINDER_MAX_QUEUE, WAYFINDER_SHUTDOWN_GRACE=10s, ...).
 # An unset or empty variable passes no flag (the server's default applies).
@@ -23,18 +29,22 @@ if [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; then
   exec "$@"
 fi
 
-# The server's own flags, as its --helpfull lists them (so a new flag needs
-# no change here); the list below if that output ever changes shape.
+# The server's own flags, as its --helpfull lists them under any file of
+# server/ (so a new flag needs no change here); the list below if that
+# output ever changes shape.
 names=$(/usr/local/bin/wayfinder-server --helpfull 2>&1 |
-  sed -n '/Flags from .*server\/main\.cc:$/,/Flags from/s/^    --\([a-z0-9_]*\) .*/\1/p') || true
+  awk '/^  Flags from /{s = ($0 ~ /server\/.*\.cc:$/); next}
+       s && /^    --[a-z0-9_]+ /{sub(/^    --/, ""); sub(/ .*/, ""); print}') || true
 if [ -z "$names" ]; then
   names="listen metrics_listen data_dir workers max_queue max_message_bytes max_map_cells
          default_max_expansions max_max_expansions flow_cache_mb flow_threads max_batch_queries
          max_total_map_mb max_upload_bytes max_upload_mb max_upload_buffer_mb max_polygons
          max_polygon_vertices max_call_seconds auth_tokens
-         tls_cert tls_key tls_client_ca log_level shutdown_grace"
+         tls_cert tls_key tls_client_ca log_level shutdown_grace maps"
 fi
 for name in $names; do
+  # Read from the environment by the server itself (see above).
+  [ "$name" = postgres_dsn ] && continue
   var="WAYFINDER_$(echo "$name" | tr '[:lower:]' '[:upper:]')"
   eval "value=\${$var:-}"
   if [ -n "$value" ]; then

@@ -28,6 +28,12 @@
 #      sustained edits at 1,000/s on a 2048² GRID map while wayfinder-load
 #      runs FindPath on it: QPS with and without edits, server RSS
 #      before/after (full: 60 s of edits; quick: 3 s).
+#   8. A fleet (scripts/fleet-lib.sh: a throwaway PostgreSQL, three
+#      replicas; wayfinder-fleetbench): propagation from replica A to B of
+#      a 512² PutMap and of a small UpdateMap, p50/p99; UpdateMap throughput
+#      through PostgreSQL beside one server with a data directory; FindPath
+#      QPS of one replica and of three through one round-robin client.
+#      Skipped without PostgreSQL (initdb). Quick: a few writes, 1 s runs.
 #
 # full takes under 10 minutes on the 2-core development machine, quick
 # under 1 minute (CI runs it to keep every benchmark working).
@@ -283,5 +289,92 @@ print("Server RSS (both bodies of the map already made): %.1f MiB before the edi
       "run." % (before / 1024, after / 1024, (after - before) / 1024, end / 1024))
 PY
 )"
+
+# 8. A fleet: a throwaway PostgreSQL and three replicas on loopback.
+say ""
+if [ ! -x "$(dirname "$0")/throwaway-postgres.sh" ] || ! command -v initdb >/dev/null ||
+   ! grep -q -- '--postgres_dsn' <<<"$("$build/server/wayfinder-server" --helpfull 2>&1 || true)"; then
+  say "## Fleet: skipped (needs PostgreSQL's initdb and a server built with --postgres_dsn)"
+else
+  # shellcheck source=scripts/fleet-lib.sh
+  . "$(dirname "$0")/fleet-lib.sh"
+  trap 'fleet_stop; rm -rf "$work"' EXIT
+  # PostgreSQL runs as its own user when this runs as root: it must reach
+  # the cluster's directory under $work (mktemp -d makes it private).
+  chmod 755 "$work"
+  FLEET_LOG_LEVEL=warn fleet_start "$build" "$work/fleet" 3
+  fleetbench=$bench/wayfinder-fleetbench
+  replicas=$(IFS=,; echo "${FLEET_ADDRS[*]}")
+  if [ "$mode" = full ]; then
+    puts=40; edits=400; update_s=10; qps_s=4; pairs=3
+  else
+    puts=3; edits=20; update_s=1; qps_s=1; pairs=1
+  fi
+  say "Machine load before the fleet runs (1, 5, 15 min): $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores; PostgreSQL $(initdb --version 2>/dev/null | awk '{print $3}'), replicas and clients on the same cores."
+  say ""
+  run "$fleetbench" --replicas="$replicas" --mode=propagation --puts="$puts" --edits="$edits"
+  say ""
+  if [ "$mode" = full ]; then
+    say "## Fleet: UpdateMap throughput, PostgreSQL store (3 replicas) against the directory store (one server)"
+  else
+    say "## Fleet: UpdateMap throughput, PostgreSQL store (3 replicas)"
+  fi
+  say ""
+  run "$fleetbench" --replicas="$replicas" --mode=updates --writers=4 --duration="$update_s"
+  # The same edits on one server with a data directory: what the database
+  # costs (full mode only, to keep quick under a minute).
+  if [ "$mode" = full ]; then
+    port=$(fleet_free_port)
+    mkdir -p "$work/dir-store"
+    "$build/server/wayfinder-server" --listen="127.0.0.1:$port" --log_level=warn \
+      --data_dir="$work/dir-store" >"$work/dir-server.log" 2>&1 &
+    server=$!
+    for _ in $(seq 1 100); do
+      "$build/client/wayfinder-probe" --server="127.0.0.1:$port" >/dev/null 2>&1 && break
+      sleep 0.1
+    done
+    run "$fleetbench" --replicas="127.0.0.1:$port" --mode=updates --writers=4 --duration="$update_s"
+    kill -TERM "$server" 2>/dev/null || true
+    wait "$server" 2>/dev/null || true
+  fi
+
+  # FindPath through one round-robin client: one replica, then all three.
+  "$build/client/wayfinder" --server="${FLEET_ADDRS[0]}" put-map "$map" --graphs=grid >/dev/null
+  for a in "${FLEET_ADDRS[@]}"; do
+    for _ in $(seq 1 100); do
+      "$build/client/wayfinder" --server="$a" get AR0011SR >/dev/null 2>&1 && break
+      sleep 0.1
+    done
+  done
+  fleet_load() {  # target -> JSON
+    "$build/client/wayfinder-load" --server="$1" --json --warmup=0.5 --duration="$qps_s" \
+      --concurrency=16 --map=AR0011SR --scen="$work/median.scen" --mix=findpath:grid
+  }
+  for k in $(seq 1 "$pairs"); do
+    fleet_load "${FLEET_ADDRS[0]}" >"$work/one$k.json"
+    fleet_load "$FLEET_TARGET" >"$work/three$k.json"
+  done
+  say ""
+  say "$(python3 - "$work" "$pairs" "$(nproc)" "$(cut -d' ' -f1 /proc/loadavg)" <<'PY'
+import json, sys
+work, pairs, cores, load = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+runs = []
+for k in range(1, pairs + 1):
+    one = json.load(open("%s/one%d.json" % (work, k))); three = json.load(open("%s/three%d.json" % (work, k)))
+    assert one["errors"] == 0 and three["errors"] == 0, (one["errors_by_code"], three["errors_by_code"])
+    runs.append((three["qps"] / one["qps"], one, three))
+ratio, one, three = sorted(runs, key=lambda r: r[0])[len(runs) // 2]
+print("## Fleet: FindPath QPS through one round-robin client (GRID, AR0011SR median-length scenarios, concurrency 16)\n")
+print("| replicas | QPS | p50 µs | p99 µs |\n|---:|---:|---:|---:|")
+for n, r in ((1, one), (3, three)):
+    print("| %d | %.0f | %.0f | %.0f |" % (n, r["qps"], r["latency_us"]["p50"], r["latency_us"]["p99"]))
+print("\n3 replicas / 1: %.2fx (every pair: %s) on %s cores shared by the replicas, the load "
+      "generator and PostgreSQL (load %s as the runs ended): the ratio is bounded by the cores, "
+      "not the fleet." % (ratio, ", ".join("%.2fx" % r[0] for r in runs), cores, load))
+PY
+)"
+  fleet_stop
+fi
+
 say ""
 say "(bench.sh $mode took $(( $(date +%s) - started )) s)"

@@ -19,7 +19,9 @@
 # (BUILD_DIR/client/wayfinder) uploads a map and finds a path, /metrics
 # answers; wayfinder-load runs a short load from inside the image; SIGTERM must
 # stop the server with exit status 0; a second start must load the map back
-# from the data directory.
+# from the data directory. Then the image's server as a fleet replica on a
+# throwaway PostgreSQL of this host: a map put through it must be readable
+# through a replica built on the host.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -172,7 +174,11 @@ cleanup() {
   fi
   $SUDO rm -rf "$data"
   rm -f "$log"
+  if [ -n "$host_pid" ]; then kill -KILL "$host_pid" 2>/dev/null || true; fi
+  [ -z "$pgdir" ] || scripts/throwaway-postgres.sh destroy "$pgdir" >/dev/null 2>&1 || true
 }
+host_pid=""
+pgdir=""
 trap cleanup EXIT
 
 # in_image CMD...: runs CMD inside the image, as the image's user, with the
@@ -280,6 +286,40 @@ start_server   # again: the map must come back from the volume
 "$cli" --server="$addr" get rooms >/dev/null || die "rooms not reloaded from the data directory"
 say "restart: rooms loaded from the volume"
 stop_server
+
+# A fleet replica: the image's server on a throwaway PostgreSQL of this host
+# (WAYFINDER_POSTGRES_DSN, no data directory; this also proves the image
+# carries libpq). A map put through it must be read back through a replica
+# built on this host, from the database. Skipped when the host's server
+# has no --postgres_dsn or PostgreSQL is not installed.
+# (--helpfull exits non-zero: its text is taken whatever the status.)
+if grep -q -- '--postgres_dsn' <<<"$("$build/server/wayfinder-server" --helpfull 2>&1 || true)" &&
+   command -v initdb >/dev/null; then
+  pgdir=$(mktemp -d /tmp/wayfinder-image-pg.XXXXXX)
+  chmod 755 "$pgdir"   # PostgreSQL runs as its own user when this runs as root
+  dsn=$(scripts/throwaway-postgres.sh start "$pgdir") || die "PostgreSQL did not start"
+  env_args+=(-e "WAYFINDER_DATA_DIR=" -e "WAYFINDER_POSTGRES_DSN=$dsn")
+  start_server
+  "$cli" --server="$addr" put-map examples/maps/rooms.map --name=fleet-rooms >/dev/null ||
+    die "put-map through the image's replica failed"
+  hport=$(free_port)
+  "$build/server/wayfinder-server" --listen="127.0.0.1:$hport" --postgres_dsn="$dsn" \
+    --log_level=warn >/dev/null 2>&1 &
+  host_pid=$!
+  for _ in $(seq 1 100); do
+    "$build/client/wayfinder-probe" --server="127.0.0.1:$hport" >/dev/null 2>&1 && break
+    sleep 0.2
+  done
+  "$cli" --server="127.0.0.1:$hport" get fleet-rooms >/dev/null ||
+    die "the map put through the image's replica is not on the host's replica"
+  kill -TERM "$host_pid"
+  wait "$host_pid" || true
+  host_pid=""
+  say "fleet: a map put through the image's replica (PostgreSQL store) read from another replica"
+  stop_server
+  scripts/throwaway-postgres.sh destroy "$pgdir" >/dev/null
+  pgdir=""
+fi
 say "smoke test passed ($((SECONDS - ts)) s)"
 
 if [ "$engine" = docker ]; then

@@ -116,6 +116,18 @@ struct ServerConfig {
       .max_build_bytes = uint64_t{1} << 30,
   };
 
+  // Replication (a store shared by replicas, e.g. PostgreSQL).
+  // The map names this replica holds (--maps, an fnmatch glob); empty = all.
+  std::string maps_pattern;
+  // Longest the follower waits for a change notification before it reads
+  // the change feed anyway (--replication_poll): the bound on how late a
+  // missed notification is noticed.
+  absl::Duration replication_poll = absl::Seconds(1);
+  // Longest a query whose min_version this replica does not have yet waits
+  // for it (besides the call's deadline), holding a callback thread
+  // (--max_min_version_wait); then UNAVAILABLE.
+  absl::Duration max_min_version_wait = absl::Seconds(5);
+
   // Security, all off by default (plaintext, no tokens: fine on loopback).
   // A file of "ROLE TOKEN" lines, ROLE = read or admin; empty = no auth.
   std::string auth_tokens_file;

@@ -41,6 +41,15 @@ ABSL_FLAG(std::string, postgres_dsn, "",
           "PostgreSQL connection string (postgresql://USER@HOST:PORT/DB): maps live in that "
           "database, shared by every replica given it (--data_dir is then not used); empty = "
           "the environment variable WAYFINDER_POSTGRES_DSN, else --data_dir");
+ABSL_FLAG(std::string, maps, "",
+          "serve only the maps whose names match this glob (fnmatch, e.g. 'eu-*'): a replica of "
+          "a fleet partitioned by name; other names get NOT_FOUND; empty = all maps");
+ABSL_FLAG(absl::Duration, replication_poll, kDefaults.replication_poll,
+          "with a shared map store: read the change feed at least this often even without a "
+          "notification (a missed notification is caught up within it)");
+ABSL_FLAG(absl::Duration, max_min_version_wait, kDefaults.max_min_version_wait,
+          "longest a query waits for a min_version this replica has not caught up to yet "
+          "(besides its deadline); then UNAVAILABLE");
 ABSL_FLAG(int, workers, 0, "worker threads for searches and builds; 0 = one per core");
 ABSL_FLAG(int, edit_workers, kDefaults.edit_workers,
           "worker threads for UpdateMap (repairs and edit-log syncs), apart from the search "
@@ -169,6 +178,9 @@ int main(int argc, char** argv) {
       config.postgres_dsn.empty() && dsn != nullptr) {
     config.postgres_dsn = dsn;  // the flag wins
   }
+  config.maps_pattern = absl::GetFlag(FLAGS_maps);
+  config.replication_poll = absl::GetFlag(FLAGS_replication_poll);
+  config.max_min_version_wait = absl::GetFlag(FLAGS_max_min_version_wait);
   config.workers = absl::GetFlag(FLAGS_workers);
   config.edit_workers = absl::GetFlag(FLAGS_edit_workers);
   config.max_queue = absl::GetFlag(FLAGS_max_queue);
@@ -206,6 +218,11 @@ int main(int argc, char** argv) {
   config.tls_client_ca_file = absl::GetFlag(FLAGS_tls_client_ca);
   config.max_watch_queue = absl::GetFlag(FLAGS_max_watch_queue);
   config.max_watchers = absl::GetFlag(FLAGS_max_watchers);
+  if (config.replication_poll <= absl::ZeroDuration() ||
+      config.max_min_version_wait < absl::ZeroDuration()) {
+    spdlog::critical("invalid flags: --replication_poll must be > 0, --max_min_version_wait >= 0");
+    return 2;
+  }
   if (config.max_watch_queue == 0 || config.max_watchers == 0) {
     spdlog::critical("invalid flags: --max_watch_queue and --max_watchers must be > 0");
     return 2;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -9,36 +10,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "server/map_edits.h"
+#include "server/map_registry_name_lock.h"
 #include "spdlog/spdlog.h"
 
 namespace wayfinder::server {
-
-// Holds the writer lock of one name (see NameWriter).
-class MapRegistry::NameLock {
- public:
-  NameLock(MapRegistry& registry, absl::string_view name) : registry_(registry), name_(name) {
-    {
-      absl::MutexLock lock(&registry_.writers_mu_);
-      std::unique_ptr<NameWriter>& slot = registry_.writers_[name_];
-      if (slot == nullptr) slot = std::make_unique<NameWriter>();
-      ++slot->users;
-      writer_ = slot.get();  // stable: the entry stays while users > 0
-    }
-    writer_->mu.Lock();
-  }
-  ~NameLock() {
-    writer_->mu.Unlock();
-    absl::MutexLock lock(&registry_.writers_mu_);
-    if (--writer_->users == 0) registry_.writers_.erase(name_);
-  }
-  NameLock(const NameLock&) = delete;
-  NameLock& operator=(const NameLock&) = delete;
-
- private:
-  MapRegistry& registry_;
-  const std::string name_;
-  NameWriter* writer_ = nullptr;
-};
 
 std::shared_ptr<const MapSnapshot> MapRegistry::Get(absl::string_view name) const {
   absl::MutexLock lock(&mu_);
@@ -177,12 +152,71 @@ void MapRegistry::Publish(const std::shared_ptr<const MapSnapshot>& published,
   Notify(change);
 }
 
+bool MapRegistry::RetryAfterCatchUp(absl::string_view name, absl::Status& status,
+                                    uint64_t expected_version, bool behind, int attempt) {
+  if (catch_up_ == nullptr || attempt + 1 >= kMaxWriteAttempts) return false;
+  // The store refused the write because another replica wrote the name
+  // since this one last saw it (a write that named expected_version has
+  // been answered ABORTED already, see StoreError), or this replica does
+  // not have the map, or not the version the caller expects, yet: catch
+  // the name up and try again on its stored version. Only once for a
+  // local miss: after a catch-up the local state is the store's.
+  const bool conflict = StoredVersionOf(status).has_value();
+  if (!conflict && !(behind && attempt == 0)) return false;
+  if (absl::Status s = catch_up_(name); !s.ok()) {
+    spdlog::warn("map {}: cannot catch up before retrying a write: {}", std::string(name),
+                 s.ToString());
+    // The local answer (NOT_FOUND, ABORTED) may be stale: say why it
+    // could not be checked instead (e.g. UNAVAILABLE).
+    status = StoreError(name, s, expected_version);
+    return false;
+  }
+  return true;
+}
+
+absl::Status MapRegistry::StoreError(absl::string_view name, const absl::Status& status,
+                                     uint64_t expected_version) const {
+  if (const std::optional<uint64_t> at = StoredVersionOf(status); at.has_value()) {
+    if (expected_version != 0) {
+      // Not retried: the caller's precondition failed. Untagged, so
+      // RetryAfterCatchUp leaves it alone.
+      return absl::AbortedError(absl::StrCat("expected_version: map \"", name,
+                                             "\" is at version ", *at, ", not ", expected_version,
+                                             "; read it again and retry"));
+    }
+    return status;  // retried after a catch-up (RetryAfterCatchUp)
+  }
+  if (absl::IsUnavailable(status)) {
+    // Not published here whatever happened: if a write whose COMMIT was
+    // cut off did land, the follower brings it in like any other.
+    return absl::UnavailableError(absl::StrCat("map \"", name, "\": the map store (",
+                                               store_->Describe(), ") cannot be reached (",
+                                               status.message(), "); retry later"));
+  }
+  return status;
+}
+
 absl::StatusOr<std::shared_ptr<const MapSnapshot>> MapRegistry::Commit(
     std::unique_ptr<MapSnapshot> built, const v1::Map& source, uint64_t expected_version) {
+  const std::string name = built->name;
+  for (int attempt = 0;; ++attempt) {
+    bool behind = false;
+    absl::StatusOr<std::shared_ptr<const MapSnapshot>> published =
+        CommitOnce(built, source, expected_version, behind);
+    if (published.ok()) return published;
+    absl::Status status = published.status();
+    if (!RetryAfterCatchUp(name, status, expected_version, behind, attempt)) return status;
+  }
+}
+
+absl::StatusOr<std::shared_ptr<const MapSnapshot>> MapRegistry::CommitOnce(
+    std::unique_ptr<MapSnapshot>& built, const v1::Map& source, uint64_t expected_version,
+    bool& behind) {
   NameLock name_lock(*this, built->name);
   absl::MutexLock write_lock(&write_mu_);
   const std::shared_ptr<const MapSnapshot> current = Get(built->name);
   if (absl::Status s = CheckExpected(built->name, current.get(), expected_version); !s.ok()) {
+    behind = current == nullptr || current->version < expected_version;
     return s;
   }
   const uint64_t last = LastVersion(built->name, current.get());
@@ -195,7 +229,7 @@ absl::StatusOr<std::shared_ptr<const MapSnapshot>> MapRegistry::Commit(
         ", the last there is: its versions are exhausted (they never go back, not even "
         "after a delete); store the map under another name"));
   }
-  const uint64_t version = last + 1;
+  uint64_t version = last + 1;
   if (absl::Status s = CheckMemory(built->name, current.get(), built->info.memory_bytes());
       !s.ok()) {
     return s;
@@ -206,14 +240,35 @@ absl::StatusOr<std::shared_ptr<const MapSnapshot>> MapRegistry::Commit(
   if (store_ != nullptr) {
     storage::v1::StoredMap stored;
     *stored.mutable_map() = source;
-    stored.set_version(version);
     stored.set_created_unix_ms(now_ms);
-    if (absl::Status s = store_->Save(stored, /*previous=*/last, /*over_map=*/current != nullptr);
-        !s.ok()) {
+    // `previous`: the name's version as this replica knows it, and
+    // whether it was a map there. A shared store refuses it (ABORTED, with
+    // its own version) when another replica wrote the name since; a whole
+    // upload does not depend on the version it replaces, so without
+    // expected_version it simply goes on top of the stored one. The
+    // refusal does not say whether the stored version is a map or a
+    // tombstone: a map is tried first, and a second refusal at the same
+    // version means a tombstone (the store checks; a wrong guess is only
+    // refused). Bounded: each new version means another writer committed.
+    uint64_t previous = last;
+    bool over_map = current != nullptr;
+    for (int attempt = 0;; ++attempt) {
+      stored.set_version(version);
+      absl::Status s = store_->Save(stored, previous, over_map);
+      if (s.ok()) break;
+      const std::optional<uint64_t> at = StoredVersionOf(s);
+      if (at.has_value() && expected_version == 0 && attempt + 1 < kMaxWriteAttempts &&
+          *at >= previous && *at < std::numeric_limits<uint64_t>::max()) {
+        over_map = *at == previous ? !over_map : true;
+        previous = *at;
+        version = *at + 1;
+        continue;
+      }
       spdlog::error("map {}: not stored, version {} discarded: {}", built->name, version,
                     s.ToString());
-      return s;
+      return StoreError(built->name, s, expected_version);
     }
+    Stamp(*built, version, now_ms);
   }
   std::shared_ptr<const MapSnapshot> published = std::move(built);
   Publish(published, Change::Kind::kPut);
@@ -222,6 +277,19 @@ absl::StatusOr<std::shared_ptr<const MapSnapshot>> MapRegistry::Commit(
 
 absl::StatusOr<std::shared_ptr<const MapSnapshot>> MapRegistry::Update(
     absl::string_view name, uint64_t expected_version, const PrepareUpdate& prepare) {
+  for (int attempt = 0;; ++attempt) {
+    bool behind = false;
+    absl::StatusOr<std::shared_ptr<const MapSnapshot>> published =
+        UpdateOnce(name, expected_version, prepare, behind);
+    if (published.ok()) return published;
+    absl::Status status = published.status();
+    if (!RetryAfterCatchUp(name, status, expected_version, behind, attempt)) return status;
+  }
+}
+
+absl::StatusOr<std::shared_ptr<const MapSnapshot>> MapRegistry::UpdateOnce(
+    absl::string_view name, uint64_t expected_version, const PrepareUpdate& prepare,
+    bool& behind) {
   // Only writers of `name` wait for this one: the repair and the disk write
   // run under the name's lock, write_mu_ is taken to read the last version
   // and to publish.
@@ -232,11 +300,15 @@ absl::StatusOr<std::shared_ptr<const MapSnapshot>> MapRegistry::Update(
     absl::MutexLock write_lock(&write_mu_);
     current = Get(name);
     if (current == nullptr) {
+      behind = true;
       return absl::NotFoundError(absl::StrCat("map: map \"", name, "\" does not exist"));
     }
     last = LastVersion(name, current.get());
   }
-  if (absl::Status s = CheckExpected(name, current.get(), expected_version); !s.ok()) return s;
+  if (absl::Status s = CheckExpected(name, current.get(), expected_version); !s.ok()) {
+    behind = current->version < expected_version;
+    return s;
+  }
   if (last == std::numeric_limits<uint64_t>::max()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "map: map \"", name, "\" has had version ", last,
@@ -264,7 +336,7 @@ absl::StatusOr<std::shared_ptr<const MapSnapshot>> MapRegistry::Update(
     if (absl::Status s = store_->AppendEdit(name, pending->edit); !s.ok()) {
       spdlog::error("map {}: edit not stored, version {} discarded: {}", std::string(name), version,
                     s.ToString());
-      return fail(s);
+      return fail(StoreError(name, s, expected_version));
     }
   }
   std::shared_ptr<const MapSnapshot> published = std::move(pending->snapshot);
@@ -300,13 +372,26 @@ void MapRegistry::RestoreVersionFloor(uint64_t floor) {
 }
 
 absl::Status MapRegistry::Delete(absl::string_view name, uint64_t expected_version) {
+  for (int attempt = 0;; ++attempt) {
+    bool behind = false;
+    absl::Status s = DeleteOnce(name, expected_version, behind);
+    if (s.ok() || !RetryAfterCatchUp(name, s, expected_version, behind, attempt)) return s;
+  }
+}
+
+absl::Status MapRegistry::DeleteOnce(absl::string_view name, uint64_t expected_version,
+                                     bool& behind) {
   NameLock name_lock(*this, name);
   absl::MutexLock write_lock(&write_mu_);
   const std::shared_ptr<const MapSnapshot> current = Get(name);
   if (current == nullptr && expected_version == 0) {
+    behind = true;
     return absl::NotFoundError(absl::StrCat("name: map \"", name, "\" does not exist"));
   }
-  if (absl::Status s = CheckExpected(name, current.get(), expected_version); !s.ok()) return s;
+  if (absl::Status s = CheckExpected(name, current.get(), expected_version); !s.ok()) {
+    behind = current == nullptr || current->version < expected_version;
+    return s;
+  }
   const uint64_t last = LastVersion(name, current.get());
   const int64_t now_ms = absl::ToUnixMillis(absl::Now());
   if (store_ != nullptr) {
@@ -314,7 +399,9 @@ absl::Status MapRegistry::Delete(absl::string_view name, uint64_t expected_versi
     stored.set_name(std::string(name));
     stored.set_version(last);
     stored.set_deleted_unix_ms(now_ms);
-    if (absl::Status s = store_->Delete(stored, /*previous=*/last); !s.ok()) return s;
+    if (absl::Status s = store_->Delete(stored, /*previous=*/last); !s.ok()) {
+      return StoreError(name, s, expected_version);
+    }
   }
   tombstones_[name] = Tombstone{.version = last, .deleted_unix_ms = now_ms};
   {

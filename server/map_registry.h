@@ -166,6 +166,39 @@ class MapRegistry {
   void RestoreTombstone(absl::string_view name, uint64_t version, int64_t deleted_unix_ms);
   void RestoreVersionFloor(uint64_t floor);
 
+  // --- Replication: versions other replicas committed to a shared store
+  // (the follower calls these). Each runs under the name's writer lock, so
+  // it is ordered with this replica's own writes of the name, publishes
+  // only what is newer than the local version (versions never go back) and
+  // tells the listeners exactly as a local write would (WatchMaps, flow
+  // caches). No memory bound: the fleet has accepted the version already.
+
+  // The highest version `name` has here: its map's, else its tombstone's,
+  // else 0 (the version floor is not counted).
+  uint64_t LocalVersion(absl::string_view name) const;
+  // Publishes `built` (a whole map, built from the store) as `version`
+  // (kPut), if that is above the local version. Returns whether it did.
+  bool ApplyRemoteMap(std::unique_ptr<MapSnapshot> built, uint64_t version,
+                      int64_t created_unix_ms);
+  // Applies logged batches (versions from + 1, from + 2, ...) to the
+  // current map, which must be at version `from`, incrementally through
+  // its LiveMap (the repair UpdateMap uses), publishing each as kUpdate.
+  // Batches at or below the local version are skipped. ABORTED when the
+  // map is not at `from` and not past it (the caller loads it whole);
+  // FAILED_PRECONDITION when it is not live; a batch's repair errors.
+  absl::Status ApplyRemoteEdits(absl::string_view name, uint64_t from,
+                                const std::vector<storage::v1::StoredEdit>& edits);
+  // Removes `name` deleted elsewhere at `version` (its tombstone's), if the
+  // local map is not newer. Returns whether a map was removed.
+  bool ApplyRemoteDelete(absl::string_view name, uint64_t version, int64_t deleted_unix_ms);
+
+  // Called, when set, by a write that the store refused as ABORTED because
+  // this replica is behind on the name (expected_version 0): it brings the
+  // name up to the stored version before the write is retried (the
+  // follower's catch-up). Set before the registry is shared.
+  using CatchUp = std::function<absl::Status(absl::string_view name)>;
+  void set_catch_up(CatchUp catch_up) { catch_up_ = std::move(catch_up); }
+
   size_t size() const;
   // Memory of all current maps, bytes.
   uint64_t total_bytes() const;
@@ -178,6 +211,33 @@ class MapRegistry {
     uint64_t version = 0;
     int64_t deleted_unix_ms = 0;
   };
+
+  // Writes refused by the store because of another replica's write are
+  // retried after a catch-up at most this many times in all.
+  static constexpr int kMaxWriteAttempts = 5;
+
+  // One attempt of Commit, Update, Delete. `behind`: set when the local
+  // state is older than the caller assumes (no such map, or a version
+  // below expected_version), so a catch-up may help.
+  absl::StatusOr<std::shared_ptr<const MapSnapshot>> CommitOnce(
+      std::unique_ptr<MapSnapshot>& built, const v1::Map& source, uint64_t expected_version,
+      bool& behind);
+  absl::StatusOr<std::shared_ptr<const MapSnapshot>> UpdateOnce(absl::string_view name,
+                                                                uint64_t expected_version,
+                                                                const PrepareUpdate& prepare,
+                                                                bool& behind);
+  absl::Status DeleteOnce(absl::string_view name, uint64_t expected_version, bool& behind);
+  // Whether a failed write of `name` is worth another attempt: a store
+  // conflict (another replica wrote the name) or a local miss; if so,
+  // catches the name up first. A catch-up that fails replaces `status` by
+  // its own error (e.g. UNAVAILABLE).
+  bool RetryAfterCatchUp(absl::string_view name, absl::Status& status,
+                         uint64_t expected_version, bool behind, int attempt);
+  // A store's error as the caller sees it: a conflict with
+  // expected_version named ABORTED naming the stored version; UNAVAILABLE
+  // saying that nothing was written.
+  absl::Status StoreError(absl::string_view name, const absl::Status& status,
+                          uint64_t expected_version) const;
 
   static void Stamp(MapSnapshot& snapshot, uint64_t version, int64_t created_unix_ms);
   // The highest version `name` has had (0 if none), counting the floor for
@@ -201,6 +261,7 @@ class MapRegistry {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
 
   MapStore* const store_;
+  CatchUp catch_up_;
   const uint64_t max_total_bytes_;
   const size_t max_tombstones_;
   // The writer lock of one name, held by its Commit, Delete or Update from

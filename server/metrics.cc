@@ -279,6 +279,80 @@ prometheus::MetricFamily UpdateLatency(const UpdateStats::Snapshot& u) {
   return f;
 }
 
+// The store and the follower (replication), read at scrape time.
+void AppendReplication(const Metrics::Sources& sources,
+                       std::vector<prometheus::MetricFamily>& out) {
+  if (sources.store != nullptr) {
+    out.push_back(Gauge("wayfinder_store_reachable",
+                        "1 when the last operation on the map store reached it, else 0",
+                        sources.store->reachable() ? 1 : 0));
+  }
+  const Follower* follower = sources.follower;
+  if (follower == nullptr || !follower->following()) return;
+  const Follower::Stats s = follower->stats();
+  out.push_back(Counter("wayfinder_replication_notifications_total",
+                        "Change notifications received from the map store (LISTEN/NOTIFY)",
+                        static_cast<double>(s.notifications)));
+  prometheus::MetricFamily catch_ups =
+      Family("wayfinder_replication_catch_ups_total",
+             "Catch-ups: kind=poll for change feed reads without a notification that found "
+             "changes, kind=on_demand for maps fetched at once for a query's min_version or "
+             "a write made while behind",
+             prometheus::MetricType::Counter);
+  for (const auto& [kind, value] : {std::pair<const char*, uint64_t>{"poll", s.polls_with_changes},
+                                    std::pair<const char*, uint64_t>{"on_demand", s.on_demand}}) {
+    prometheus::ClientMetric& m = catch_ups.metric.emplace_back();
+    m.label.push_back({"kind", kind});
+    m.counter.value = static_cast<double>(value);
+  }
+  out.push_back(std::move(catch_ups));
+  prometheus::MetricFamily applied =
+      Family("wayfinder_replication_applied_total",
+             "Remote changes applied: kind=batch for logged edit batches applied "
+             "incrementally, kind=whole for maps loaded and built whole, kind=delete",
+             prometheus::MetricType::Counter);
+  for (const auto& [kind, value] : {std::pair<const char*, uint64_t>{"batch", s.batches},
+                                    std::pair<const char*, uint64_t>{"whole", s.whole_loads},
+                                    std::pair<const char*, uint64_t>{"delete", s.deletes}}) {
+    prometheus::ClientMetric& m = applied.metric.emplace_back();
+    m.label.push_back({"kind", kind});
+    m.counter.value = static_cast<double>(value);
+  }
+  out.push_back(std::move(applied));
+  out.push_back(Counter("wayfinder_replication_errors_total",
+                        "Failed map store reads and syncs of the follower (retried)",
+                        static_cast<double>(s.errors)));
+  const std::vector<Follower::Lag> lag = follower->lag();
+  uint64_t max_versions = 0;
+  double max_seconds = 0;
+  prometheus::MetricFamily versions =
+      Family("wayfinder_replication_lag_versions",
+             "Versions this replica is behind the map store, per map", prometheus::MetricType::Gauge);
+  prometheus::MetricFamily seconds = Family(
+      "wayfinder_replication_lag_seconds",
+      "Seconds since the change feed showed a version this replica does not have yet, per map",
+      prometheus::MetricType::Gauge);
+  for (const Follower::Lag& l : lag) {
+    max_versions = std::max(max_versions, l.versions);
+    max_seconds = std::max(max_seconds, l.seconds);
+    prometheus::ClientMetric& v = versions.metric.emplace_back();
+    v.label.push_back({"map", l.name});
+    v.gauge.value = static_cast<double>(l.versions);
+    prometheus::ClientMetric& t = seconds.metric.emplace_back();
+    t.label.push_back({"map", l.name});
+    t.gauge.value = l.seconds;
+  }
+  out.push_back(Gauge("wayfinder_replication_max_lag_versions",
+                      "Versions this replica is behind the map store, the most of any map",
+                      static_cast<double>(max_versions)));
+  out.push_back(Gauge("wayfinder_replication_max_lag_seconds",
+                      "wayfinder_replication_lag_seconds, the most of any map", max_seconds));
+  if (sources.map_names) {
+    out.push_back(std::move(versions));
+    out.push_back(std::move(seconds));
+  }
+}
+
 // Reads the server's state when scraped.
 class ServerCollector final : public prometheus::Collectable {
  public:
@@ -399,6 +473,7 @@ class ServerCollector final : public prometheus::Collectable {
                           "MapEvents waiting in WatchMaps streams' queues",
                           static_cast<double>(w.queued)));
     }
+    AppendReplication(sources_, out);
     return out;
   }
 

@@ -9,6 +9,8 @@
 
 #include "absl/status/statusor.h"
 #include "server/map_registry.h"
+#include "server/replication/follower.h"
+#include "server/storage/map_store.h"
 
 namespace prometheus {
 class Collectable;
@@ -51,7 +53,14 @@ class WorkerPool;
 //   wayfinder_flow_cache_entries, wayfinder_flow_cache_bytes,
 //   wayfinder_watchers (WatchMaps streams open), wayfinder_watch_events_sent_total,
 //   wayfinder_watchers_lagged_total (ended for falling behind),
-//   wayfinder_watch_queued_events.
+//   wayfinder_watch_queued_events,
+//   wayfinder_store_reachable (gauge 0/1),
+//   with a shared store (replicas): wayfinder_replication_notifications_total,
+//   wayfinder_replication_catch_ups_total{kind=poll|on_demand},
+//   wayfinder_replication_applied_total{kind=batch|whole|delete},
+//   wayfinder_replication_errors_total,
+//   wayfinder_replication_max_lag_{versions,seconds} and, only with
+//   Sources::map_names, wayfinder_replication_lag_{versions,seconds}{map}.
 //
 // Thread-safe. The sources must outlive this object; the interceptor
 // factory and commit listener it hands out may outlive it.
@@ -62,6 +71,10 @@ class Metrics {
     const WorkerPool* pool = nullptr;
     const PathfinderService* service = nullptr;
     int workers = 0;
+    // Optional: the map store (wayfinder_store_reachable) and the
+    // replication follower (wayfinder_replication_*).
+    const MapStore* store = nullptr;
+    const Follower* follower = nullptr;
     // Whether to export per-map series (wayfinder_map_memory_bytes{map}),
     // which name every map to anyone who can reach /metrics.
     bool map_names = true;

@@ -36,15 +36,6 @@ absl::Status NotFound(absl::string_view field, absl::string_view name) {
   return absl::NotFoundError(absl::StrCat(field, ": map \"", name, "\" does not exist"));
 }
 
-// FAILED_PRECONDITION when `map` is older than the request's min_version
-// (0 = any version).
-absl::Status CheckMinVersion(const MapSnapshot& map, uint64_t min_version) {
-  if (min_version <= map.version) return absl::OkStatus();
-  return absl::FailedPreconditionError(absl::StrCat(
-      "min_version: map \"", map.name, "\" is at version ", map.version, ", older than the ",
-      min_version, " asked for; retry once that version is published (WatchMaps tells when)"));
-}
-
 // "queries[3].goal: ..." for a message that starts with a field path,
 // "queries[3]: ..." for one that does not.
 std::string InQuery(int index, absl::string_view message) {
@@ -144,10 +135,27 @@ absl::StatusOr<PathfinderService::CallStart> PathfinderService::Begin(
   call.server_bound = call.deadline < ClientDeadline(ctx);
   if (field.empty()) return call;
   if (absl::Status s = ValidateMapName(name, field); !s.ok()) return s;
-  call.map = registry_->Get(name);
-  if (call.map == nullptr) return NotFound(field, name);
-  if (absl::Status s = CheckMinVersion(*call.map, min_version); !s.ok()) return s;
+  absl::StatusOr<std::shared_ptr<const MapSnapshot>> map =
+      ResolveMap(field, name, min_version, call.deadline);
+  if (!map.ok()) return map.status();
+  call.map = *std::move(map);
   return call;
+}
+
+absl::StatusOr<std::shared_ptr<const MapSnapshot>> PathfinderService::ResolveMap(
+    absl::string_view field, absl::string_view name, uint64_t min_version,
+    absl::Time deadline) const {
+  if (absl::Status s = filter_.Check(field, name); !s.ok()) return s;
+  std::shared_ptr<const MapSnapshot> map = registry_->Get(name);
+  if (map != nullptr && min_version <= map->version) return map;
+  if (min_version != 0 && follower_ != nullptr && follower_->following()) {
+    // Another replica may have written that version: catch up on demand.
+    return follower_->AwaitVersion(field, name, min_version, deadline);
+  }
+  if (map == nullptr) return NotFound(field, name);
+  return absl::FailedPreconditionError(absl::StrCat(
+      "min_version: map \"", map->name, "\" is at version ", map->version, ", older than the ",
+      min_version, " asked for; retry once that version is published (WatchMaps tells when)"));
 }
 
 absl::Status PathfinderService::Authorize(grpc::CallbackServerContext* ctx, Role role) const {
@@ -243,6 +251,9 @@ grpc::ServerUnaryReactor* PathfinderService::PutMap(grpc::CallbackServerContext*
   if (!request->has_map()) {
     return Finish(ctx, "PutMap", absl::InvalidArgumentError("map: is required"));
   }
+  if (absl::Status s = filter_.Check("map.name", request->map().name()); !s.ok()) {
+    return Finish(ctx, "PutMap", s);
+  }
   return Offload(ctx, "PutMap",
                  [this, ctx, request, response, deadline = call->deadline]() -> absl::Status {
                    return StoreMap(request->map(), response, deadline,
@@ -270,6 +281,7 @@ absl::Status PathfinderService::StoreMap(const v1::Map& map, v1::MapInfo* respon
                                          uint64_t expected_version) {
   // The caller's deadline and cancellation stop the build; a build that
   // stopped stores nothing.
+  if (absl::Status s = filter_.Check("map.name", map.name()); !s.ok()) return s;
   const BuildBudget budget(deadline, std::move(cancelled));
   absl::StatusOr<std::unique_ptr<MapSnapshot>> built = BuildMap(
       map, config_.grid_limits, config_.polygon_limits, config_.build_limits, budget);
@@ -315,6 +327,9 @@ grpc::ServerUnaryReactor* PathfinderService::DeleteMap(grpc::CallbackServerConte
   if (absl::Status s = ValidateMapName(request->name(), "name"); !s.ok()) {
     return Finish(ctx, "DeleteMap", s);
   }
+  if (absl::Status s = filter_.Check("name", request->name()); !s.ok()) {
+    return Finish(ctx, "DeleteMap", s);
+  }
   // Off the callback thread: the delete waits for the disk.
   return Offload(ctx, "DeleteMap", [this, request]() -> absl::Status {
     absl::Status status = registry_->Delete(request->name(), request->expected_version());
@@ -328,6 +343,9 @@ grpc::ServerUnaryReactor* PathfinderService::UpdateMap(grpc::CallbackServerConte
                                                        v1::MapInfo* response) {
   if (absl::StatusOr<CallStart> call = Begin(ctx, Role::kAdmin); !call.ok()) {
     return Finish(ctx, "UpdateMap", call.status());
+  }
+  if (absl::Status s = filter_.Check("map", request->map()); !s.ok()) {
+    return Finish(ctx, "UpdateMap", s);
   }
   // Repairs and the disk write: on an edit worker (server/update_map.h),
   // not a search worker, so that an edit neither queues behind searches
@@ -438,8 +456,17 @@ grpc::ServerUnaryReactor* PathfinderService::FindPaths(grpc::CallbackServerConte
       const v1::FindPathRequest& query = request->queries(i);
       v1::FindPathResponse* out = response->add_results();
       absl::Status status = ValidateMapName(query.map(), "map");
-      if (status.ok() && maps[i] == nullptr) status = NotFound("map", query.map());
-      if (status.ok()) status = CheckMinVersion(*maps[i], query.min_version());
+      std::shared_ptr<const MapSnapshot> map = maps[i];
+      if (status.ok() && (map == nullptr || map->version < query.min_version())) {
+        // Absent or older than asked: the rules (and the wait) of FindPath.
+        absl::StatusOr<std::shared_ptr<const MapSnapshot>> resolved =
+            ResolveMap("map", query.map(), query.min_version(), deadline);
+        if (resolved.ok()) {
+          map = *std::move(resolved);
+        } else {
+          status = resolved.status();
+        }
+      }
       if (status.ok() && absl::Now() >= deadline) {
         status = absl::DeadlineExceededError(
             server_bound ? absl::StrCat("the server's bound on a call's duration (",
@@ -448,7 +475,7 @@ grpc::ServerUnaryReactor* PathfinderService::FindPaths(grpc::CallbackServerConte
                          : "the call's deadline passed before this query");
       }
       if (status.ok()) {
-        status = RunFindPath(*maps[i], query, query_limits_, deadline, cancelled, *out);
+        status = RunFindPath(*map, query, query_limits_, deadline, cancelled, *out);
         if (status.ok()) continue;
       }
       // The query's own error, its field path prefixed with its index.

@@ -18,6 +18,8 @@
 #include "server/admission.h"
 #include "server/flow_field_cache.h"
 #include "server/map_registry.h"
+#include "server/replication/follower.h"
+#include "server/replication/map_filter.h"
 #include "server/path_query.h"
 #include "server/update_map.h"
 #include "server/upload_reactor.h"
@@ -45,6 +47,15 @@ class PathfinderService final : public v1::Pathfinder::CallbackService {
  public:
   PathfinderService(MapRegistry* registry, WorkerPool* pool, const ServerConfig& config,
                     const TokenAuth* auth = nullptr);
+
+  // Replication (before the service takes calls): the follower that
+  // catches this replica up for a query's min_version (null: none; then a
+  // version above the local one is FAILED_PRECONDITION at once), and the
+  // names this replica serves (--maps).
+  void SetReplication(Follower* follower, MapFilter filter) {
+    follower_ = follower;
+    filter_ = std::move(filter);
+  }
 
   grpc::ServerUnaryReactor* PutMap(grpc::CallbackServerContext* ctx,
                                    const v1::PutMapRequest* request,
@@ -131,6 +142,17 @@ class PathfinderService final : public v1::Pathfinder::CallbackService {
   grpc::ServerUnaryReactor* FinishSampled(grpc::CallbackServerContext* ctx, const char* method,
                                           const absl::Status& status);
 
+  // The snapshot of `name` (from request field `field`) a query runs on:
+  // NOT_FOUND when this replica does not serve the name (--maps) or has no
+  // such map; with `min_version` above the local version, waits (bounded
+  // by `deadline`) for this replica to catch up (Follower::AwaitVersion),
+  // or FAILED_PRECONDITION naming the current version when nobody has that
+  // version yet. The one place min_version is checked.
+  absl::StatusOr<std::shared_ptr<const MapSnapshot>> ResolveMap(absl::string_view field,
+                                                                absl::string_view name,
+                                                                uint64_t min_version,
+                                                                absl::Time deadline) const;
+
   // Builds `map` and commits it to the registry (PutMap and UploadMap).
   // The build stops, and nothing is stored, when `deadline` passes or
   // `cancelled` says the caller gave up.
@@ -147,6 +169,8 @@ class PathfinderService final : public v1::Pathfinder::CallbackService {
                                     WorkerPool* pool = nullptr);
 
   MapRegistry* const registry_;
+  Follower* follower_ = nullptr;
+  MapFilter filter_;
   WorkerPool* const pool_;
   const TokenAuth* const auth_;
   const ServerConfig config_;

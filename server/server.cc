@@ -12,10 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "server/map_builder.h"
-#include "server/storage/open_map_store.h"
-#include "server/storage/stored_map_edits.h"
-#include "server/update_map.h"
+#include "server/replication/deferred_store.h"
 #include "spdlog/spdlog.h"
 
 namespace wayfinder::server {
@@ -66,6 +63,11 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentialsFor(
 
 absl::StatusOr<std::unique_ptr<WayfinderServer>> WayfinderServer::Start(
     const ServerConfig& config) {
+  return Start(config, nullptr);
+}
+
+absl::StatusOr<std::unique_ptr<WayfinderServer>> WayfinderServer::Start(
+    const ServerConfig& config, std::shared_ptr<MapStore> store) {
   if (config.max_concurrent_streams <= 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "max_concurrent_streams: must be > 0 (was ", config.max_concurrent_streams, ")"));
@@ -75,8 +77,9 @@ absl::StatusOr<std::unique_ptr<WayfinderServer>> WayfinderServer::Start(
   if (s->config_.workers <= 0) {
     s->config_.workers = std::max(1u, std::thread::hardware_concurrency());
   }
-  {
-    absl::StatusOr<std::unique_ptr<MapStore>> store = OpenMapStore(config);
+  s->store_ = std::move(store);
+  if (s->store_ == nullptr) {
+    absl::StatusOr<std::unique_ptr<MapStore>> store = OpenStoreOrDefer(config);
     if (!store.ok()) return store.status();
     s->store_ = *std::move(store);
   }
@@ -92,12 +95,30 @@ absl::StatusOr<std::unique_ptr<WayfinderServer>> WayfinderServer::Start(
   if (!credentials.ok()) return credentials.status();
   s->service_ = std::make_unique<PathfinderService>(s->registry_.get(), s->pool_.get(),
                                                     s->config_, s->auth_.get());
+  const MapFilter filter(config.maps_pattern);
+  if (s->store_ != nullptr) {
+    s->follower_ = std::make_unique<Follower>(
+        *s->store_, *s->registry_, s->config_, filter,
+        Follower::Options{.poll_interval = config.replication_poll,
+                          .max_wait = config.max_min_version_wait});
+    if (s->store_->shared()) {
+      // A write the store refuses because another replica wrote the name
+      // first catches this replica up on it before it is retried.
+      s->registry_->set_catch_up(
+          [follower = s->follower_.get()](absl::string_view name) {
+            return follower->CatchUp(name);
+          });
+    }
+  }
+  s->service_->SetReplication(s->follower_.get(), filter);
   if (!config.metrics_listen.empty()) {
     absl::StatusOr<std::unique_ptr<Metrics>> metrics =
         Metrics::Start(config.metrics_listen, {.registry = s->registry_.get(),
                                                .pool = s->pool_.get(),
                                                .service = s->service_.get(),
                                                .workers = s->config_.workers,
+                                               .store = s->store_.get(),
+                                               .follower = s->follower_.get(),
                                                .map_names = config.metrics_map_names.value_or(
                                                    config.auth_tokens_file.empty())});
     if (!metrics.ok()) return metrics.status();
@@ -136,66 +157,27 @@ absl::StatusOr<std::unique_ptr<WayfinderServer>> WayfinderServer::Start(
                : config.tls_client_ca_file.empty() ? "TLS"
                                                      : "mutual TLS",
                s->auth_ ? absl::StrCat(s->auth_->size(), " bearer tokens") : "no auth");
-  if (absl::Status loaded = s->LoadStoredMaps(); !loaded.ok()) return loaded;
-  health->SetServingStatus(true);
-  return s;
-}
-
-absl::Status WayfinderServer::LoadStoredMaps() {
-  if (store_ == nullptr) {
+  if (s->follower_ == nullptr) {
     spdlog::info("no --data_dir or --postgres_dsn: maps are kept in memory only");
-    return absl::OkStatus();
+    health->SetServingStatus(true);
+    return s;
   }
-  const absl::Time start = absl::Now();
-  absl::StatusOr<MapStore::Contents> loaded_contents = store_->LoadAll();
-  if (!loaded_contents.ok()) {
-    return absl::Status(loaded_contents.status().code(),
-                        absl::StrCat("cannot load the stored maps from ", store_->Describe(),
-                                     ": ", loaded_contents.status().message()));
+  // SERVING once every stored map is loaded: now, or, for a shared store
+  // that cannot be reached yet, when the follower's retries succeed. A
+  // store of this process alone that cannot be read is an error.
+  absl::Status loaded = s->follower_->Start([health] { health->SetServingStatus(true); });
+  if (!loaded.ok() && !s->store_->shared()) {
+    return absl::Status(loaded.code(), absl::StrCat("cannot load the stored maps from ",
+                                                    s->store_->Describe(), ": ",
+                                                    loaded.message()));
   }
-  MapStore::Contents& contents = *loaded_contents;
-  // Tombstones first: they hold versions even when a map fails to build.
-  registry_->RestoreVersionFloor(contents.version_floor);
-  for (const storage::v1::Tombstone& tombstone : contents.tombstones) {
-    registry_->RestoreTombstone(tombstone.name(), tombstone.version(),
-                                tombstone.deleted_unix_ms());
-  }
-  int loaded = 0;
-  for (MapStore::LoadedMap& entry : contents.maps) {
-    storage::v1::StoredMap& stored = entry.stored;
-    const uint64_t version = entry.version();  // before the edits move out
-    UpgradeStoredMap(*stored.mutable_map());
-    absl::StatusOr<std::unique_ptr<MapSnapshot>> built =
-        BuildMap(stored.map(), config_.grid_limits, config_.polygon_limits);
-    // The snapshot's map is built once; its own edits (base raster, live
-    // obstacles) and then the logged batches are applied to it the way
-    // UpdateMap applies a batch, with one repair of each graph.
-    absl::StatusOr<std::vector<v1::MapEdit>> snapshot_edits = SnapshotEdits(stored);
-    if (built.ok() && !snapshot_edits.ok()) built = snapshot_edits.status();
-    if (built.ok()) {
-      LiveMap::Replay replay{.snapshot_edits = *std::move(snapshot_edits),
-                             .snapshot_batches = stored.edit_count(),
-                             .logged = std::move(entry.edits)};
-      built = MakeLive(*std::move(built), stored.map(), config_.build_limits,
-                       config_.polygon_limits, std::move(replay));
-    }
-    if (!built.ok()) {
-      store_->MoveAside(stored.map().name(), built.status().ToString());
-      continue;
-    }
-    registry_->Restore(*std::move(built), version, stored.created_unix_ms());
-    ++loaded;
-  }
-  spdlog::info("loaded {} stored maps and {} deleted names (version floor {}) from {} in "
-               "{:.1f} ms",
-               loaded, contents.tombstones.size(), contents.version_floor, store_->Describe(),
-               absl::ToDoubleMilliseconds(absl::Now() - start));
-  return absl::OkStatus();
+  return s;
 }
 
 void WayfinderServer::Shutdown(absl::Duration grace) {
   if (shut_down_ || server_ == nullptr) return;  // server_ null: Start failed early
   shut_down_ = true;
+  if (follower_ != nullptr) follower_->Stop();  // before: it may report SERVING
   server_->GetHealthCheckService()->SetServingStatus(false);
   service_->StopWatches();  // they never end by themselves: Shutdown would wait out its grace
   server_->Shutdown(absl::ToChronoTime(absl::Now() + grace));

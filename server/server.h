@@ -13,6 +13,7 @@
 #include "server/storage/map_store.h"
 #include "server/metrics.h"
 #include "server/pathfinder_service.h"
+#include "server/replication/follower.h"
 #include "server/worker_pool.h"
 
 namespace wayfinder::server {
@@ -21,7 +22,8 @@ namespace wayfinder::server {
 // and server reflection on one port, a worker pool, the map registry and its
 // storage. main() runs one; service tests run one in-process on port 0.
 //
-// Health reports NOT_SERVING until the stored maps are loaded, SERVING after,
+// Health reports NOT_SERVING until the stored maps are loaded (retried in
+// the background while the store cannot be reached), SERVING after,
 // and NOT_SERVING again once shutdown begins.
 //
 // Thread-safe.
@@ -31,6 +33,10 @@ class WayfinderServer {
   // SERVING. Errors: the listen address cannot be bound, the data directory
   // is unusable, the token or certificate files cannot be read.
   static absl::StatusOr<std::unique_ptr<WayfinderServer>> Start(const ServerConfig& config);
+  // The same on `store` (shared, e.g. by replicas in one test process)
+  // instead of the one config names; null: as Start(config).
+  static absl::StatusOr<std::unique_ptr<WayfinderServer>> Start(const ServerConfig& config,
+                                                               std::shared_ptr<MapStore> store);
 
   ~WayfinderServer();
 
@@ -39,6 +45,9 @@ class WayfinderServer {
   // The /metrics HTTP port actually bound; 0 without config.metrics_listen.
   int metrics_port() const { return metrics_ != nullptr ? metrics_->port() : 0; }
   const MapRegistry& registry() const { return *registry_; }
+  // Whether the stored maps are loaded (health is SERVING from then on,
+  // until shutdown); true without a store.
+  bool maps_loaded() const { return follower_ == nullptr || follower_->loaded(); }
   // For tests that need to occupy the workers deterministically.
   WorkerPool& worker_pool_for_testing() { return *pool_; }
   // Bytes held by the UploadMap streams in flight (0 when none is open).
@@ -52,11 +61,12 @@ class WayfinderServer {
 
  private:
   WayfinderServer() = default;
-  absl::Status LoadStoredMaps();
 
   ServerConfig config_;
-  std::unique_ptr<MapStore> store_;
+  std::shared_ptr<MapStore> store_;
   std::unique_ptr<MapRegistry> registry_;
+  // Loads the stored maps and follows the other replicas' writes.
+  std::unique_ptr<Follower> follower_;
   std::unique_ptr<TokenAuth> auth_;
   std::unique_ptr<WorkerPool> pool_;
   std::unique_ptr<PathfinderService> service_;

@@ -97,7 +97,9 @@ inline bool HoldWorker(server::WorkerPool& pool, absl::Notification& release) {
 // overridden) and connects a stub to it.
 class ServerHarness {
  public:
-  explicit ServerHarness(server::ServerConfig config = {}) : config_(std::move(config)) {
+  explicit ServerHarness(server::ServerConfig config = {},
+                         std::shared_ptr<server::MapStore> store = nullptr)
+      : config_(std::move(config)), store_(std::move(store)) {
     config_.listen = "127.0.0.1:0";
     if (config_.workers == 0) config_.workers = 2;
     // Shedding by queue wait (--max_queue_wait, 100 ms by default) is the
@@ -117,7 +119,7 @@ class ServerHarness {
     stub_.reset();
     channel_.reset();
     server_.reset();
-    auto started = server::WayfinderServer::Start(config_);
+    auto started = server::WayfinderServer::Start(config_, store_);
     ASSERT_TRUE(started.ok()) << started.status();
     server_ = *std::move(started);
     grpc::ChannelArguments args;
@@ -139,6 +141,7 @@ class ServerHarness {
 
  private:
   server::ServerConfig config_;
+  std::shared_ptr<server::MapStore> store_;  // null: the one config_ names
   std::unique_ptr<server::WayfinderServer> server_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Pathfinder::Stub> stub_;

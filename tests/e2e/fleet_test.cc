@@ -12,7 +12,9 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -94,15 +96,23 @@ class Replica {
     const std::string listen = absl::StrCat("--listen=127.0.0.1:", port_);
     const std::string dsn = absl::StrCat("--postgres_dsn=", dsn_);
     const std::string& log = log_;
-    pid_ = fork();
-    if (pid_ == 0) {
-      freopen(log.c_str(), "a", stderr);
-      freopen(log.c_str(), "a", stdout);
-      execl(WAYFINDER_SERVER_BIN, WAYFINDER_SERVER_BIN, listen.c_str(), dsn.c_str(),
-            "--workers=1", "--edit_workers=1", "--replication_poll=250ms",
-            "--max_min_version_wait=2s", "--max_queue_wait=0", static_cast<char*>(nullptr));
-      _exit(127);
+    // posix_spawn, not fork: a fork runs gRPC's fork handlers in this
+    // (multi-threaded, gRPC-using) process, which can wedge its channels.
+    posix_spawn_file_actions_t files;
+    posix_spawn_file_actions_init(&files);
+    posix_spawn_file_actions_addopen(&files, STDOUT_FILENO, log.c_str(),
+                                     O_WRONLY | O_CREAT | O_APPEND, 0644);
+    posix_spawn_file_actions_adddup2(&files, STDOUT_FILENO, STDERR_FILENO);
+    std::vector<std::string> args = {WAYFINDER_SERVER_BIN, listen, dsn, "--workers=1",
+                                     "--edit_workers=1", "--replication_poll=250ms",
+                                     "--max_min_version_wait=2s", "--max_queue_wait=0"};
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    if (posix_spawn(&pid_, WAYFINDER_SERVER_BIN, &files, nullptr, argv.data(), environ) != 0) {
+      pid_ = -1;
     }
+    posix_spawn_file_actions_destroy(&files);
   }
   void Kill() {
     if (pid_ <= 0) return;

@@ -164,6 +164,7 @@ absl::Status PostgresStore::Transaction(const std::function<absl::Status(Connect
       if (lease->ok()) (void)lease->ExecScript("ROLLBACK");
       return status;
     }
+    if (options_.before_commit) options_.before_commit(PQbackendPID(lease->raw()));
     status = lease->ExecScript("COMMIT");
     if (!status.ok() && !lease->ok()) {
       return absl::UnavailableError(absl::StrCat(

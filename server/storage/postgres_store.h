@@ -63,6 +63,9 @@ class PostgresStore : public MapStore {
     // Compact on the store's own thread; false: only when Compact is
     // called (tests).
     bool background_compaction = true;
+    // Tests: called with the server process id of a write's connection
+    // just before its COMMIT is sent (to break the connection there).
+    std::function<void(int backend_pid)> before_commit;
   };
 
   // Connects, creates or migrates the schema. UNAVAILABLE if the database

@@ -283,6 +283,37 @@ TEST_F(PostgresStoreTest, ARestartBetweenCallsCostsNoFailedCall) {
   EXPECT_TRUE(changes.ok()) << changes.status();
 }
 
+// The connection breaks as COMMIT is sent: the store cannot know whether
+// the write committed, and says so (UNAVAILABLE, "may or may not"). Here
+// the server process died before the COMMIT reached it, so nothing is
+// stored; the caller finds that out by reading.
+TEST_F(PostgresStoreTest, AConnectionLostAtCommitIsReportedAsAnUnknownOutcome) {
+  auto killer = Connect();
+  ASSERT_NE(killer, nullptr);
+  PostgresStore::Options options = FastRetry();
+  std::atomic<bool> armed{false};
+  options.before_commit = [&](int pid) {
+    if (!armed.exchange(false)) return;
+    auto killed = killer->Exec("SELECT pg_terminate_backend($1::bigint::integer)",
+                               server::pg::Params().Int(pid));
+    EXPECT_TRUE(killed.ok()) << killed.status();
+    absl::SleepFor(absl::Milliseconds(100));  // the backend is gone before COMMIT
+  };
+  auto opened = PostgresStore::Open(dsn_, options);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  PostgresStore& store = **opened;
+  ASSERT_TRUE(store.Save(Uploaded("m", 1), 0, false).ok());
+  armed = true;
+  const absl::Status s = store.AppendEdit("m", EditOf(2));
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
+  EXPECT_TRUE(absl::StrContains(s.message(), "may or may not")) << s;
+  auto map = store.LoadMap("m");
+  ASSERT_TRUE(map.ok()) << map.status();
+  ASSERT_TRUE(map->has_value());
+  EXPECT_EQ((*map)->version(), 1u);
+  EXPECT_TRUE(store.AppendEdit("m", EditOf(2)).ok());  // the retry
+}
+
 // A replica started before its database waits for it.
 TEST_F(PostgresStoreTest, AServerWaitsForItsDatabaseAtStart) {
   ASSERT_TRUE(cluster_->Stop().ok());

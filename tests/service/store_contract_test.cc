@@ -3,7 +3,9 @@
 // fresh schema of the binary's throwaway PostgreSQL cluster. Two
 // PostgresStore instances on one database stand for two replicas.
 
+#include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -482,6 +484,35 @@ TEST_P(StoreContractTest, TheChangeFeedShowsAnotherWritersChanges) {
   auto edits = reader->EditsAfter("a", 1);
   ASSERT_TRUE(edits.ok());
   EXPECT_EQ(edits->size(), 2u);
+}
+
+// Not a test: the latency of one acknowledged write (an UpdateMap batch's
+// AppendEdit, a small PutMap's Save) on each store, one writer. Run with
+// --gtest_also_run_disabled_tests --gtest_filter='*WriteLatency*'.
+TEST_P(StoreContractTest, DISABLED_WriteLatency) {
+  auto store = env_->Open();
+  ASSERT_TRUE(store->Save(Uploaded("m", 1), 0, false).ok());
+  constexpr int kWrites = 2000;
+  std::vector<double> append_us, save_us;
+  for (int i = 0; i < kWrites; ++i) {
+    const absl::Time start = absl::Now();
+    ASSERT_TRUE(store->AppendEdit("m", EditOf(2 + i, i % 24, i % 2)).ok());
+    append_us.push_back(absl::ToDoubleMicroseconds(absl::Now() - start));
+  }
+  for (int i = 0; i < kWrites / 10; ++i) {
+    const absl::Time start = absl::Now();
+    ASSERT_TRUE(store->Save(Uploaded(absl::StrCat("s", i), 1), 0, false).ok());
+    save_us.push_back(absl::ToDoubleMicroseconds(absl::Now() - start));
+  }
+  for (auto* v : {&append_us, &save_us}) std::sort(v->begin(), v->end());
+  auto at = [](const std::vector<double>& v, double q) {
+    return v[static_cast<size_t>(q * static_cast<double>(v.size() - 1))];
+  };
+  std::printf("%s: AppendEdit p50 %.0f us p99 %.0f us (%zu); Save p50 %.0f us p99 %.0f us "
+              "(%zu)\n",
+              GetParam() == Kind::kDirectory ? "DirectoryStore" : "PostgresStore",
+              at(append_us, 0.5), at(append_us, 0.99), append_us.size(), at(save_us, 0.5),
+              at(save_us, 0.99), save_us.size());
 }
 
 INSTANTIATE_TEST_SUITE_P(Stores, StoreContractTest,

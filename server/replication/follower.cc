@@ -325,6 +325,9 @@ absl::StatusOr<std::shared_ptr<const MapSnapshot>> Follower::AwaitVersion(
     urgent_.push_back(std::string(name));
   }
   cv_.SignalAll();
+  // The wait holds a gRPC callback thread (there are few): not while the
+  // store is known to be unreachable, when it could only time out.
+  const bool wait = store_.reachable();
   for (;;) {
     map = registry_.Get(name);
     if (map != nullptr && map->version >= min_version) return map;
@@ -340,7 +343,7 @@ absl::StatusOr<std::shared_ptr<const MapSnapshot>> Follower::AwaitVersion(
           min_version,
           " asked for; retry once that version is published (WatchMaps tells when)"));
     }
-    if (stopping_ || cv_.WaitWithDeadline(&mu_, limit)) break;
+    if (!wait || stopping_ || cv_.WaitWithDeadline(&mu_, limit)) break;
   }
   map = registry_.Get(name);
   return absl::UnavailableError(absl::StrCat(
@@ -348,7 +351,7 @@ absl::StatusOr<std::shared_ptr<const MapSnapshot>> Follower::AwaitVersion(
       map != nullptr ? absl::StrCat(map->version) : std::string("(none)"),
       " on this replica, which has not caught up to version ", min_version, " within ",
       absl::FormatDuration(absl::Trunc(absl::Now() - start, absl::Milliseconds(1))),
-      stopping_ ? " (shutting down)" : "",
+      stopping_ ? " (shutting down)" : wait ? "" : " (the map store cannot be reached)",
       "; retry (the map store may be unreachable, or the replica slow)"));
 }
 

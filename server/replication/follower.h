@@ -93,7 +93,8 @@ class Follower {
   // The snapshot of `name` at `min_version` or newer: at once if the
   // registry has it, else once the sync thread has fetched the name (asked
   // for now, ahead of the feed). UNAVAILABLE if it has not arrived by
-  // `deadline` or max_wait; FAILED_PRECONDITION naming the current version
+  // `deadline` or max_wait, or at once while the store is unreachable (the
+  // wait holds the caller's thread, a gRPC callback thread); FAILED_PRECONDITION naming the current version
   // when the store itself does not have that version yet; NOT_FOUND (for
   // request field `field`) when neither has the map.
   absl::StatusOr<std::shared_ptr<const MapSnapshot>> AwaitVersion(absl::string_view field,

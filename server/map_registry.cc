@@ -317,7 +317,14 @@ absl::StatusOr<std::shared_ptr<const MapSnapshot>> MapRegistry::UpdateOnce(
   const uint64_t version = last + 1;
   const int64_t now_ms = absl::ToUnixMillis(absl::Now());
   absl::StatusOr<PendingUpdate> pending = prepare(current, version, now_ms);
-  if (!pending.ok()) return pending.status();
+  if (!pending.ok()) {
+    // An edit can be invalid only against this replica's copy: an obstacle
+    // another replica added or removed since (a shared store). Judge it
+    // again once caught up; a catch-up that finds nothing new costs one
+    // read of the store, and only on this error path.
+    behind = absl::IsInvalidArgument(pending.status());
+    return pending.status();
+  }
   auto fail = [&](absl::Status s) {
     pending->snapshot.reset();  // unpins its body before settle discards it
     if (pending->settle) pending->settle(false);

@@ -194,6 +194,46 @@ TEST_F(Replicas, WritesThroughAReplicaThatIsBehind) {
   EXPECT_EQ(info.version(), 2u);
 }
 
+// An edit that is invalid only against a stale copy (an obstacle another
+// replica added or removed since) is judged again after a catch-up; one
+// that is invalid against the stored map still is.
+TEST_F(Replicas, ObstacleEditsThroughAReplicaThatIsBehind) {
+  store_->set_notify(false);
+  auto a = Replica();
+  auto b = Replica(ReplicaConfig(absl::Hours(1)));  // never polls in this test
+  auto crate = [](bool add) {
+    v1::UpdateMapRequest r;
+    r.set_map("m");
+    if (add) {
+      v1::Obstacle* o = r.add_edits()->mutable_add_obstacle();
+      o->set_id("crate");
+      o->mutable_rect()->set_x(4);
+      o->mutable_rect()->set_y(1);
+      o->mutable_rect()->set_width(1);
+      o->mutable_rect()->set_height(1);
+    } else {
+      r.add_edits()->set_remove_obstacle("crate");
+    }
+    return r;
+  };
+  ASSERT_TRUE(Put(*a, "m").ok());
+  ASSERT_TRUE(Update(*b, crate(true)).ok());   // 2 through B
+  ASSERT_TRUE(Update(*a, crate(false)).ok());  // 3 through A, which B has not seen
+  v1::MapInfo info;
+  // B's copy still has the crate: without the catch-up this was
+  // INVALID_ARGUMENT "exists already".
+  ASSERT_TRUE(Update(*b, crate(true), &info).ok());
+  EXPECT_EQ(info.version(), 4u);
+  ASSERT_TRUE(Update(*a, crate(false)).ok());  // 5
+  ASSERT_TRUE(Update(*b, crate(true), &info).ok());
+  EXPECT_EQ(info.version(), 6u);
+  // Invalid against the stored map too: still refused, naming the edit.
+  const grpc::Status twice = Update(*b, crate(true));
+  EXPECT_EQ(twice.error_code(), StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(twice.error_message().find("edits[0]"), std::string::npos) << twice.error_message();
+  EXPECT_EQ(store_->version_of("m"), 6u);
+}
+
 TEST_F(Replicas, RacingWritesOnTwoReplicasExactlyOneWins) {
   auto a = Replica();
   auto b = Replica();

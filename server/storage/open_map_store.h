@@ -12,8 +12,9 @@ namespace wayfinder::server {
 // The store the configuration chooses: PostgresStore on
 // config.postgres_dsn if set (config.data_dir is then not used, and a line
 // says so), else DirectoryStore on config.data_dir if set, else none (null:
-// maps in memory only). A database that cannot be reached is retried for
-// up to 30 s (replicas often start with it). Errors: the directory is
+// maps in memory only). One attempt: a database that cannot be reached is
+// UNAVAILABLE (the server then starts NOT_SERVING and retries with
+// backoff, see replication/deferred_store.h). Errors: the directory is
 // unusable, the DSN is malformed, the database cannot be reached or
 // migrated.
 absl::StatusOr<std::unique_ptr<MapStore>> OpenMapStore(const ServerConfig& config);

@@ -314,17 +314,17 @@ TEST_F(PostgresStoreTest, AConnectionLostAtCommitIsReportedAsAnUnknownOutcome) {
   EXPECT_TRUE(store.AppendEdit("m", EditOf(2)).ok());  // the retry
 }
 
-// A replica started before its database waits for it.
-TEST_F(PostgresStoreTest, AServerWaitsForItsDatabaseAtStart) {
-  ASSERT_TRUE(cluster_->Stop().ok());
-  std::thread restart([this] {
-    absl::SleepFor(absl::Seconds(1));
-    EXPECT_TRUE(cluster_->Restart().ok());
-  });
+// The store a server opens: UNAVAILABLE naming the store while the
+// database is down (the server then starts NOT_SERVING and retries, see
+// the fleet test), a shared store once it is up.
+TEST_F(PostgresStoreTest, OpenMapStoreOpensTheDatabaseOrSaysItIsUnreachable) {
   server::ServerConfig config;
   config.postgres_dsn = dsn_;
+  ASSERT_TRUE(cluster_->Stop().ok());
+  auto down = server::OpenMapStore(config);
+  EXPECT_EQ(down.status().code(), absl::StatusCode::kUnavailable) << down.status();
+  ASSERT_TRUE(cluster_->Restart().ok());
   auto store = server::OpenMapStore(config);
-  restart.join();
   ASSERT_TRUE(store.ok()) << store.status();
   ASSERT_NE(*store, nullptr);
   EXPECT_TRUE((*store)->shared());

@@ -72,7 +72,7 @@ fleet: build
 # scenarios through GRID and QUADTREE, NAVMESH beside Recast/Detour, flow
 # fields, google-benchmark micro-benchmarks, and QPS / latency over gRPC on
 # loopback beside the trivial-RPC ceiling. Tables go to the terminal and to
-# $(BUILD_DIR)/bench.md. bench-quick is the same in under a minute (CI).
+# $(BUILD_DIR)/bench.md. bench-quick is the same in about a minute (CI).
 bench: build
 	./scripts/bench.sh $(BUILD_DIR) $(DATA) full
 

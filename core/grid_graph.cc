@@ -211,6 +211,22 @@ void GridGraph::Update(const CellRect& changed) {
       [&](uint32_t i, auto&& visit) { ForEachComponentNeighbour(i, visit); });
 }
 
+std::shared_ptr<ComponentLabels> GridGraph::ComputeComponents(
+    const std::function<bool()>& keep_going) const {
+  const GridMap& m = *map_;
+  return components_.ComputeLabels([&](uint32_t i) { return m.IsFree(i); },
+                                   [&](uint32_t i, auto&& visit) {
+                                     ForEachComponentNeighbour(i, visit);
+                                   },
+                                   keep_going);
+}
+
+void GridGraph::RefineComponents() {
+  const GridMap& m = *map_;
+  components_.Refine([&](uint32_t i) { return m.IsFree(i); },
+                     [&](uint32_t i, auto&& visit) { ForEachComponentNeighbour(i, visit); });
+}
+
 size_t GridGraph::MemoryBytes() const {
   return sizeof(*this) + components_.MemoryBytes() + moves_.capacity() +
          runs_.capacity() * sizeof(int16_t) + ends_.capacity() * sizeof(uint64_t);

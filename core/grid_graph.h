@@ -3,7 +3,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "core/cell_rect.h"
@@ -42,6 +44,23 @@ class GridGraph {
   uint32_t component(uint32_t index) const { return components_[index]; }
   uint64_t component_id_bound() const { return components_.id_bound(); }
   uint64_t num_components() const { return components_.count(); }
+  // Deferred splits (LiveComponents): an edit may leave a component stale
+  // (maybe several components under one id, or none; num_components() is
+  // then inexact). Different ids always mean disconnected; MaybeConnected is false
+  // only when two free cells are certainly not connected. ComputeComponents
+  // labels afresh off the edit path (const, cancellable; null when
+  // keep_going says stop), AttachComponents hands the labels to queries and
+  // to the next Update; RefineComponents does both at once (not
+  // thread-safe).
+  bool components_stale() const { return components_.stale(); }
+  bool component_stale(uint32_t id) const { return components_.stale(id); }
+  bool MaybeConnected(uint32_t a, uint32_t b) const { return components_.MaybeConnected(a, b); }
+  std::shared_ptr<ComponentLabels> ComputeComponents(
+      const std::function<bool()>& keep_going = nullptr) const;
+  bool AttachComponents(std::shared_ptr<ComponentLabels> labels) const {
+    return components_.Attach(std::move(labels));
+  }
+  void RefineComponents();
   // Directed edges (allowed single steps) between free cells.
   uint64_t num_edges() const { return num_edges_; }
   // The steps allowed out of a free cell: bit d set when step d of

@@ -501,7 +501,9 @@ absl::StatusOr<PathResult> FindGridPath(const GridGraph& graph, const PathReques
   WF_ASSIGN_OR_RETURN(const uint32_t start, LocateFreeCell(map, request.start, "start"));
   WF_ASSIGN_OR_RETURN(const uint32_t goal, LocateFreeCell(map, request.goal, "goal"));
 
-  if (graph.component(start) != graph.component(goal)) {
+  // A stale component (a split deferred by an edit) may hold both ends
+  // unconnected: the search decides then.
+  if (!graph.MaybeConnected(start, goal)) {
     PathResult r;
     r.status = PathStatus::kUnreachable;
     return r;

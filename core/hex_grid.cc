@@ -99,6 +99,25 @@ bool HexGraph::CellAt(const Point& p, uint32_t* col, uint32_t* row) const {
   return true;
 }
 
+std::shared_ptr<ComponentLabels> HexGraph::ComputeComponents(
+    const std::function<bool()>& keep_going) const {
+  const uint32_t w = width();
+  return components_.ComputeLabels(
+      [&](uint32_t i) { return map_->IsFree(i); },
+      [&](uint32_t i, auto&& visit) {
+        ForEachNeighbour(i % w, i / w, [&](int, uint32_t j) { visit(j); });
+      },
+      keep_going);
+}
+
+void HexGraph::RefineComponents() {
+  const uint32_t w = width();
+  components_.Refine([&](uint32_t i) { return map_->IsFree(i); },
+                     [&](uint32_t i, auto&& visit) {
+                       ForEachNeighbour(i % w, i / w, [&](int, uint32_t j) { visit(j); });
+                     });
+}
+
 size_t HexGraph::MemoryBytes() const {
   return sizeof(*this) + components_.MemoryBytes() + moves_.capacity();
 }
@@ -139,7 +158,9 @@ absl::StatusOr<PathResult> FindHexPath(const HexGraph& graph, const PathRequest&
   WF_ASSIGN_OR_RETURN(const uint32_t start, LocateOpenHex(graph, request.start, "start"));
   WF_ASSIGN_OR_RETURN(const uint32_t goal, LocateOpenHex(graph, request.goal, "goal"));
   PathResult result;
-  if (graph.component(start) != graph.component(goal)) {
+  // A stale component (a split deferred by an edit) may hold both ends
+  // unconnected: the search decides then.
+  if (!graph.MaybeConnected(start, goal)) {
     result.status = PathStatus::kUnreachable;
     return result;
   }

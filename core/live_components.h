@@ -14,6 +14,18 @@
 // components, relabelled; the big side keeps its label). Work follows the
 // size of the edit and of the smaller sides, not the map.
 //
+// The searches of one repair stop after a budget that follows the change
+// (split_search_base() + split_search_per_cell() x the cells in the box
+// around it). A component whose sides have not settled by then, or that
+// was stale already, is kept whole (joined to every group it touches) and
+// marked stale: its id may now cover several components. Ids stay unions
+// of true components (a new path between old cells of two ids runs through
+// changed cells, which join them), so different ids still mean
+// disconnected; only the early "unreachable" inside a stale id is lost
+// (MaybeConnected). ComputeLabels labels the graph afresh off the edit path
+// (const, cancellable), Attach hands the labels to queries, and the next
+// repair adopts them before it changes anything.
+//
 // Ids are not dense after a repair (they are below id_bound(), not below
 // count()); the partition into components always equals a fresh labelling.
 // Now and then (when unused raw ids outnumber the components and a 16th of
@@ -23,12 +35,18 @@
 // Not thread-safe to repair; const reads are safe together.
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <functional>
+#include <limits>
+#include <memory>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
 #include "core/cell_rect.h"
+#include "core/component_labels.h"
 #include "core/components.h"
 
 namespace wayfinder {
@@ -42,6 +60,9 @@ class LiveComponents {
     alias_.resize(count_);
     for (uint32_t i = 0; i < count_; ++i) alias_[i] = i;
     members_.clear();
+    stale_.clear();
+    attached_.Set(nullptr);
+    ++repairs_;
   }
 
   // Component id of a cell; kNoComponentLabel for cells that are not nodes.
@@ -52,6 +73,61 @@ class LiveComponents {
   uint64_t count() const { return count_; }
   // Every id is below this.
   uint64_t id_bound() const { return alias_.size(); }
+
+  // Deferred splits (see the top of the file). count() is inexact while
+  // stale(): a stale id may cover several components, or none once an
+  // edit blocked every cell of it the edit could see (its other cells, if
+  // any, are out of the edit's reach).
+  bool stale() const { return !stale_.empty(); }
+  bool stale(uint32_t id) const { return stale_.count(id) != 0; }
+  // False only when cells a and b (nodes) are certainly not connected:
+  // other ids, or a stale id that attached labels tell apart.
+  bool MaybeConnected(uint32_t a, uint32_t b) const {
+    const uint32_t id = (*this)[a];
+    if (id != (*this)[b]) return false;
+    if (stale_.empty() || stale_.count(id) == 0) return true;
+    const std::shared_ptr<const ComponentLabels> labels = attached_.Get();
+    if (labels == nullptr || labels->stamp != repairs_) return true;
+    return labels->ids[a] == labels->ids[b];
+  }
+  // Labels the graph as it is now from scratch, O(cells); reads nothing of
+  // this object but the stamp, so it may run on any thread beside queries
+  // (not beside a repair). Null once keep_going says false.
+  template <typename IsNode, typename ForEachNeighbour>
+  std::shared_ptr<ComponentLabels> ComputeLabels(
+      const IsNode& is_node, const ForEachNeighbour& for_each_neighbour,
+      const std::function<bool()>& keep_going = nullptr) const {
+    return LabelComponentsCancellable(static_cast<uint32_t>(raw_.size()), is_node,
+                                      for_each_neighbour, repairs_, keep_going);
+  }
+  // Hands labels that ComputeLabels made for this state to the queries and
+  // to the next repair. Safe beside queries; labels for another state are
+  // ignored (false).
+  bool Attach(std::shared_ptr<ComponentLabels> labels) const {
+    if (labels == nullptr || labels->stamp != repairs_ || labels->ids.size() != raw_.size()) {
+      return false;
+    }
+    attached_.Set(std::move(labels));
+    return true;
+  }
+  // ComputeLabels and adopts them: afterwards the components equal a fresh
+  // labelling and none is stale. Not thread-safe.
+  template <typename IsNode, typename ForEachNeighbour>
+  void Refine(const IsNode& is_node, const ForEachNeighbour& for_each_neighbour) {
+    if (stale_.empty()) return;
+    Attach(ComputeLabels(is_node, for_each_neighbour));
+    Adopt();
+  }
+  // The split search budget of every repair (see the top of the file):
+  // 4096 + 16 per cell by default. Tests set it lower (0: every split that
+  // needs a search is deferred) or to kUnboundedSplitSearch.
+  static constexpr uint64_t kUnboundedSplitSearch = std::numeric_limits<uint64_t>::max();
+  static constexpr uint64_t kDefaultSplitSearchBase = 4096;
+  static constexpr uint64_t kDefaultSplitSearchPerCell = 16;
+  static void set_split_search_budget_for_testing(uint64_t base, uint64_t per_cell) {
+    split_base_.store(base, std::memory_order_relaxed);
+    split_per_cell_.store(per_cell, std::memory_order_relaxed);
+  }
 
   size_t MemoryBytes() const {
     size_t bytes = raw_.capacity() * sizeof(uint32_t) + alias_.capacity() * sizeof(uint32_t);
@@ -93,6 +169,25 @@ class LiveComponents {
     }
   }
 
+  // Takes over attached labels made for this state: the components are
+  // then exact and none is stale.
+  void Adopt() {
+    std::shared_ptr<ComponentLabels> labels = attached_.Get();
+    if (labels == nullptr) return;
+    attached_.Set(nullptr);
+    if (labels->stamp != repairs_ || labels->ids.size() != raw_.size()) return;
+    if (labels.use_count() == 1) {
+      raw_ = std::move(labels->ids);
+    } else {
+      raw_ = labels->ids;  // a copy of the graph shares them
+    }
+    count_ = labels->count;
+    alias_.resize(count_);
+    for (uint32_t i = 0; i < count_; ++i) alias_[i] = i;
+    members_.clear();
+    stale_.clear();
+  }
+
   // Renumbers the components 0, 1, ... (by first cell) with one raw id each.
   void Compact() {
     std::vector<uint32_t> dense(alias_.size(), kNoComponentLabel);
@@ -107,6 +202,11 @@ class LiveComponents {
     for (uint32_t i = 0; i < next; ++i) alias_[i] = i;
     alias_.shrink_to_fit();
     members_.clear();
+    std::unordered_set<uint32_t> stale;
+    for (uint32_t id : stale_) {
+      if (dense[id] != kNoComponentLabel) stale.insert(dense[id]);
+    }
+    stale_.swap(stale);
   }
 
   std::vector<uint32_t> raw_;    // per cell
@@ -114,6 +214,13 @@ class LiveComponents {
   // root -> the other raw ids aliased to it (absent: none).
   std::unordered_map<uint32_t, std::vector<uint32_t>> members_;
   uint64_t count_ = 0;
+  // Component ids that may have split (see the top of the file).
+  std::unordered_set<uint32_t> stale_;
+  // Repairs so far (and builds): the state labels were computed for.
+  uint64_t repairs_ = 0;
+  AttachedComponentLabels attached_;
+  static inline std::atomic<uint64_t> split_base_{kDefaultSplitSearchBase};
+  static inline std::atomic<uint64_t> split_per_cell_{kDefaultSplitSearchPerCell};
 };
 
 namespace live_components_internal {
@@ -146,8 +253,19 @@ void LiveComponents::Repair(uint32_t width, uint32_t height, const CellRect& cha
   using live_components_internal::UnionFind;
   const CellRect c = CellRect::Intersect(changed_in, CellRect{0, 0, width, height});
   if (c.empty()) return;
+  Adopt();
+  ++repairs_;
   const CellRect e = c.Expand(1, width, height);
   const uint32_t ew = e.width();
+  uint64_t budget = kUnboundedSplitSearch;
+  {
+    const uint64_t base = split_base_.load(std::memory_order_relaxed);
+    const uint64_t per_cell = split_per_cell_.load(std::memory_order_relaxed);
+    if (base != kUnboundedSplitSearch && per_cell <= (kUnboundedSplitSearch - base) / e.area()) {
+      budget = base + per_cell * e.area();
+    }
+  }
+  std::vector<uint32_t> stale_nodes;  // union-find nodes of components kept stale
   auto in_c = [&](uint32_t i) { return c.Contains(i % width, i / width); };
   auto in_e = [&](uint32_t i) { return e.Contains(i % width, i / width); };
 
@@ -241,6 +359,11 @@ void LiveComponents::Repair(uint32_t width, uint32_t height, const CellRect& cha
     std::sort(gs.begin(), gs.end());
     gs.erase(std::unique(gs.begin(), gs.end()), gs.end());
     const uint32_t old = node_of_old(root);
+    if (stale_.count(root) != 0) {  // several components maybe: no search can tell
+      stale_nodes.push_back(old);
+      for (uint32_t g : gs) uf.Union(old, group_node[g]);
+      continue;
+    }
     if (gs.size() < 2 || !std::binary_search(may_split.begin(), may_split.end(), root)) {
       for (uint32_t g : gs) uf.Union(old, group_node[g]);
       continue;
@@ -271,9 +394,15 @@ void LiveComponents::Repair(uint32_t width, uint32_t height, const CellRect& cha
       }
       return true;
     };
-    while (classes - exhausted > 1) {
+    bool deferred = false;
+    while (classes - exhausted > 1 && !deferred) {
       for (uint32_t s = 0; s < k && classes - exhausted > 1; ++s) {
         if (dry[s]) continue;
+        if (budget == 0) {
+          deferred = true;
+          break;
+        }
+        --budget;
         if (head[s] == queue[s].size()) {
           dry[s] = true;
           if (class_dry(s)) ++exhausted;
@@ -296,6 +425,16 @@ void LiveComponents::Repair(uint32_t width, uint32_t height, const CellRect& cha
           }
         });
       }
+    }
+    if (deferred) {
+      // Unsettled: the component stays whole, every cell its searches
+      // marked points back to it, and it is stale.
+      stale_nodes.push_back(old);
+      for (uint32_t s = 0; s < k; ++s) {
+        kept_temp.push_back({first_temp + s, root});
+        uf.Union(old, group_node[gs[s]]);
+      }
+      continue;
     }
     // Dry classes are whole new components; the one left (if any) is the
     // rest of the old component and keeps its node.
@@ -331,6 +470,14 @@ void LiveComponents::Repair(uint32_t width, uint32_t height, const CellRect& cha
   // An old component is part of a class only if a group joined it (the
   // others vanished: all their cells were in the change, or went to pieces).
   for (uint32_t g = 0; g < group_node.size(); ++g) index_of_class(uf.Find(group_node[g]));
+  // A stale component none of whose cells is on the ring may still have
+  // cells elsewhere (it need not be connected): it stays.
+  for (const auto& [root, node] : olds) {
+    if (stale_.count(root) != 0) {
+      stale_nodes.push_back(node);
+      index_of_class(uf.Find(node));
+    }
+  }
   for (const auto& [root, node] : olds) {
     const uint32_t r = uf.Find(node);
     if (class_index.find(r) == class_index.end()) {  // alone: vanished
@@ -354,6 +501,8 @@ void LiveComponents::Repair(uint32_t width, uint32_t height, const CellRect& cha
     id_of_class[k] = best;
   }
   const uint64_t classes = olds_of_class.size();
+  for (const auto& [root, node] : olds) stale_.erase(root);
+  for (uint32_t node : stale_nodes) stale_.insert(id_of_class[class_index.at(uf.Find(node))]);
   for (const Piece& p : pieces) {
     const uint32_t id = id_of_class[class_index.at(uf.Find(p.node))];
     for (uint32_t t : p.temp_ids) {

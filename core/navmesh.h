@@ -21,6 +21,7 @@
 #include "core/any_angle.h"
 #include "core/build_budget.h"
 #include "core/cell_rect.h"
+#include "core/component_labels.h"
 #include "core/corridor_search.h"
 #include "core/geometry.h"
 #include "core/grid_map.h"
@@ -273,13 +274,8 @@ struct NavmeshBuildStats {
 // the map's cells plus the flips.
 //
 // The connected components of a mesh labelled afresh (Navmesh::
-// ComputeComponents): a dense id per polygon, for the mesh as it was at
-// `stamp` (Navmesh's count of restitches).
-struct NavmeshComponentLabels {
-  std::vector<uint32_t> ids;
-  uint64_t count = 0;
-  uint64_t stamp = 0;
-};
+// ComputeComponents), for the mesh at `stamp` (its count of restitches).
+using NavmeshComponentLabels = ComponentLabels;
 
 // Both: adjacency through shared edges, connected components, and a bucket
 // grid for locating a point's polygon.
@@ -568,29 +564,7 @@ class Navmesh {
   // Restitches so far: the state labels were computed for.
   uint64_t restitches_ = 0;
   // Labels attached by AttachComponents, read by queries on other threads.
-  // A copy of the mesh shares them (they are not changed once attached).
-  class AttachedLabels {
-   public:
-    AttachedLabels() = default;
-    AttachedLabels(const AttachedLabels& other) : labels_(other.Get()) {}
-    AttachedLabels& operator=(const AttachedLabels& other) {
-      Set(other.Get());
-      return *this;
-    }
-    std::shared_ptr<NavmeshComponentLabels> Get() const {
-      std::lock_guard<std::mutex> lock(mu_);
-      return labels_;
-    }
-    void Set(std::shared_ptr<NavmeshComponentLabels> labels) const {
-      std::lock_guard<std::mutex> lock(mu_);
-      labels_ = std::move(labels);
-    }
-
-   private:
-    mutable std::mutex mu_;
-    mutable std::shared_ptr<NavmeshComponentLabels> labels_;
-  };
-  AttachedLabels attached_;
+  AttachedComponentLabels attached_;
   std::vector<uint8_t> mark_;  // restitch scratch per polygon, zero between restitches
   // The component repair's searches: per polygon (round, search).
   std::vector<std::pair<uint32_t, uint32_t>> seen_;

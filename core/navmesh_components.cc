@@ -38,38 +38,14 @@ bool Navmesh::MaybeConnected(uint32_t a, uint32_t b) const {
 
 std::shared_ptr<NavmeshComponentLabels> Navmesh::ComputeComponents(
     const std::function<bool()>& keep_going) const {
-  // A plain depth-first labelling (as BuildComponents'), with a check of
-  // keep_going between every few thousand polygons so that a caller can
-  // give up at once when the mesh is wanted for an update.
-  constexpr uint32_t kCheckEvery = 4096;
-  auto labels = std::make_shared<NavmeshComponentLabels>();
-  labels->stamp = restitches_;
-  const uint32_t n = static_cast<uint32_t>(num_polygons());
-  labels->ids.assign(n, kNone);
-  std::vector<uint32_t> stack;
-  uint32_t next = 0, until_check = kCheckEvery;
-  for (uint32_t s = 0; s < n; ++s) {
-    if (labels->ids[s] != kNone) continue;
-    labels->ids[s] = next;
-    stack.push_back(s);
-    while (!stack.empty()) {
-      const uint32_t u = stack.back();
-      stack.pop_back();
-      if (--until_check == 0) {
-        until_check = kCheckEvery;
-        if (keep_going && !keep_going()) return nullptr;
-      }
-      for (uint32_t v : neighbours(u)) {
-        if (v != kNone && labels->ids[v] == kNone) {
-          labels->ids[v] = next;
-          stack.push_back(v);
+  return LabelComponentsCancellable(
+      static_cast<uint32_t>(num_polygons()), [](uint32_t) { return true; },
+      [&](uint32_t u, auto&& visit) {
+        for (uint32_t v : neighbours(u)) {
+          if (v != kNone) visit(v);
         }
-      }
-    }
-    ++next;
-  }
-  labels->count = next;
-  return labels;
+      },
+      restitches_, keep_going);
 }
 
 bool Navmesh::AttachComponents(std::shared_ptr<NavmeshComponentLabels> labels) const {

@@ -13,11 +13,25 @@ namespace wayfinder::server {
 
 namespace {
 
-bool AnyStale(const MapSnapshot& snapshot) {
+// Calls f on every graph of the snapshot that keeps live components (the
+// GRID and HEX graphs, each NAVMESH) until f returns false; they share
+// components_stale, ComputeComponents and AttachComponents.
+template <typename F>
+void ForEachGraph(const MapSnapshot& snapshot, F&& f) {
+  if (snapshot.grid_graph != nullptr && !f(*snapshot.grid_graph)) return;
+  if (snapshot.hex_graph != nullptr && !f(*snapshot.hex_graph)) return;
   for (const auto& mesh : snapshot.navmeshes) {
-    if (mesh->components_stale()) return true;
+    if (!f(*mesh)) return;
   }
-  return false;
+}
+
+bool AnyStale(const MapSnapshot& snapshot) {
+  bool stale = false;
+  ForEachGraph(snapshot, [&](const auto& graph) {
+    stale = graph.components_stale();
+    return !stale;
+  });
+  return stale;
 }
 
 }  // namespace
@@ -80,17 +94,18 @@ void ComponentRefiner::Run() {
       return !stop_.load(std::memory_order_relaxed) &&
              (live == nullptr || !live->writer_waiting());
     };
-    for (const auto& mesh : snapshot->navmeshes) {
-      if (!mesh->components_stale()) continue;
-      std::shared_ptr<NavmeshComponentLabels> labels = mesh->ComputeComponents(keep_going);
+    ForEachGraph(*snapshot, [&](const auto& graph) {
+      if (!graph.components_stale()) return true;
+      std::shared_ptr<ComponentLabels> labels = graph.ComputeComponents(keep_going);
       if (labels == nullptr) {
         abandoned_.fetch_add(1, std::memory_order_relaxed);
-        break;
+        return false;
       }
-      if (mesh->AttachComponents(std::move(labels))) {
+      if (graph.AttachComponents(std::move(labels))) {
         refined_.fetch_add(1, std::memory_order_relaxed);
       }
-    }
+      return true;
+    });
     snapshot.reset();  // the pin goes before we wait again
     lock.lock();
     busy_ = false;

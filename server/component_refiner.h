@@ -13,14 +13,15 @@
 
 namespace wayfinder::server {
 
-// Refines, off the edit path, the NAVMESH components an update left stale
-// (a cut whose split was not settled within the update's search budget,
-// Navmesh::components_stale()). One background thread at low priority
-// labels each stale mesh of a queued version afresh
-// (Navmesh::ComputeComponents) and attaches the labels: queries on that
-// version tell the pieces apart from then on, and the mesh's next update
-// adopts them in O(1). Published snapshots stay immutable: the labels are
-// attached through the mesh's own lock, never written into its arrays.
+// Refines, off the edit path, the components an update left stale (a cut
+// whose split was not settled within the update's search budget,
+// components_stale() of the GRID graph, the HEX graph or a NAVMESH). One
+// background thread at low priority labels each stale graph of a queued
+// version afresh (ComputeComponents) and attaches the labels: queries on
+// that version tell the pieces apart from then on, and the graph's next
+// update adopts them in O(1). Published snapshots stay immutable: the
+// labels are attached through the graph's own lock, never written into its
+// arrays.
 //
 // The queue holds versions weakly, one per map (a newer version replaces
 // the older), so it never keeps a version alive. While labelling, the
@@ -37,11 +38,11 @@ class ComponentRefiner {
   ComponentRefiner(const ComponentRefiner&) = delete;
   ComponentRefiner& operator=(const ComponentRefiner&) = delete;
 
-  // Queues `snapshot` if any of its meshes is stale.
+  // Queues `snapshot` if any of its graphs is stale.
   void Enqueue(const std::shared_ptr<const MapSnapshot>& snapshot);
   // Tests: waits until the queue is empty and no labelling runs.
   void WaitIdle();
-  // Meshes labelled and attached; labellings given up.
+  // Graphs labelled and attached; labellings given up.
   uint64_t refined() const { return refined_.load(std::memory_order_relaxed); }
   uint64_t abandoned() const { return abandoned_.load(std::memory_order_relaxed); }
 

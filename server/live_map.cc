@@ -309,6 +309,8 @@ absl::StatusOr<std::unique_ptr<MapSnapshot>> LiveMap::Adopt(std::unique_ptr<MapS
   WF_RETURN_IF_ERROR(Refresh(*body, replayed, ctx));
   // A restart is not an edit: components the replay left stale (deferred
   // splits) are labelled now.
+  if (body->grid_graph != nullptr) body->grid_graph->RefineComponents();
+  if (body->hex_graph != nullptr) body->hex_graph->RefineComponents();
   for (const std::shared_ptr<Navmesh>& mesh : body->navmeshes) mesh->RefineComponents();
   // The only body has applied everything: nothing to keep for another.
   body->applied = replay.snapshot_batches + replay.logged.size();

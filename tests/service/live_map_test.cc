@@ -19,6 +19,9 @@
 #include <gtest/gtest.h>
 
 #include "absl/time/clock.h"
+#include "core/grid_map.h"
+#include "core/hex_grid.h"
+#include "core/live_components.h"
 #include "core/navmesh.h"
 #include "server/component_refiner.h"
 #include "server/map_builder.h"
@@ -130,23 +133,37 @@ TEST(LiveMapConcurrency, ReadersSeeWholeVersionsWhileAWriterEdits) {
   EXPECT_EQ((*updated)->live->bodies(), 2u);
 }
 
-// NAVMESH components an update leaves stale (a split not searched to the
-// end inside the edit: here every split, the budget forced to 0) are
-// labelled by ComponentRefiner on its own thread while readers query the
-// same versions. Every answer matches its version's geometry (never
-// UNREACHABLE with the wall open), the refined labels tell the sides apart
-// once attached, and nothing races (make test-tsan).
-TEST(LiveMapConcurrency, StaleNavmeshComponentsAreRefinedWhileReadersQuery) {
+// Components an update leaves stale (a split not searched to the end
+// inside the edit: here every split, the budget forced to 0) are labelled
+// by ComponentRefiner on its own thread while readers query the same
+// versions, for each graph kind that defers splits. Every answer matches
+// its version's geometry (never UNREACHABLE with the wall open), the
+// refined labels tell the sides apart once attached, and nothing races
+// (make test-tsan).
+void StaleComponentsAreRefinedWhileReadersQuery(v1::GraphKind kind) {
   struct RestoreBudget {
-    ~RestoreBudget() { Navmesh::set_default_split_search_budget_for_testing(4096, 16); }
+    ~RestoreBudget() {
+      Navmesh::set_default_split_search_budget_for_testing(4096, 16);
+      LiveComponents::set_split_search_budget_for_testing(
+          LiveComponents::kDefaultSplitSearchBase, LiveComponents::kDefaultSplitSearchPerCell);
+    }
   } restore;
   Navmesh::set_default_split_search_budget_for_testing(0, 0);
-  // Three tiles of 128 cells: the wall (column 192) is in the middle one,
-  // so old polygons on both sides of the cut have to be told apart.
+  LiveComponents::set_split_search_budget_for_testing(0, 0);
+  // NAVMESH: three tiles of 128 cells; the wall (column 192) is in the
+  // middle one, so old polygons on both sides of the cut have to be told
+  // apart.
   constexpr uint32_t kW = 384, kH = 16, kWall = 192;
+  const bool hex = kind == v1::HEX;
   MapRegistry registry(nullptr);
   v1::Map source = OpenGrid(kW, kH);
-  source.mutable_build()->add_graphs(v1::NAVMESH);
+  if (hex) {
+    source.clear_grid();
+    source.mutable_hex()->set_width(kW);
+    source.mutable_hex()->set_height(kH);
+    source.mutable_hex()->set_walls(std::string(size_t{kW} * kH, '\0'));
+  }
+  source.mutable_build()->add_graphs(kind);
   auto built = BuildMap(source, {});
   ASSERT_TRUE(built.ok()) << built.status();
   auto live = MakeLive(*std::move(built), source, {}, {});
@@ -162,11 +179,13 @@ TEST(LiveMapConcurrency, StaleNavmeshComponentsAreRefinedWhileReadersQuery) {
   std::atomic<int> checked{0};
   v1::FindPathRequest req;
   req.set_map("m");
-  req.set_graph(v1::NAVMESH);
-  req.mutable_start()->set_x(0.5);
-  req.mutable_start()->set_y(0.5);
-  req.mutable_goal()->set_x(kW - 0.5);
-  req.mutable_goal()->set_y(0.5);
+  req.set_graph(kind);
+  const Point start = hex ? hex::Centre(0, 0) : GridMap::Centre(0, 0);
+  const Point goal = hex ? hex::Centre(kW - 1, 0) : GridMap::Centre(kW - 1, 0);
+  req.mutable_start()->set_x(start.x);
+  req.mutable_start()->set_y(start.y);
+  req.mutable_goal()->set_x(goal.x);
+  req.mutable_goal()->set_y(goal.y);
   std::vector<std::thread> readers;
   for (int r = 0; r < 3; ++r) {
     readers.emplace_back([&] {
@@ -190,20 +209,40 @@ TEST(LiveMapConcurrency, StaleNavmeshComponentsAreRefinedWhileReadersQuery) {
   auto wait_for_checks = [&](int at_least) {
     while (checked.load() < at_least) std::this_thread::yield();
   };
+  auto stale = [&](const MapSnapshot& snap) {
+    if (kind == v1::GRID) return snap.grid_graph->components_stale();
+    if (hex) return snap.hex_graph->components_stale();
+    return snap.navmeshes[0]->components_stale();
+  };
+  auto maybe_connected = [&](const MapSnapshot& snap) {
+    if (kind == v1::GRID) return snap.grid_graph->MaybeConnected(0, kW - 1);
+    if (hex) return snap.hex_graph->MaybeConnected(0, kW - 1);
+    const Navmesh& mesh = *snap.navmeshes[0];
+    return mesh.MaybeConnected(mesh.Locate({0.5, 0.5}), mesh.Locate({kW - 0.5, 0.5}));
+  };
   wait_for_checks(3);
   int stale_published = 0, told_apart = 0;
   for (int i = 0; i < 40; ++i) {
     v1::UpdateMapRequest edit;
     edit.set_map("m");
-    v1::CellPatch* p = edit.add_edits()->mutable_cells();
-    p->set_x(kWall);
-    p->set_width(1);
-    p->set_height(kH);
-    p->set_cells(std::string(kH, i % 2 == 0 ? '\xff' : '\0'));
+    const std::string column(kH, i % 2 == 0 ? (hex ? '\x01' : '\xff') : '\0');
+    if (hex) {
+      v1::HexPatch* p = edit.add_edits()->mutable_hex();
+      p->set_x(kWall);
+      p->set_width(1);
+      p->set_height(kH);
+      p->set_walls(column);
+    } else {
+      v1::CellPatch* p = edit.add_edits()->mutable_cells();
+      p->set_x(kWall);
+      p->set_width(1);
+      p->set_height(kH);
+      p->set_cells(column);
+    }
     auto updated = ApplyUpdate(registry, edit, options);
     ASSERT_TRUE(updated.ok()) << updated.status();
     const std::shared_ptr<const MapSnapshot> now = *updated;
-    stale_published += now->navmeshes[0]->components_stale() ? 1 : 0;
+    stale_published += stale(*now) ? 1 : 0;
     {
       std::lock_guard<std::mutex> lock(slot_mu);
       slot = now;
@@ -213,9 +252,7 @@ TEST(LiveMapConcurrency, StaleNavmeshComponentsAreRefinedWhileReadersQuery) {
       // Walled: once the labels are attached, the sides are told apart
       // without a search.
       refiner.WaitIdle();
-      const Navmesh& mesh = *now->navmeshes[0];
-      const uint32_t a = mesh.Locate({0.5, 0.5}), b = mesh.Locate({kW - 0.5, 0.5});
-      told_apart += mesh.MaybeConnected(a, b) ? 0 : 1;
+      told_apart += maybe_connected(*now) ? 0 : 1;
     }
   }
   done.store(true);
@@ -226,6 +263,18 @@ TEST(LiveMapConcurrency, StaleNavmeshComponentsAreRefinedWhileReadersQuery) {
   EXPECT_GT(stale_published, 0);
   EXPECT_EQ(told_apart, 10);
   EXPECT_GT(refiner.refined(), 0u);
+}
+
+TEST(LiveMapConcurrency, StaleNavmeshComponentsAreRefinedWhileReadersQuery) {
+  StaleComponentsAreRefinedWhileReadersQuery(v1::NAVMESH);
+}
+
+TEST(LiveMapConcurrency, StaleGridComponentsAreRefinedWhileReadersQuery) {
+  StaleComponentsAreRefinedWhileReadersQuery(v1::GRID);
+}
+
+TEST(LiveMapConcurrency, StaleHexComponentsAreRefinedWhileReadersQuery) {
+  StaleComponentsAreRefinedWhileReadersQuery(v1::HEX);
 }
 
 v1::UpdateMapRequest Toggle(int i) {

@@ -20,6 +20,7 @@
 #include "core/grid_graph.h"
 #include "core/grid_search.h"
 #include "tests/reference/grid_dijkstra.h"
+#include "tests/unit/deferred_splits.h"
 #include "tests/unit/living_raster.h"
 
 namespace wayfinder {
@@ -189,6 +190,50 @@ void RunEdits(uint32_t seed, const Case& c) {
 TEST(GridUpdateTest, RandomEditsOnSquareMaps) {
   RunEdits(21001, {48, 40, 400, true});
   RunEdits(21002, {33, 29, 400, false});
+}
+
+// The same edits with the split search budget at `base` + `per_cell` x the
+// cells around the change (0: every split that needs a search is
+// deferred): after every step the ids are coarser than the fresh partition
+// (only stale ids cover several components) and queries answer as fresh
+// and Dijkstra; now and then labels are attached (MaybeConnected exact,
+// the next update adopts them) or the graph is refined (exactly the fresh
+// partition).
+void RunDeferredEdits(uint32_t seed, const Case& c, uint64_t base, uint64_t per_cell) {
+  testing_living::ScopedSplitBudget split_budget(base, per_cell);
+  std::mt19937 rng(seed);
+  LivingRaster live(c.width, c.height, /*hex=*/false, rng);
+  GridGraph graph(live.map());
+  int stale_steps = 0;
+  for (int step = 0; step < c.steps; ++step) {
+    const CellRect changed = live.RandomEdit(rng, c.costs);
+    graph.Update(changed);
+    const GridGraph fresh(live.Snapshot());
+    stale_steps += graph.components_stale() ? 1 : 0;
+    const auto where = [&] {
+      return ::testing::Message() << c.width << "x" << c.height << " seed " << seed << " step "
+                                  << step << ": " << live.last();
+    };
+    ASSERT_TRUE(testing_living::CoarserPartition(graph, fresh)) << where();
+    ASSERT_TRUE(SamePaths(graph, fresh, rng, 3)) << where();
+    ASSERT_TRUE(testing_living::MaybeConnectedAgrees(graph, fresh, rng, 10, false)) << where();
+    if (step % 7 == 3) {
+      ASSERT_TRUE(graph.AttachComponents(graph.ComputeComponents())) << where();
+      ASSERT_TRUE(testing_living::MaybeConnectedAgrees(graph, fresh, rng, 30, true)) << where();
+      ASSERT_TRUE(SamePaths(graph, fresh, rng, 3)) << where();
+    } else if (step % 13 == 12) {
+      graph.RefineComponents();
+      ASSERT_FALSE(graph.components_stale()) << where();
+      ASSERT_TRUE(SameStructure(graph, fresh)) << where();
+    }
+  }
+  EXPECT_GT(stale_steps, c.steps / 10) << "too few splits deferred to test them";
+}
+
+TEST(GridUpdateTest, DeferredSplitsStayCoarseAndRefineToFresh) {
+  RunDeferredEdits(21021, {48, 40, 500, true}, 0, 0);
+  RunDeferredEdits(21022, {33, 29, 300, false}, 0, 0);
+  RunDeferredEdits(21023, {40, 40, 300, false}, 8, 1);
 }
 
 TEST(GridUpdateTest, RandomEditsOnSmallAndThinMaps) {

@@ -17,6 +17,7 @@
 
 #include "core/hex_grid.h"
 #include "tests/reference/grid_dijkstra.h"
+#include "tests/unit/deferred_splits.h"
 #include "tests/unit/living_raster.h"
 
 namespace wayfinder {
@@ -112,6 +113,50 @@ void RunHexEdits(uint32_t seed, uint32_t width, uint32_t height, int steps) {
 TEST(HexUpdateTest, RandomEditsOnSquareMaps) {
   RunHexEdits(22001, 40, 36, 450);
   RunHexEdits(22002, 27, 31, 400);
+}
+
+// RunHexEdits with the split search budget at `base` + `per_cell` x the
+// cells around the change (0: every split that needs a search is
+// deferred): ids coarser than the fresh partition (only stale ids cover
+// several components), queries as fresh and BFS, and now and then labels
+// attached (MaybeConnected exact, adopted by the next update) or the graph
+// refined (exactly the fresh partition).
+void RunDeferredHexEdits(uint32_t seed, uint32_t width, uint32_t height, int steps,
+                         uint64_t base, uint64_t per_cell) {
+  testing_living::ScopedSplitBudget split_budget(base, per_cell);
+  std::mt19937 rng(seed);
+  LivingRaster live(width, height, /*hex=*/true, rng);
+  HexGraph graph(live.map());
+  int stale_steps = 0;
+  for (int step = 0; step < steps; ++step) {
+    const CellRect changed = live.RandomEdit(rng, /*allow_costs=*/false);
+    graph.Update(changed);
+    const HexGraph fresh(live.Snapshot());
+    stale_steps += graph.components_stale() ? 1 : 0;
+    const auto where = [&] {
+      return ::testing::Message() << width << "x" << height << " seed " << seed << " step "
+                                  << step << ": " << live.last();
+    };
+    ASSERT_TRUE(testing_living::CoarserPartition(graph, fresh)) << where();
+    ASSERT_TRUE(SameHexPaths(graph, fresh, rng, 3)) << where();
+    ASSERT_TRUE(testing_living::MaybeConnectedAgrees(graph, fresh, rng, 10, false)) << where();
+    if (step % 7 == 3) {
+      ASSERT_TRUE(graph.AttachComponents(graph.ComputeComponents())) << where();
+      ASSERT_TRUE(testing_living::MaybeConnectedAgrees(graph, fresh, rng, 30, true)) << where();
+      ASSERT_TRUE(SameHexPaths(graph, fresh, rng, 3)) << where();
+    } else if (step % 13 == 12) {
+      graph.RefineComponents();
+      ASSERT_FALSE(graph.components_stale()) << where();
+      ASSERT_TRUE(SameHex(graph, fresh)) << where();
+    }
+  }
+  EXPECT_GT(stale_steps, steps / 10) << "too few splits deferred to test them";
+}
+
+TEST(HexUpdateTest, DeferredSplitsStayCoarseAndRefineToFresh) {
+  RunDeferredHexEdits(22021, 40, 36, 500, 0, 0);
+  RunDeferredHexEdits(22022, 27, 31, 300, 0, 0);
+  RunDeferredHexEdits(22023, 36, 36, 300, 8, 1);
 }
 
 TEST(HexUpdateTest, RandomEditsOnSmallAndThinMaps) {

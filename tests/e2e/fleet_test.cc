@@ -130,6 +130,13 @@ class Replica {
                                : absl::StrCat("exited with ", WEXITSTATUS(status));
   }
   v1::Pathfinder::Stub& stub() { return *stub_; }
+  // A stub on a channel of its own, new for this call: the convergence
+  // check asks the replica itself, not a long-lived channel that has been
+  // through every kill and restart of the run.
+  std::unique_ptr<v1::Pathfinder::Stub> FreshStub() const {
+    return v1::Pathfinder::NewStub(grpc::CreateChannel(absl::StrCat("127.0.0.1:", port_),
+                                                       grpc::InsecureChannelCredentials()));
+  }
   int index() const { return index_; }
 
  private:
@@ -377,7 +384,9 @@ TEST(FleetTest, ReplicasOnPostgresSurviveKillsAndAnOutage) {
   auto versions_on = [&](Replica& r) {
     std::map<std::string, uint64_t> out;
     v1::ListMapsResponse list;
-    if (!r.stub().ListMaps(Ctx(2).get(), {}, &list).ok()) return std::optional<decltype(out)>();
+    if (!r.FreshStub()->ListMaps(Ctx(2).get(), {}, &list).ok()) {
+      return std::optional<decltype(out)>();
+    }
     for (const v1::MapInfo& m : list.maps()) out[m.name()] = m.version();
     return std::optional<decltype(out)>(out);
   };

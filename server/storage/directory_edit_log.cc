@@ -228,10 +228,7 @@ absl::Status DirectoryStore::AppendEdit(absl::string_view name,
     status = AwaitSynced(name, *log, batch);
     compact = status.ok() && options_.background_compaction && ShouldCompact(*log);
   }
-  if (compact) {
-    absl::MutexLock lock(&mu_);
-    if (queued_.insert(std::string(name)).second) queue_.emplace_back(name);
-  }
+  if (compact) compactions_->Schedule(name);
   return status;
 }
 
@@ -419,40 +416,8 @@ absl::Status DirectoryStore::Compact(absl::string_view name) {
   return status;
 }
 
-void DirectoryStore::CompactorLoop() {
-  absl::MutexLock lock(&mu_);
-  while (true) {
-    mu_.Await(absl::Condition(
-        +[](DirectoryStore* s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(s->mu_) {
-          return s->stopping_ || !s->queue_.empty();
-        },
-        this));
-    if (stopping_) return;
-    const std::string name = std::move(queue_.front());
-    queue_.pop_front();
-    queued_.erase(name);
-    compacting_ = true;
-    mu_.Unlock();
-    const absl::Time start = absl::Now();
-    const absl::Status status = Compact(name);
-    if (status.ok()) {
-      spdlog::debug("storage: compacted the edit log of map {} in {:.1f} ms", name,
-                    absl::ToDoubleMilliseconds(absl::Now() - start));
-    } else {
-      spdlog::error("storage: {}", status.ToString());
-    }
-    mu_.Lock();
-    compacting_ = false;
-  }
-}
-
 void DirectoryStore::WaitForCompactions() {
-  absl::MutexLock lock(&mu_);
-  mu_.Await(absl::Condition(
-      +[](DirectoryStore* s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(s->mu_) {
-        return s->stopping_ || (s->queue_.empty() && !s->compacting_);
-      },
-      this));
+  if (compactions_ != nullptr) compactions_->WaitIdle();
 }
 
 std::optional<DirectoryStore::LogStats> DirectoryStore::log_stats(absl::string_view name) const {

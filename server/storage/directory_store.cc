@@ -149,13 +149,7 @@ absl::StatusOr<std::unique_ptr<DirectoryStore>> DirectoryStore::Open(const std::
 DirectoryStore::DirectoryStore(std::string dir, const Options& options)
     : dir_(std::move(dir)), options_(options) {}
 
-DirectoryStore::~DirectoryStore() {
-  {
-    absl::MutexLock lock(&mu_);
-    stopping_ = true;
-  }
-  if (compactor_.joinable()) compactor_.join();
-}
+DirectoryStore::~DirectoryStore() = default;
 
 absl::StatusOr<std::unique_ptr<DirectoryStore>> DirectoryStore::Open(const std::string& data_dir,
                                                          const Options& options) {
@@ -185,7 +179,8 @@ absl::StatusOr<std::unique_ptr<DirectoryStore>> DirectoryStore::Open(const std::
     if (floor.ParseFromString(*bytes)) store->floor_ = floor.version();
   }
   if (options.background_compaction) {
-    store->compactor_ = std::thread([s = store.get()] { s->CompactorLoop(); });
+    store->compactions_ = std::make_unique<CompactionQueue>(
+        [s = store.get()](const std::string& name) { return s->Compact(name); }, "storage");
   }
   return store;
 }

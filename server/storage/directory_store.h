@@ -3,24 +3,22 @@
 
 #include <atomic>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "server/storage/compaction_queue.h"
 #include "server/storage/map_store.h"
 #include "wayfinder/storage/v1/stored_map.pb.h"
 
@@ -300,7 +298,6 @@ class DirectoryStore : public MapStore {
   // failed.
   void DropOpenBatch(absl::string_view name, Log& log, const absl::Status& why)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(log.mu);
-  void CompactorLoop();
 
   std::string dir_;  // <data_dir>/maps
   const Options options_;
@@ -311,11 +308,9 @@ class DirectoryStore : public MapStore {
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, std::shared_ptr<Log>> logs_ ABSL_GUARDED_BY(mu_);
   // Background compaction: names waiting, and whether one is running.
-  std::deque<std::string> queue_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_set<std::string> queued_ ABSL_GUARDED_BY(mu_);
-  bool compacting_ ABSL_GUARDED_BY(mu_) = false;
-  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  std::thread compactor_;
+  // Background compaction (null when Options::background_compaction is
+  // false); last, so that it stops before the logs it compacts go.
+  std::unique_ptr<CompactionQueue> compactions_;
 };
 
 }  // namespace wayfinder::server

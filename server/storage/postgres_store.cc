@@ -133,18 +133,14 @@ absl::StatusOr<std::unique_ptr<PostgresStore>> PostgresStore::Open(const std::st
                  pg::LatestSchemaVersion(), migrated);
   }
   if (options.background_compaction) {
-    store->compactor_ = std::thread([s = store.get()] { s->CompactorLoop(); });
+    store->compactions_ = std::make_unique<CompactionQueue>(
+        [s = store.get()](const std::string& name) { return s->Compact(name); },
+        absl::StrCat("PostgreSQL store ", store->pool_.describe()));
   }
   return store;
 }
 
-PostgresStore::~PostgresStore() {
-  {
-    absl::MutexLock lock(&mu_);
-    stopping_ = true;
-  }
-  if (compactor_.joinable()) compactor_.join();
-}
+PostgresStore::~PostgresStore() = default;
 
 absl::Status PostgresStore::Transaction(const std::function<absl::Status(Connection&)>& body,
                                         const char* begin) {
@@ -297,8 +293,7 @@ absl::Status PostgresStore::AppendEdit(absl::string_view name,
   });
   if (status.ok() && options_.background_compaction &&
       edit.version() - snapshot_version > options_.max_log_edits) {
-    absl::MutexLock lock(&mu_);
-    if (queued_.insert(std::string(name)).second) queue_.emplace_back(name);
+    compactions_->Schedule(name);
   }
   return status;
 }
@@ -550,40 +545,8 @@ absl::Status PostgresStore::Compact(absl::string_view name) {
   });
 }
 
-void PostgresStore::CompactorLoop() {
-  absl::MutexLock lock(&mu_);
-  while (true) {
-    mu_.Await(absl::Condition(
-        +[](PostgresStore* s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(s->mu_) {
-          return s->stopping_ || !s->queue_.empty();
-        },
-        this));
-    if (stopping_) return;
-    const std::string name = std::move(queue_.front());
-    queue_.pop_front();
-    queued_.erase(name);
-    compacting_ = true;
-    mu_.Unlock();
-    const absl::Time start = absl::Now();
-    const absl::Status status = Compact(name);
-    if (status.ok()) {
-      spdlog::debug("PostgreSQL store: compacted the edit log of map {} in {:.1f} ms", name,
-                    absl::ToDoubleMilliseconds(absl::Now() - start));
-    } else {
-      spdlog::error("PostgreSQL store {}: {}", pool_.describe(), status.ToString());
-    }
-    mu_.Lock();
-    compacting_ = false;
-  }
-}
-
 void PostgresStore::WaitForCompactions() {
-  absl::MutexLock lock(&mu_);
-  mu_.Await(absl::Condition(
-      +[](PostgresStore* s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(s->mu_) {
-        return s->stopping_ || (s->queue_.empty() && !s->compacting_);
-      },
-      this));
+  if (compactions_ != nullptr) compactions_->WaitIdle();
 }
 
 absl::StatusOr<std::optional<PostgresStore::LogStats>> PostgresStore::log_stats(

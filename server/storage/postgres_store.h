@@ -2,20 +2,18 @@
 #define WAYFINDER_SERVER_STORAGE_POSTGRES_STORE_H_
 
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "server/storage/compaction_queue.h"
 #include "server/storage/map_store.h"
 #include "server/storage/pg_connection.h"
 
@@ -129,7 +127,6 @@ class PostgresStore : public MapStore {
                         absl::string_view what);
   // Stamps the name's row with the next feed position and notifies.
   static absl::Status Publish(pg::Connection& conn, absl::string_view name);
-  void CompactorLoop();
 
   const std::string dsn_;
   const Options options_;
@@ -139,12 +136,9 @@ class PostgresStore : public MapStore {
   absl::Mutex listen_mu_;
   std::unique_ptr<pg::Connection> listener_ ABSL_GUARDED_BY(listen_mu_);
 
-  absl::Mutex mu_;
-  std::deque<std::string> queue_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_set<std::string> queued_ ABSL_GUARDED_BY(mu_);
-  bool compacting_ ABSL_GUARDED_BY(mu_) = false;
-  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  std::thread compactor_;
+  // Background compaction (null when Options::background_compaction is
+  // false); last, so that it stops before the pool it uses goes.
+  std::unique_ptr<CompactionQueue> compactions_;
 };
 
 }  // namespace wayfinder::server

@@ -18,6 +18,8 @@ PACKAGES=(
   # the shared map store of a fleet of replicas (libpq), and the server
   # binaries its tests and make fleet start throwaway clusters with
   libpq-dev postgresql
+  # the overload benchmark scrapes /metrics with it (make bench-quick in CI)
+  curl
   # navmesh generation: polygon clipping and offsetting, constrained Delaunay
   libpolyclipping-dev libcgal-dev
   # benchmark baseline: Recast/Detour navmeshes (bench only)

@@ -250,8 +250,11 @@ void Navmesh::RepairComponents(const std::vector<uint32_t>& placed,
   std::vector<Piece> pieces;
   std::vector<uint32_t> gs;
   std::vector<uint32_t> intact;  // union-find nodes of old components that stay whole
-  for (auto& [ring_root, cells] : ring_of) {
-    const uint32_t root = ring_root;
+  for (auto& ring_entry : ring_of) {
+    // Named, not a structured binding: clang 14 cannot capture bindings in
+    // the lambda below.
+    const uint32_t root = ring_entry.first;
+    std::vector<uint32_t>& cells = ring_entry.second;
     const uint32_t old = node_of_old(root);
     const bool may_split = std::binary_search(lost.begin(), lost.end(), root);
     auto keep_whole = [&] {

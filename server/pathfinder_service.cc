@@ -7,10 +7,12 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/hash/hash.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "server/flow_query.h"
 #include "server/graph_query.h"
@@ -131,27 +133,28 @@ absl::StatusOr<PathfinderService::CallStart> PathfinderService::Begin(
     grpc::CallbackServerContext* ctx, Role role, absl::string_view field,
     absl::string_view name, uint64_t min_version) const {
   if (absl::Status s = Authorize(ctx, role); !s.ok()) return s;
-  CallStart call{DeadlineOf(ctx), false, nullptr};
+  CallStart call;
+  call.deadline = DeadlineOf(ctx);
   call.server_bound = call.deadline < ClientDeadline(ctx);
   if (field.empty()) return call;
   if (absl::Status s = ValidateMapName(name, field); !s.ok()) return s;
-  absl::StatusOr<std::shared_ptr<const MapSnapshot>> map =
-      ResolveMap(field, name, min_version, call.deadline);
+  absl::StatusOr<std::shared_ptr<const MapSnapshot>> map = ResolveNow(field, name, min_version);
   if (!map.ok()) return map.status();
   call.map = *std::move(map);
+  if (call.map == nullptr) {
+    call.await_name = std::string(name);
+    call.await_version = min_version;
+  }
   return call;
 }
 
-absl::StatusOr<std::shared_ptr<const MapSnapshot>> PathfinderService::ResolveMap(
-    absl::string_view field, absl::string_view name, uint64_t min_version,
-    absl::Time deadline) const {
+absl::StatusOr<std::shared_ptr<const MapSnapshot>> PathfinderService::ResolveNow(
+    absl::string_view field, absl::string_view name, uint64_t min_version) const {
   if (absl::Status s = filter_.Check(field, name); !s.ok()) return s;
   std::shared_ptr<const MapSnapshot> map = registry_->Get(name);
   if (map != nullptr && min_version <= map->version) return map;
-  if (min_version != 0 && follower_ != nullptr && follower_->following()) {
-    // Another replica may have written that version: catch up on demand.
-    return follower_->AwaitVersion(field, name, min_version, deadline);
-  }
+  // Another replica may have written that version: the call waits for it.
+  if (min_version != 0 && follower_ != nullptr && follower_->following()) return nullptr;
   if (map == nullptr) return NotFound(field, name);
   return absl::FailedPreconditionError(absl::StrCat(
       "min_version: map \"", map->name, "\" is at version ", map->version, ", older than the ",
@@ -162,26 +165,64 @@ absl::Status PathfinderService::Authorize(grpc::CallbackServerContext* ctx, Role
   return auth_ == nullptr ? absl::OkStatus() : auth_->Check(*ctx, role);
 }
 
+PathfinderService::LateReactor PathfinderService::NewLateReactor(
+    grpc::CallbackServerContext* ctx) {
+  TimedReactor* timed =
+      callback_lateness_.Sample() ? new TimedReactor(&callback_lateness_) : nullptr;
+  grpc::ServerUnaryReactor* reactor = timed != nullptr ? timed : ctx->DefaultReactor();
+  return {reactor, [reactor, timed](const grpc::Status& status) {
+            if (timed != nullptr) {
+              timed->FinishTimed(status);
+            } else {
+              reactor->Finish(status);
+            }
+          }};
+}
+
 grpc::ServerUnaryReactor* PathfinderService::Offload(grpc::CallbackServerContext* ctx,
                                                      const char* method,
                                                      std::function<absl::Status()> work,
                                                      WorkerPool* pool) {
-  if (pool == nullptr) pool = pool_;
   const absl::Time deadline = DeadlineOf(ctx);
   if (absl::Now() >= deadline) {
     return Finish(ctx, method,
                   absl::DeadlineExceededError("the call's deadline had passed on arrival"));
   }
-  TimedReactor* timed =
-      callback_lateness_.Sample() ? new TimedReactor(&callback_lateness_) : nullptr;
-  grpc::ServerUnaryReactor* reactor = timed != nullptr ? timed : ctx->DefaultReactor();
-  auto finish = [reactor, timed](const grpc::Status& status) {
-    if (timed != nullptr) {
-      timed->FinishTimed(status);
-    } else {
-      reactor->Finish(status);
-    }
-  };
+  LateReactor late = NewLateReactor(ctx);
+  Dispatch(ctx, method, deadline, late.finish, std::move(work), pool);
+  return late.reactor;
+}
+
+grpc::ServerUnaryReactor* PathfinderService::OffloadOn(grpc::CallbackServerContext* ctx,
+                                                       const char* method, CallStart call,
+                                                       MapWork work) {
+  if (call.map != nullptr) {
+    return Offload(ctx, method, [work = std::move(work), map = std::move(call.map)] {
+      return work(map);
+    });
+  }
+  LateReactor late = NewLateReactor(ctx);
+  const absl::Time deadline = call.deadline;
+  follower_->WhenVersion(
+      "map", call.await_name, call.await_version, deadline,
+      [this, ctx, method, deadline, finish = late.finish,
+       work = std::move(work)](absl::StatusOr<std::shared_ptr<const MapSnapshot>> map) {
+        if (!map.ok()) {
+          spdlog::info("{} from {}: {}", method, ctx->peer(), map.status().ToString());
+          finish(ToGrpcStatus(map.status()));
+          return;
+        }
+        Dispatch(ctx, method, deadline, finish,
+                 [work, map = *std::move(map)] { return work(map); }, pool_);
+      });
+  return late.reactor;
+}
+
+void PathfinderService::Dispatch(grpc::CallbackServerContext* ctx, const char* method,
+                                 absl::Time deadline,
+                                 const std::function<void(const grpc::Status&)>& finish,
+                                 std::function<absl::Status()> work, WorkerPool* pool) {
+  if (pool == nullptr) pool = pool_;
   // Fair queuing by connection: peer() names the client's end of the
   // connection ("ipv4:10.0.0.7:51234").
   const uint64_t key = absl::HashOf(ctx->peer());
@@ -240,7 +281,6 @@ grpc::ServerUnaryReactor* PathfinderService::Offload(grpc::CallbackServerContext
                        pool->max_queue(), " requests are waiting; retry with backoff")));
       break;
   }
-  return reactor;
 }
 
 grpc::ServerUnaryReactor* PathfinderService::PutMap(grpc::CallbackServerContext* ctx,
@@ -369,7 +409,14 @@ grpc::ServerUnaryReactor* PathfinderService::FindPath(grpc::CallbackServerContex
                                              request->min_version());
   if (!call.ok()) return Finish(ctx, "FindPath", call.status());
   const absl::Time deadline = call->deadline;
-  std::shared_ptr<const MapSnapshot> map = std::move(call->map);
+  auto search = [this, ctx, request, response,
+                 deadline](std::shared_ptr<const MapSnapshot> map) {
+    return RunFindPath(*map, *request, query_limits_, deadline,
+                       [ctx] { return ctx->IsCancelled(); }, *response);
+  };
+  // Waiting for its min_version: no inline attempt.
+  if (call->map == nullptr) return OffloadOn(ctx, "FindPath", *std::move(call), search);
+  const MapSnapshot& map = *call->map;
   // Short searches are answered here, on the callback thread: handing a
   // call to the worker pool costs two thread switches, more than a jump
   // point search across a game map (~3 us). A search that needs more than
@@ -412,7 +459,7 @@ grpc::ServerUnaryReactor* PathfinderService::FindPath(grpc::CallbackServerContex
         strict.mutable_options()->set_allow_partial(false);
         attempt = &strict;
       }
-      const absl::Status status = RunFindPath(*map, *attempt, {inline_budget, inline_budget},
+      const absl::Status status = RunFindPath(map, *attempt, {inline_budget, inline_budget},
                                               deadline, [ctx] { return ctx->IsCancelled(); },
                                               *response);
       const bool fit = status.ok() || !absl::IsResourceExhausted(status);
@@ -420,10 +467,7 @@ grpc::ServerUnaryReactor* PathfinderService::FindPath(grpc::CallbackServerContex
       if (fit || final_answer) return FinishSampled(ctx, "FindPath", status);
     }
   }
-  return Offload(ctx, "FindPath", [this, ctx, request, response, deadline, map = std::move(map)] {
-    return RunFindPath(*map, *request, query_limits_, deadline,
-                       [ctx] { return ctx->IsCancelled(); }, *response);
-  });
+  return OffloadOn(ctx, "FindPath", *std::move(call), search);
 }
 
 grpc::ServerUnaryReactor* PathfinderService::FindPaths(grpc::CallbackServerContext* ctx,
@@ -439,34 +483,49 @@ grpc::ServerUnaryReactor* PathfinderService::FindPaths(grpc::CallbackServerConte
                       " per call (the server's --max_batch_queries); split the batch")));
   }
   // Every map is resolved now, as for FindPath: each query runs on the
-  // version current when the batch arrived.
-  std::vector<std::shared_ptr<const MapSnapshot>> maps(request->queries_size());
-  for (int i = 0; i < request->queries_size(); ++i) {
-    if (ValidateMapName(request->queries(i).map(), "map").ok()) {
-      maps[i] = registry_->Get(request->queries(i).map());
+  // version current when the batch arrived, or, when this replica has not
+  // caught up to a query's min_version yet, on the version the batch
+  // waited for (one wait per name, for the highest min_version asked).
+  using Resolved = absl::StatusOr<std::shared_ptr<const MapSnapshot>>;
+  struct Maps {
+    std::vector<Resolved> now;  // per query; null: waited for, see `awaited`
+    absl::Mutex mu;
+    absl::flat_hash_map<std::string, Resolved> awaited ABSL_GUARDED_BY(mu);
+    size_t waits_left ABSL_GUARDED_BY(mu) = 0;
+  };
+  auto maps = std::make_shared<Maps>();
+  maps->now.reserve(request->queries_size());
+  absl::flat_hash_map<std::string, uint64_t> waits;  // name -> highest min_version
+  for (const v1::FindPathRequest& query : request->queries()) {
+    absl::Status valid = ValidateMapName(query.map(), "map");
+    Resolved& map = maps->now.emplace_back(
+        valid.ok() ? ResolveNow("map", query.map(), query.min_version()) : Resolved(valid));
+    if (map.ok() && *map == nullptr) {
+      uint64_t& version = waits[query.map()];
+      version = std::max(version, query.min_version());
     }
   }
   const absl::Time deadline = call->deadline;
   const bool server_bound = call->server_bound;
-  return Offload(ctx, "FindPaths", [this, ctx, request, response, deadline, server_bound,
-                                    maps = std::move(maps)] {
+  auto run = [this, ctx, request, response, deadline, server_bound, maps] {
     auto cancelled = [ctx] { return ctx->IsCancelled(); };
     response->mutable_results()->Reserve(request->queries_size());
     for (int i = 0; i < request->queries_size(); ++i) {
       const v1::FindPathRequest& query = request->queries(i);
       v1::FindPathResponse* out = response->add_results();
-      absl::Status status = ValidateMapName(query.map(), "map");
-      std::shared_ptr<const MapSnapshot> map = maps[i];
-      if (status.ok() && (map == nullptr || map->version < query.min_version())) {
-        // Absent or older than asked: the rules (and the wait) of FindPath.
-        absl::StatusOr<std::shared_ptr<const MapSnapshot>> resolved =
-            ResolveMap("map", query.map(), query.min_version(), deadline);
-        if (resolved.ok()) {
-          map = *std::move(resolved);
-        } else {
-          status = resolved.status();
+      Resolved map = maps->now[i];
+      if (map.ok() && *map == nullptr) {
+        Resolved waited;
+        {
+          absl::MutexLock lock(&maps->mu);
+          waited = maps->awaited.at(query.map());
         }
+        // The wait for the highest min_version of this name failed: a
+        // lower one of this query may have arrived meanwhile.
+        if (!waited.ok()) map = ResolveNow("map", query.map(), query.min_version());
+        if (waited.ok() || (map.ok() && *map == nullptr)) map = std::move(waited);
       }
+      absl::Status status = map.status();
       if (status.ok() && absl::Now() >= deadline) {
         status = absl::DeadlineExceededError(
             server_bound ? absl::StrCat("the server's bound on a call's duration (",
@@ -475,7 +534,7 @@ grpc::ServerUnaryReactor* PathfinderService::FindPaths(grpc::CallbackServerConte
                          : "the call's deadline passed before this query");
       }
       if (status.ok()) {
-        status = RunFindPath(*map, query, query_limits_, deadline, cancelled, *out);
+        status = RunFindPath(**map, query, query_limits_, deadline, cancelled, *out);
         if (status.ok()) continue;
       }
       // The query's own error, its field path prefixed with its index.
@@ -483,7 +542,28 @@ grpc::ServerUnaryReactor* PathfinderService::FindPaths(grpc::CallbackServerConte
       out->mutable_error()->set_message(InQuery(i, status.message()));
     }
     return absl::OkStatus();
-  });
+  };
+  if (waits.empty()) return Offload(ctx, "FindPaths", std::move(run));
+  LateReactor late = NewLateReactor(ctx);
+  {
+    absl::MutexLock lock(&maps->mu);
+    maps->waits_left = waits.size();
+  }
+  for (const auto& [name, version] : waits) {
+    // The last wait to end queues the batch (on this thread if every
+    // version is here by now).
+    follower_->WhenVersion("map", name, version, deadline,
+                           [this, ctx, deadline, finish = late.finish, run, maps,
+                            name = name](Resolved map) {
+                             {
+                               absl::MutexLock lock(&maps->mu);
+                               maps->awaited.emplace(name, std::move(map));
+                               if (--maps->waits_left > 0) return;
+                             }
+                             Dispatch(ctx, "FindPaths", deadline, finish, run, pool_);
+                           });
+  }
+  return late.reactor;
 }
 
 grpc::ServerUnaryReactor* PathfinderService::GetFlowField(
@@ -493,9 +573,8 @@ grpc::ServerUnaryReactor* PathfinderService::GetFlowField(
                                              request->min_version());
   if (!call.ok()) return Finish(ctx, "GetFlowField", call.status());
   const absl::Time deadline = call->deadline;
-  std::shared_ptr<const MapSnapshot> map = std::move(call->map);
-  return Offload(ctx, "GetFlowField",
-                 [this, ctx, request, response, deadline, map = std::move(map)] {
+  return OffloadOn(ctx, "GetFlowField", *std::move(call),
+                 [this, ctx, request, response, deadline](std::shared_ptr<const MapSnapshot> map) {
                    absl::StatusOr<v1::FlowField> result = RunGetFlowField(
                        *map, *request, flow_cache_,
                        static_cast<size_t>(config_.max_message_bytes), config_.flow_threads,
@@ -514,9 +593,8 @@ grpc::ServerUnaryReactor* PathfinderService::SampleFlowField(
                                              request->min_version());
   if (!call.ok()) return Finish(ctx, "SampleFlowField", call.status());
   const absl::Time deadline = call->deadline;
-  std::shared_ptr<const MapSnapshot> map = std::move(call->map);
-  return Offload(ctx, "SampleFlowField",
-                 [this, ctx, request, response, deadline, map = std::move(map)] {
+  return OffloadOn(ctx, "SampleFlowField", *std::move(call),
+                 [this, ctx, request, response, deadline](std::shared_ptr<const MapSnapshot> map) {
                    absl::StatusOr<v1::SampleFlowFieldResponse> result = RunSampleFlowField(
                        *map, *request, flow_cache_, config_.flow_threads, deadline,
                        [ctx] { return ctx->IsCancelled(); });
@@ -532,9 +610,9 @@ grpc::ServerUnaryReactor* PathfinderService::GetGraph(grpc::CallbackServerContex
   absl::StatusOr<CallStart> call = Begin(ctx, Role::kRead, "map", request->map(),
                                              request->min_version());
   if (!call.ok()) return Finish(ctx, "GetGraph", call.status());
-  std::shared_ptr<const MapSnapshot> map = std::move(call->map);
   // Copying a large mesh out is work: off the callback thread.
-  return Offload(ctx, "GetGraph", [this, request, response, map = std::move(map)] {
+  return OffloadOn(ctx, "GetGraph", *std::move(call),
+                   [this, request, response](std::shared_ptr<const MapSnapshot> map) {
     absl::StatusOr<v1::GraphGeometry> result =
         RunGetGraph(*map, *request, static_cast<size_t>(config_.max_message_bytes));
     if (!result.ok()) return result.status();

@@ -117,17 +117,22 @@ class PathfinderService final : public v1::Pathfinder::CallbackService {
     // (see DeadlineOf).
     absl::Time deadline;
     // True when that cap is what set it (the client's is later or unset).
-    bool server_bound;
+    bool server_bound = false;
     // The map the request names, as current when the call arrived; null
-    // when Begin was given no name.
+    // when Begin was given no name, or when the call waits for its
+    // min_version (below).
     std::shared_ptr<const MapSnapshot> map;
+    // Set when this replica has not caught up to the request's min_version
+    // yet: the name and version the call waits for (OffloadOn).
+    std::string await_name;
+    uint64_t await_version = 0;
   };
   // The preamble every handler shares: authorizes the caller for `role`
   // and takes the call's deadline; given the map name the request sent in
-  // `field`, also validates it and resolves its current snapshot (NOT_FOUND
-  // when there is no such map, FAILED_PRECONDITION when it is older than
-  // the request's `min_version`). Queries then run on that snapshot
-  // whatever happens to the name meanwhile.
+  // `field`, also validates it and resolves its current snapshot (see
+  // ResolveNow; a call that must wait for its min_version gets no map but
+  // await_*). Queries then run on that snapshot whatever happens to the
+  // name meanwhile.
   absl::StatusOr<CallStart> Begin(grpc::CallbackServerContext* ctx, Role role,
                                   absl::string_view field = {}, absl::string_view name = {},
                                   uint64_t min_version = 0) const;
@@ -142,16 +147,15 @@ class PathfinderService final : public v1::Pathfinder::CallbackService {
   grpc::ServerUnaryReactor* FinishSampled(grpc::CallbackServerContext* ctx, const char* method,
                                           const absl::Status& status);
 
-  // The snapshot of `name` (from request field `field`) a query runs on:
-  // NOT_FOUND when this replica does not serve the name (--maps) or has no
-  // such map; with `min_version` above the local version, waits (bounded
-  // by `deadline`) for this replica to catch up (Follower::AwaitVersion),
-  // or FAILED_PRECONDITION naming the current version when nobody has that
-  // version yet. The one place min_version is checked.
-  absl::StatusOr<std::shared_ptr<const MapSnapshot>> ResolveMap(absl::string_view field,
+  // The snapshot of `name` (from request field `field`) a query runs on,
+  // as this replica has it now: NOT_FOUND when this replica does not serve
+  // the name (--maps) or has no such map; with `min_version` above the
+  // local version, null when another replica may have written it (the
+  // call waits for it: Follower::WhenVersion), else FAILED_PRECONDITION
+  // naming the current version. The one place min_version is checked.
+  absl::StatusOr<std::shared_ptr<const MapSnapshot>> ResolveNow(absl::string_view field,
                                                                 absl::string_view name,
-                                                                uint64_t min_version,
-                                                                absl::Time deadline) const;
+                                                                uint64_t min_version) const;
 
   // Builds `map` and commits it to the registry (PutMap and UploadMap).
   // The build stops, and nothing is stored, when `deadline` passes or
@@ -167,6 +171,24 @@ class PathfinderService final : public v1::Pathfinder::CallbackService {
   grpc::ServerUnaryReactor* Offload(grpc::CallbackServerContext* ctx, const char* method,
                                     std::function<absl::Status()> work,
                                     WorkerPool* pool = nullptr);
+  // Offload of work on the call's map: at once when Begin resolved it;
+  // else once this replica has caught up to the call's min_version, with
+  // no thread held while it waits (or the wait's error).
+  using MapWork = std::function<absl::Status(std::shared_ptr<const MapSnapshot>)>;
+  grpc::ServerUnaryReactor* OffloadOn(grpc::CallbackServerContext* ctx, const char* method,
+                                      CallStart call, MapWork work);
+  // The reactor of a call finished later, from any thread: `finish` ends
+  // it (sampled for CallbackLateness).
+  struct LateReactor {
+    grpc::ServerUnaryReactor* reactor;
+    std::function<void(const grpc::Status&)> finish;
+  };
+  LateReactor NewLateReactor(grpc::CallbackServerContext* ctx);
+  // Queues `work` on `pool` for a call whose reactor `finish` ends; the
+  // admission rules of Offload.
+  void Dispatch(grpc::CallbackServerContext* ctx, const char* method, absl::Time deadline,
+                const std::function<void(const grpc::Status&)>& finish,
+                std::function<absl::Status()> work, WorkerPool* pool);
 
   MapRegistry* const registry_;
   Follower* follower_ = nullptr;

@@ -38,6 +38,7 @@ absl::Status Follower::Start(std::function<void()> on_loaded) {
   if (store_.shared()) {
     feed_thread_ = std::thread([this] { FeedLoop(); });
     sync_thread_ = std::thread([this] { SyncLoop(); });
+    expiry_thread_ = std::thread([this] { ExpiryLoop(); });
   }
   return status;
 }
@@ -48,9 +49,22 @@ void Follower::Stop() {
     stopping_ = true;
     on_loaded_ = nullptr;
     cv_.SignalAll();
+    expiry_cv_.SignalAll();
   }
   if (feed_thread_.joinable()) feed_thread_.join();
   if (sync_thread_.joinable()) sync_thread_.join();
+  if (expiry_thread_.joinable()) expiry_thread_.join();
+  // Every wait still pending ends now (its call must finish before the
+  // gRPC server can shut down).
+  absl::flat_hash_map<std::string, std::vector<Waiter>> left;
+  {
+    absl::MutexLock lock(&mu_);
+    left.swap(waiters_);
+    waiter_count_ = 0;
+  }
+  for (auto& [name, waiters] : left) {
+    for (Waiter& w : waiters) w.done(NotArrived(name, w, " (shutting down)"));
+  }
 }
 
 bool Follower::loaded() const {
@@ -227,6 +241,7 @@ void Follower::SyncLoop() {
       }
       cv_.SignalAll();
     }
+    SettleWaiters(name);
     if (retry) {
       spdlog::warn("replication: map {} not brought up to date ({}); retrying in {}", name,
                    result.status().ToString(), absl::FormatDuration(backoff));
@@ -308,51 +323,145 @@ absl::Status Follower::CatchUp(absl::string_view name) {
     absl::MutexLock lock(&mu_);
     ++stats_.errors;
   }
+  SettleWaiters(std::string(name));
   return result.status();
 }
 
-absl::StatusOr<std::shared_ptr<const MapSnapshot>> Follower::AwaitVersion(
-    absl::string_view field, absl::string_view name, uint64_t min_version, absl::Time deadline) {
-  const absl::Time start = absl::Now();
-  const absl::Time limit = std::min(deadline, start + options_.max_wait);
+void Follower::WhenVersion(absl::string_view field, absl::string_view name,
+                           uint64_t min_version, absl::Time deadline, VersionDone done) {
   std::shared_ptr<const MapSnapshot> map = registry_.Get(name);
-  if (map != nullptr && map->version >= min_version) return map;
-  absl::MutexLock lock(&mu_);
-  const uint64_t asked_at = seq_;  // syncs started later have read the store after this
-  auto [it, inserted] = pending_.try_emplace(name);
-  if (!it->second.urgent) {
-    it->second.urgent = true;
-    urgent_.push_back(std::string(name));
-  }
-  cv_.SignalAll();
-  // The wait holds a gRPC callback thread (there are few): not while the
-  // store is known to be unreachable, when it could only time out.
-  const bool wait = store_.reachable();
-  for (;;) {
-    map = registry_.Get(name);
-    if (map != nullptr && map->version >= min_version) return map;
-    auto synced = synced_.find(name);
-    if (synced != synced_.end() && synced->second.seq > asked_at && synced->second.ok &&
-        synced->second.result.stored_version < min_version) {
-      // The store itself is behind min_version (or has no such map).
-      if (map == nullptr) {
-        return absl::NotFoundError(absl::StrCat(field, ": map \"", name, "\" does not exist"));
-      }
-      return absl::FailedPreconditionError(absl::StrCat(
-          "min_version: map \"", name, "\" is at version ", map->version, ", older than the ",
-          min_version,
-          " asked for; retry once that version is published (WatchMaps tells when)"));
+  if (map != nullptr && map->version >= min_version) return done(std::move(map));
+  Waiter w;
+  w.field = std::string(field);
+  w.min_version = min_version;
+  w.start = absl::Now();
+  w.limit = std::min(deadline, w.start + options_.max_wait);
+  w.done = std::move(done);
+  const std::string key(name);
+  absl::Status refused;
+  {
+    absl::MutexLock lock(&mu_);
+    w.asked_at = seq_;  // syncs started later read the store after this
+    auto [it, inserted] = pending_.try_emplace(key);
+    if (!it->second.urgent) {
+      it->second.urgent = true;
+      urgent_.push_back(key);
     }
-    if (!wait || stopping_ || cv_.WaitWithDeadline(&mu_, limit)) break;
+    cv_.SignalAll();
+    if (stopping_) {
+      refused = NotArrived(key, w, " (shutting down)");
+    } else if (!store_.reachable()) {
+      // Waiting could only time out; the sync asked for above still runs.
+      refused = NotArrived(key, w, " (the map store cannot be reached)");
+    } else if (waiter_count_ >= options_.max_waiters) {
+      refused = absl::ResourceExhaustedError(absl::StrCat(
+          "min_version: ", waiter_count_, " queries on this replica wait for versions it has "
+          "not caught up to yet, the most it holds; retry with backoff"));
+    } else if (std::optional<absl::StatusOr<std::shared_ptr<const MapSnapshot>>> now =
+                   Settle(key, w);
+               now.has_value()) {
+      refused = now->ok() ? absl::OkStatus() : now->status();
+      if (now->ok()) map = **now;
+    } else {
+      waiters_[key].push_back(std::move(w));
+      ++waiter_count_;
+      expiry_cv_.Signal();
+      return;
+    }
   }
-  map = registry_.Get(name);
+  if (!refused.ok()) return w.done(refused);
+  w.done(std::move(map));
+}
+
+std::optional<absl::StatusOr<std::shared_ptr<const MapSnapshot>>> Follower::Settle(
+    const std::string& name, const Waiter& w) {
+  std::shared_ptr<const MapSnapshot> map = registry_.Get(name);
+  if (map != nullptr && map->version >= w.min_version) return map;
+  auto synced = synced_.find(name);
+  if (synced == synced_.end() || synced->second.seq <= w.asked_at || !synced->second.ok ||
+      synced->second.result.stored_version >= w.min_version) {
+    return std::nullopt;
+  }
+  // A sync that read the store after the query arrived found it behind
+  // min_version (or without the map): nobody has that version yet.
+  if (map == nullptr) {
+    return absl::NotFoundError(absl::StrCat(w.field, ": map \"", name, "\" does not exist"));
+  }
+  return absl::FailedPreconditionError(absl::StrCat(
+      "min_version: map \"", name, "\" is at version ", map->version, ", older than the ",
+      w.min_version, " asked for; retry once that version is published (WatchMaps tells when)"));
+}
+
+void Follower::SettleWaiters(const std::string& name) {
+  std::vector<std::pair<Waiter, absl::StatusOr<std::shared_ptr<const MapSnapshot>>>> ready;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = waiters_.find(name);
+    if (it == waiters_.end()) return;
+    std::vector<Waiter>& waiting = it->second;
+    for (size_t i = 0; i < waiting.size();) {
+      std::optional<absl::StatusOr<std::shared_ptr<const MapSnapshot>>> answer =
+          Settle(name, waiting[i]);
+      if (!answer.has_value()) {
+        ++i;
+        continue;
+      }
+      ready.emplace_back(std::move(waiting[i]), *std::move(answer));
+      waiting[i] = std::move(waiting.back());
+      waiting.pop_back();
+      --waiter_count_;
+    }
+    if (waiting.empty()) waiters_.erase(it);
+  }
+  for (auto& [w, answer] : ready) w.done(std::move(answer));
+}
+
+absl::Status Follower::NotArrived(const std::string& name, const Waiter& w,
+                                  absl::string_view why) const {
+  std::shared_ptr<const MapSnapshot> map = registry_.Get(name);
   return absl::UnavailableError(absl::StrCat(
       "min_version: map \"", name, "\" is at version ",
       map != nullptr ? absl::StrCat(map->version) : std::string("(none)"),
-      " on this replica, which has not caught up to version ", min_version, " within ",
-      absl::FormatDuration(absl::Trunc(absl::Now() - start, absl::Milliseconds(1))),
-      stopping_ ? " (shutting down)" : wait ? "" : " (the map store cannot be reached)",
+      " on this replica, which has not caught up to version ", w.min_version, " within ",
+      absl::FormatDuration(absl::Trunc(absl::Now() - w.start, absl::Milliseconds(1))), why,
       "; retry (the map store may be unreachable, or the replica slow)"));
+}
+
+void Follower::ExpiryLoop() {
+  absl::MutexLock lock(&mu_);
+  while (!stopping_) {
+    absl::Time next = absl::InfiniteFuture();
+    const absl::Time now = absl::Now();
+    std::vector<std::pair<std::string, Waiter>> expired;
+    for (auto it = waiters_.begin(); it != waiters_.end();) {
+      std::vector<Waiter>& waiting = it->second;
+      for (size_t i = 0; i < waiting.size();) {
+        if (waiting[i].limit > now) {
+          next = std::min(next, waiting[i].limit);
+          ++i;
+          continue;
+        }
+        expired.emplace_back(it->first, std::move(waiting[i]));
+        waiting[i] = std::move(waiting.back());
+        waiting.pop_back();
+        --waiter_count_;
+      }
+      if (waiting.empty()) {
+        waiters_.erase(it++);
+      } else {
+        ++it;
+      }
+    }
+    if (!expired.empty()) {
+      // Answered outside mu_ (NotArrived reads the registry, done may
+      // queue work).
+      mu_.Unlock();
+      for (auto& [name, w] : expired) w.done(NotArrived(name, w, ""));
+      mu_.Lock();
+      continue;  // waiters may have come meanwhile
+    }
+    expiry_cv_.WaitWithDeadline(&mu_, next);
+  }
 }
 
 Follower::Stats Follower::stats() const {

@@ -50,7 +50,8 @@ namespace wayfinder::server {
 //    order. A name whose sync fails stays queued and is retried.
 //
 // On demand: a query whose min_version is above the local version asks for
-// its name first (AwaitVersion) and waits, bounded; a write the store
+// its name first (WhenVersion) and is answered when it arrives, bounded,
+// without holding a thread meanwhile; a write the store
 // refused because this replica was behind syncs its name on the writer's
 // thread (CatchUp).
 //
@@ -65,6 +66,10 @@ class Follower {
     absl::Duration max_backoff = absl::Seconds(2);
     // Longest a query waits for its min_version (besides its deadline).
     absl::Duration max_wait = absl::Seconds(5);
+    // Most queries waiting for a version at once (each holds its request
+    // and reply in memory): one client asking for versions nobody writes
+    // cannot pile up calls without bound.
+    size_t max_waiters = 10000;
   };
 
   // `store` and `registry` must outlive this.
@@ -90,17 +95,24 @@ class Follower {
   // Whether other replicas write the store (min_version waits make sense).
   bool following() const { return store_.shared(); }
 
-  // The snapshot of `name` at `min_version` or newer: at once if the
-  // registry has it, else once the sync thread has fetched the name (asked
-  // for now, ahead of the feed). UNAVAILABLE if it has not arrived by
-  // `deadline` or max_wait, or at once while the store is unreachable (the
-  // wait holds the caller's thread, a gRPC callback thread); FAILED_PRECONDITION naming the current version
+  // The answer to a query that needs `name` at `min_version` or newer:
+  // the snapshot, or why not. Passed to `done` exactly once.
+  using VersionDone =
+      std::function<void(absl::StatusOr<std::shared_ptr<const MapSnapshot>>)>;
+  // Calls `done` with the snapshot of `name` at `min_version` or newer as
+  // soon as this replica has it, without holding the calling thread (a
+  // gRPC callback thread) meanwhile: at once (on this thread) if the
+  // registry has it; else the name is synced ahead of the feed and `done`
+  // runs on the follower's thread that settles it. UNAVAILABLE if the
+  // version has not arrived by `deadline` or max_wait, at once while the
+  // store is unreachable or the follower is stopping, and for every wait
+  // still pending when Stop is called; RESOURCE_EXHAUSTED when max_waiters
+  // queries wait already; FAILED_PRECONDITION naming the current version
   // when the store itself does not have that version yet; NOT_FOUND (for
-  // request field `field`) when neither has the map.
-  absl::StatusOr<std::shared_ptr<const MapSnapshot>> AwaitVersion(absl::string_view field,
-                                                                  absl::string_view name,
-                                                                  uint64_t min_version,
-                                                                  absl::Time deadline);
+  // request field `field`) when neither has the map. `done` must be quick
+  // (hand work to a pool) and must not call into the follower.
+  void WhenVersion(absl::string_view field, absl::string_view name, uint64_t min_version,
+                   absl::Time deadline, VersionDone done);
   // Brings `name` up to its stored state on the calling thread (a write
   // the store refused as ABORTED because this replica was behind).
   absl::Status CatchUp(absl::string_view name);
@@ -143,6 +155,15 @@ class Follower {
     bool ok = false;
     SyncResult result;
   };
+  // A query waiting for a version (WhenVersion).
+  struct Waiter {
+    std::string field;
+    uint64_t min_version = 0;
+    uint64_t asked_at = 0;  // seq_ when it asked: later syncs read the store after it
+    absl::Time start;
+    absl::Time limit;  // its deadline, capped by max_wait
+    VersionDone done;
+  };
   struct Known {
     uint64_t stored_version = 0;
     absl::Time since;  // when the feed first showed stored_version
@@ -154,6 +175,15 @@ class Follower {
   void SyncLoop();
   absl::StatusOr<SyncResult> SyncName(const std::string& name,
                                       const std::optional<MapStore::NameState>& state);
+  // The answer for `w` (waiting on `name`) if it has one now.
+  std::optional<absl::StatusOr<std::shared_ptr<const MapSnapshot>>> Settle(
+      const std::string& name, const Waiter& w) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Hands their answers to the waiters on `name` that have one now.
+  void SettleWaiters(const std::string& name) ABSL_LOCKS_EXCLUDED(mu_);
+  // UNAVAILABLE for a wait that ran out (`why` says more).
+  absl::Status NotArrived(const std::string& name, const Waiter& w, absl::string_view why) const;
+  // Ends waits at their limit.
+  void ExpiryLoop();
   // Sleeps `d` unless stopped first; false when stopped.
   bool SleepUnlessStopped(absl::Duration d);
 
@@ -165,6 +195,7 @@ class Follower {
 
   std::thread feed_thread_;
   std::thread sync_thread_;
+  std::thread expiry_thread_;
 
   mutable absl::Mutex mu_;
   absl::CondVar cv_;  // queue changes, syncs done, stop
@@ -179,6 +210,10 @@ class Follower {
   uint64_t seq_ ABSL_GUARDED_BY(mu_) = 0;
   absl::flat_hash_map<std::string, Synced> synced_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, Known> known_ ABSL_GUARDED_BY(mu_);
+  // Queries waiting for a version, by name.
+  absl::flat_hash_map<std::string, std::vector<Waiter>> waiters_ ABSL_GUARDED_BY(mu_);
+  size_t waiter_count_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::CondVar expiry_cv_;  // a waiter added, stop
   Stats stats_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -35,6 +35,18 @@ class MemoryStore final : public server::MapStore {
     reachable_ = reachable;
     cv_.SignalAll();
   }
+  // While held, LoadMap and EditsAfter block (until released, or until the
+  // store becomes unreachable): a replica's sync stuck on a slow database.
+  void set_reads_held(bool held) {
+    absl::MutexLock lock(&mu_);
+    held_ = held;
+    cv_.SignalAll();
+  }
+  // How many LoadMap / EditsAfter calls are blocked by set_reads_held now.
+  int held_reads() const {
+    absl::MutexLock lock(&mu_);
+    return held_reads_;
+  }
   // Whether writes send a notification (false: the feed is found by polling).
   void set_notify(bool notify) {
     absl::MutexLock lock(&mu_);
@@ -134,6 +146,7 @@ class MemoryStore final : public server::MapStore {
   }
   absl::StatusOr<std::optional<LoadedMap>> LoadMap(absl::string_view name) override {
     absl::MutexLock lock(&mu_);
+    WaitWhileHeld();
     if (!reachable_) return Down();
     ++load_maps_;
     auto it = entries_.find(std::string(name));
@@ -145,6 +158,7 @@ class MemoryStore final : public server::MapStore {
   absl::StatusOr<std::vector<storage::v1::StoredEdit>> EditsAfter(absl::string_view name,
                                                                   uint64_t version) override {
     absl::MutexLock lock(&mu_);
+    WaitWhileHeld();
     if (!reachable_) return Down();
     auto it = entries_.find(std::string(name));
     if (it == entries_.end() || it->second.deleted) {
@@ -200,6 +214,11 @@ class MemoryStore final : public server::MapStore {
     m.edits = e.edits;
     return m;
   }
+  void WaitWhileHeld() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    ++held_reads_;
+    while (held_ && reachable_) cv_.Wait(&mu_);
+    --held_reads_;
+  }
   void Changed(Entry& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     e.position = ++position_;
     if (notify_) {
@@ -212,6 +231,8 @@ class MemoryStore final : public server::MapStore {
   absl::CondVar cv_;
   bool reachable_ ABSL_GUARDED_BY(mu_) = true;
   bool notify_ ABSL_GUARDED_BY(mu_) = true;
+  bool held_ ABSL_GUARDED_BY(mu_) = false;
+  int held_reads_ ABSL_GUARDED_BY(mu_) = 0;
   std::map<std::string, Entry> entries_ ABSL_GUARDED_BY(mu_);
   uint64_t position_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t notified_ ABSL_GUARDED_BY(mu_) = 0;

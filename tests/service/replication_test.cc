@@ -3,6 +3,7 @@
 // replica that is behind, races, min_version catch-up, outages, --maps.
 
 #include <atomic>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -16,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "memory_store.h"
 #include "service_test_util.h"
@@ -313,6 +315,113 @@ TEST_F(Replicas, MinVersionCatchesUpOnDemand) {
   store_->set_reachable(true);
   EXPECT_GT(PathOn(*b, "m", 4, &version, &status), 0) << status.error_message();
   EXPECT_EQ(version, 4u);
+}
+
+// Threads of this process (the servers and the clients of the test).
+int ThreadCount() {
+  int n = 0;
+  for ([[maybe_unused]] const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    ++n;
+  }
+  return n;
+}
+
+// `n` async FindPath calls with `min_version` to a server, over
+// connections of their own (at most 25 calls each: a connection carries
+// 32 at once, --max_concurrent_streams).
+struct PendingPaths {
+  PendingPaths(ServerHarness& h, const std::string& name, uint64_t min_version, int n,
+               double deadline_s) {
+    calls.resize(n);
+    for (int i = 0; i < n; ++i) {
+      if (i % 25 == 0) {
+        grpc::ChannelArguments own_connection;
+        own_connection.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+        stubs.push_back(v1::Pathfinder::NewStub(
+            grpc::CreateCustomChannel(absl::StrCat("127.0.0.1:", h.server().port()),
+                                      grpc::InsecureChannelCredentials(), own_connection)));
+      }
+      Call& call = calls[i];
+      call.ctx = Ctx(deadline_s);
+      call.request = PathRequest(name, 0.5, 1.5, 7.5, 1.5);
+      call.request.set_min_version(min_version);
+      stubs.back()->async()->FindPath(call.ctx.get(), &call.request, &call.response,
+                             [this, &call](grpc::Status status) {
+                               call.status = std::move(status);
+                               if (done.fetch_add(1) + 1 == static_cast<int>(calls.size())) {
+                                 all_done.Notify();
+                               }
+                             });
+    }
+  }
+  ~PendingPaths() { all_done.WaitForNotification(); }  // the callbacks use this
+  struct Call {
+    std::unique_ptr<grpc::ClientContext> ctx;
+    v1::FindPathRequest request;
+    v1::FindPathResponse response;
+    grpc::Status status;
+  };
+  std::vector<std::unique_ptr<v1::Pathfinder::Stub>> stubs;
+  std::vector<Call> calls;
+  std::atomic<int> done{0};
+  absl::Notification all_done;
+};
+
+TEST_F(Replicas, MinVersionWaitsHoldNoThread) {
+  store_->set_notify(false);
+  auto a = Replica();
+  ASSERT_TRUE(Put(*a, "m").ok());
+  auto b = Replica(ReplicaConfig(absl::Hours(1)));  // only on-demand catch-up
+  ASSERT_EQ(VersionOn(*b, "m"), 1u);
+  ASSERT_TRUE(Update(*a, Wall("m", true)).ok());  // 2, B does not know
+  // B's catch-up is stuck on a slow store while 200 queries wait for
+  // version 2: none holds a thread, and B answers everything else.
+  store_->set_reads_held(true);
+  const int threads_before = ThreadCount();
+  constexpr int kWaiting = 200;
+  {
+    PendingPaths pending(*b, "m", 2, kWaiting, 30);
+    ASSERT_TRUE(WaitFor([&] { return store_->held_reads() > 0; }, absl::Seconds(10)));
+    absl::SleepFor(absl::Milliseconds(300));  // the calls arrive
+    EXPECT_LT(ThreadCount(), threads_before + kWaiting / 4);
+    const absl::Time asked = absl::Now();
+    uint64_t version = 0;
+    grpc::Status status;
+    EXPECT_GT(PathOn(*b, "m", 1, &version, &status, /*deadline_s=*/5), 0)
+        << status.error_message();
+    EXPECT_EQ(version, 1u);
+    EXPECT_EQ(VersionOn(*b, "m"), 1u);
+    EXPECT_LT(absl::Now() - asked, absl::Seconds(2));
+    EXPECT_EQ(pending.done.load(), 0);
+    store_->set_reads_held(false);
+    ASSERT_TRUE(pending.all_done.WaitForNotificationWithTimeout(absl::Seconds(20)));
+    for (const PendingPaths::Call& call : pending.calls) {
+      EXPECT_TRUE(call.status.ok()) << call.status.error_message();
+      EXPECT_EQ(call.response.map_version(), 2u);
+    }
+  }
+  // Waits still pending when the replica stops end at once (its shutdown
+  // does not wait for them), not at their 3 s cap.
+  ASSERT_TRUE(Update(*a, Wall("m", false)).ok());  // 3, B does not know
+  store_->set_reads_held(true);
+  {
+    PendingPaths pending(*b, "m", 3, 20, 30);
+    ASSERT_TRUE(WaitFor([&] { return store_->held_reads() > 0; }, absl::Seconds(10)));
+    absl::SleepFor(absl::Milliseconds(200));
+    // The stuck read fails (an outage), so the follower's thread can stop.
+    store_->set_reachable(false);
+    const absl::Time stop = absl::Now();
+    b->Stop();
+    EXPECT_LT(absl::Now() - stop, absl::Seconds(2));
+    ASSERT_TRUE(pending.all_done.WaitForNotificationWithTimeout(absl::Seconds(10)));
+    for (const PendingPaths::Call& call : pending.calls) {
+      EXPECT_TRUE(call.status.error_code() == StatusCode::UNAVAILABLE ||
+                  call.status.error_code() == StatusCode::CANCELLED)
+          << call.status.error_code() << " " << call.status.error_message();
+    }
+  }
+  store_->set_reads_held(false);
+  store_->set_reachable(true);
 }
 
 TEST_F(Replicas, OutageRefusesWritesKeepsAnsweringAndCatchesUp) {

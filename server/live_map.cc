@@ -330,6 +330,7 @@ std::unique_ptr<MapSnapshot> LiveMap::SnapshotOf(MapBody& body) {
   s->name = s->info.name();
   s->info.set_edits(body.applied);
   s->info.clear_obstacles();
+  // In id order (the map's order): ValidateEdits binary-searches the list.
   for (const auto& [id, o] : body.geometry.obstacles) s->info.add_obstacles(id);
   s->grid = body.grid;
   s->grid_graph = body.grid_graph;

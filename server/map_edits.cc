@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <set>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
@@ -120,7 +120,15 @@ absl::Status ValidateEdits(const google::protobuf::RepeatedPtrField<v1::MapEdit>
   // Raster size in cells (hex maps report half a cell more height).
   const auto width = static_cast<uint32_t>(map.width());
   const auto height = static_cast<uint32_t>(std::floor(map.height()));
-  std::set<std::string, std::less<>> live(map.obstacles().begin(), map.obstacles().end());
+  // Whether an obstacle id is live at this point of the batch: the map's
+  // (MapInfo lists them in id order), changed by the batch's earlier edits.
+  // Not a set of every live id: a map may hold thousands, the batch a few.
+  absl::flat_hash_map<std::string_view, bool> batch;  // id -> live after the edits so far
+  auto live = [&](std::string_view id) {
+    if (auto it = batch.find(id); it != batch.end()) return it->second;
+    return std::binary_search(map.obstacles().begin(), map.obstacles().end(), id,
+                              [](std::string_view a, std::string_view b) { return a < b; });
+  };
   for (int i = 0; i < edits.size(); ++i) {
     const v1::MapEdit& e = edits[i];
     switch (e.edit_case()) {
@@ -158,20 +166,22 @@ absl::Status ValidateEdits(const google::protobuf::RepeatedPtrField<v1::MapEdit>
         if (absl::Status s = ValidateObstacle(i, e.add_obstacle(), polygon_limits); !s.ok()) {
           return s;
         }
-        if (!live.insert(e.add_obstacle().id()).second) {
+        if (live(e.add_obstacle().id())) {
           return Invalid(i, ".add_obstacle.id",
                          absl::StrCat("obstacle \"", e.add_obstacle().id(),
                                       "\" exists already (ids are unique per map; remove it "
                                       "first)"));
         }
+        batch[e.add_obstacle().id()] = true;
         break;
       }
       case v1::MapEdit::kRemoveObstacle: {
-        if (live.erase(e.remove_obstacle()) == 0) {
+        if (!live(e.remove_obstacle())) {
           return Invalid(i, ".remove_obstacle",
                          absl::StrCat("no obstacle \"", e.remove_obstacle(),
                                       "\" on the map (ListMaps/GetMap show the live ones)"));
         }
+        batch[e.remove_obstacle()] = false;
         break;
       }
       case v1::MapEdit::EDIT_NOT_SET:
@@ -187,10 +197,7 @@ size_t MapGeometry::MemoryBytes() const {
   for (const auto* list : {&polygons.walkable, &polygons.obstacles}) {
     for (const Polygon& p : *list) bytes += sizeof(p) + p.points.capacity() * sizeof(Point);
   }
-  for (const auto& [id, o] : obstacles) {
-    bytes += 64 + id.size() + o.obstacle.SpaceUsedLong() + o.coverage.covered.capacity();
-  }
-  return bytes;
+  return bytes + obstacle_bytes;
 }
 
 void EditChange::Add(const CellRect& c, const Rect& w) {
@@ -313,6 +320,9 @@ EditChange ApplyEdits(const google::protobuf::RepeatedPtrField<v1::MapEdit>& edi
           if (g.blockers.built()) o.slot = g.blockers.Insert(o.bounds);
         }
         change.added.push_back(o.obstacle.id());
+        o.bytes = 64 + 2 * o.obstacle.id().size() + o.obstacle.SpaceUsedLong() +
+                  o.coverage.covered.capacity();
+        g.obstacle_bytes += o.bytes;
         g.obstacles[o.obstacle.id()] = std::move(o);
         break;
       }
@@ -328,6 +338,7 @@ EditChange ApplyEdits(const google::protobuf::RepeatedPtrField<v1::MapEdit>& edi
           if (g.blockers.built()) g.blockers.Erase(it->second.slot);
         }
         change.removed.push_back(it->first);
+        g.obstacle_bytes -= it->second.bytes;
         g.obstacles.erase(it);
         break;
       }

@@ -47,6 +47,8 @@ struct LiveObstacle {
   CellMask coverage;
   // Rects maps: the slot of `bounds` in MapGeometry::blockers.
   uint32_t slot = RectBlockerIndex::kNoSlot;
+  // What it holds in memory (MapGeometry::MemoryBytes), measured once.
+  size_t bytes = 0;
 };
 
 // The editable geometry of a map: what the uploaded source and every batch
@@ -67,8 +69,11 @@ struct MapGeometry {
   // Rects maps: the source's field; polygons maps: the source's polygons.
   RectField field;
   PolygonMap polygons;
-  // Live obstacles by id (so in id order).
+  // Live obstacles by id (so in id order), and the sum of their `bytes`
+  // (kept by ApplyEdits: MemoryBytes runs for every version, and must not
+  // walk thousands of obstacles each time).
   std::map<std::string, LiveObstacle> obstacles;
+  size_t obstacle_bytes = 0;
   // Rects maps, from their first batch on: the blockers EffectiveField
   // lists (the source's and each live obstacle's bounds), indexed by place
   // and kept up to date by ApplyEdits, so that the QUADTREE repair looks

@@ -3,6 +3,7 @@
 // queries pinned to their version, Left-Right body reuse, equality with a
 // fresh upload of the same final geometry, and durability across restart.
 
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <set>
@@ -248,6 +249,25 @@ TEST(UpdateMapValidation, AddingALiveIdOrRemovingAnUnknownOneAcrossBatches) {
   st = Update(h, Batch("g", {Remove("door")}), &info);
   EXPECT_EQ(st.error_code(), grpc::INVALID_ARGUMENT);
   EXPECT_TRUE(absl::StartsWith(st.error_message(), "edits[0].remove_obstacle: ")) << st.error_message();
+  // Many live ids, added out of id order: each one live, its neighbours in
+  // id order not.
+  std::vector<v1::MapEdit> many;
+  for (int k : {7, 3, 11, 0, 5, 9, 1}) many.push_back(AddRect(absl::StrCat("o", k), 1, 1, 1, 1));
+  ASSERT_TRUE(Update(h, Batch("g", many), &info).ok());
+  ASSERT_EQ(info.obstacles_size(), 7);
+  EXPECT_TRUE(std::is_sorted(info.obstacles().begin(), info.obstacles().end()));
+  for (int k : {7, 3, 11, 0, 5, 9, 1}) {
+    st = Update(h, Batch("g", {AddRect(absl::StrCat("o", k), 2, 2, 1, 1)}), &info);
+    EXPECT_EQ(st.error_code(), grpc::INVALID_ARGUMENT) << k;
+  }
+  for (int k : {2, 4, 6, 8, 10, 12}) {
+    st = Update(h, Batch("g", {Remove(absl::StrCat("o", k))}), &info);
+    EXPECT_EQ(st.error_code(), grpc::INVALID_ARGUMENT) << k;
+  }
+  ASSERT_TRUE(Update(h, Batch("g", {Remove("o5"), AddRect("o5", 2, 2, 1, 1), Remove("o0")}),
+                     &info)
+                  .ok());
+  EXPECT_EQ(info.obstacles_size(), 6);
 }
 
 TEST(UpdateMapValidation, LimitsAndUnknownMap) {

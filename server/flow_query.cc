@@ -149,6 +149,10 @@ absl::StatusOr<v1::FlowField> RunGetFlowField(const MapSnapshot& map,
                                               FlowFieldCache& cache, size_t max_message_bytes,
                                               int threads, absl::Time deadline,
                                               std::function<bool()> cancelled) {
+  if (!request.area_costs().empty()) {
+    return absl::UnimplementedError(
+        "area_costs: per-query area costs are not supported by this server yet");
+  }
   // The window first: a bad one is refused before any computation.
   const uint32_t map_w = map.grid != nullptr ? map.grid->width() : 0;
   const uint32_t map_h = map.grid != nullptr ? map.grid->height() : 0;
@@ -219,6 +223,10 @@ absl::StatusOr<v1::FlowField> RunGetFlowField(const MapSnapshot& map,
 absl::StatusOr<v1::SampleFlowFieldResponse> RunSampleFlowField(
     const MapSnapshot& map, const v1::SampleFlowFieldRequest& request, FlowFieldCache& cache,
     int threads, absl::Time deadline, std::function<bool()> cancelled) {
+  if (!request.area_costs().empty()) {
+    return absl::UnimplementedError(
+        "area_costs: per-query area costs are not supported by this server yet");
+  }
   if (request.positions_size() > kMaxSamplePositions) {
     return absl::InvalidArgumentError(absl::StrCat("positions: ", request.positions_size(),
                                                    " positions, at most ",

@@ -260,6 +260,16 @@ absl::StatusOr<std::unique_ptr<MapSnapshot>> BuildMap(const v1::Map& map,
                                                       const MapBuildLimits& build_limits,
                                                       const BuildBudget& budget) {
   WF_RETURN_IF_ERROR(ValidateMapName(map.name(), "map.name"));
+  // Declared in the API, not built yet: refused rather than ignored, so a
+  // map is never served without the links or areas its owner gave it.
+  if (map.links_size() > 0) {
+    return absl::UnimplementedError(
+        "map.links: off-mesh links are not supported by this server yet");
+  }
+  if (map.has_polygons() && map.polygons().areas_size() > 0) {
+    return absl::UnimplementedError(
+        "map.polygons.areas: area polygons are not supported by this server yet");
+  }
 
   auto snapshot = std::make_unique<MapSnapshot>();
   snapshot->name = map.name();

@@ -89,6 +89,10 @@ absl::Status RunFindPath(const MapSnapshot& map, const v1::FindPathRequest& requ
   WF_ASSIGN_OR_RETURN(const v1::GraphKind graph, ResolveQueryGraph(map, request.graph()));
 
   const v1::PathOptions& options = request.options();
+  if (!options.area_costs().empty()) {
+    return absl::UnimplementedError(
+        "options.area_costs: per-query area costs are not supported by this server yet");
+  }
   WF_ASSIGN_OR_RETURN(const Smoothing smoothing, ToSmoothing(options.smoothing()));
   if (!std::isfinite(options.agent_radius()) || options.agent_radius() < 0) {
     return absl::InvalidArgumentError(absl::StrCat(

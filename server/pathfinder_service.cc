@@ -621,6 +621,47 @@ grpc::ServerUnaryReactor* PathfinderService::GetGraph(grpc::CallbackServerContex
   });
 }
 
+// Declared in the API; each is answered UNIMPLEMENTED (after the caller's
+// authorization, like every RPC) until it is built.
+grpc::ServerUnaryReactor* PathfinderService::Raycast(grpc::CallbackServerContext* ctx,
+                                                     const v1::RaycastRequest* /*request*/,
+                                                     v1::RaycastResponse* /*response*/) {
+  absl::StatusOr<CallStart> call = Begin(ctx, Role::kRead);
+  return Finish(ctx, "Raycast",
+                call.ok() ? absl::UnimplementedError("Raycast: not implemented by this server yet")
+                          : call.status());
+}
+
+grpc::ServerUnaryReactor* PathfinderService::NearestPoint(
+    grpc::CallbackServerContext* ctx, const v1::NearestPointRequest* /*request*/,
+    v1::NearestPointResponse* /*response*/) {
+  absl::StatusOr<CallStart> call = Begin(ctx, Role::kRead);
+  return Finish(ctx, "NearestPoint",
+                call.ok() ? absl::UnimplementedError(
+                                "NearestPoint: not implemented by this server yet")
+                          : call.status());
+}
+
+grpc::ServerUnaryReactor* PathfinderService::RandomPoints(
+    grpc::CallbackServerContext* ctx, const v1::RandomPointsRequest* /*request*/,
+    v1::RandomPointsResponse* /*response*/) {
+  absl::StatusOr<CallStart> call = Begin(ctx, Role::kRead);
+  return Finish(ctx, "RandomPoints",
+                call.ok() ? absl::UnimplementedError(
+                                "RandomPoints: not implemented by this server yet")
+                          : call.status());
+}
+
+grpc::ServerUnaryReactor* PathfinderService::FindDistances(
+    grpc::CallbackServerContext* ctx, const v1::FindDistancesRequest* /*request*/,
+    v1::FindDistancesResponse* /*response*/) {
+  absl::StatusOr<CallStart> call = Begin(ctx, Role::kRead);
+  return Finish(ctx, "FindDistances",
+                call.ok() ? absl::UnimplementedError(
+                                "FindDistances: not implemented by this server yet")
+                          : call.status());
+}
+
 grpc::ServerWriteReactor<v1::MapEvent>* PathfinderService::WatchMaps(
     grpc::CallbackServerContext* ctx, const v1::WatchMapsRequest* request) {
   if (absl::StatusOr<CallStart> call = Begin(ctx, Role::kRead); !call.ok()) {

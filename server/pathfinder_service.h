@@ -91,6 +91,20 @@ class PathfinderService final : public v1::Pathfinder::CallbackService {
   grpc::ServerUnaryReactor* UpdateMap(grpc::CallbackServerContext* ctx,
                                       const v1::UpdateMapRequest* request,
                                       v1::MapInfo* response) override;
+
+  // Game AI queries besides paths (see wayfinder.proto).
+  grpc::ServerUnaryReactor* Raycast(grpc::CallbackServerContext* ctx,
+                                    const v1::RaycastRequest* request,
+                                    v1::RaycastResponse* response) override;
+  grpc::ServerUnaryReactor* NearestPoint(grpc::CallbackServerContext* ctx,
+                                         const v1::NearestPointRequest* request,
+                                         v1::NearestPointResponse* response) override;
+  grpc::ServerUnaryReactor* RandomPoints(grpc::CallbackServerContext* ctx,
+                                         const v1::RandomPointsRequest* request,
+                                         v1::RandomPointsResponse* response) override;
+  grpc::ServerUnaryReactor* FindDistances(grpc::CallbackServerContext* ctx,
+                                          const v1::FindDistancesRequest* request,
+                                          v1::FindDistancesResponse* response) override;
   // List then watch (see WatchHub). Not bounded by --max_call_seconds (a
   // watch lasts as long as the client wants, within its own deadline);
   // bounded by --max_watchers and --max_watch_queue instead.

@@ -1,0 +1,103 @@
+// Parts of the API that are declared but not built yet are refused with
+// UNIMPLEMENTED naming the field or RPC, never ignored (a map served
+// without the links its owner gave it would give wrong paths). Each case
+// leaves this test when its feature lands.
+
+#include <string>
+#include <utility>
+
+#include <gtest/gtest.h>
+
+#include "service_test_util.h"
+
+namespace wayfinder::testing {
+namespace {
+
+using ::grpc::StatusCode;
+
+void ExpectUnimplemented(const grpc::Status& status, const std::string& prefix) {
+  EXPECT_EQ(status.error_code(), StatusCode::UNIMPLEMENTED) << status.error_message();
+  EXPECT_EQ(status.error_message().rfind(prefix, 0), 0u) << status.error_message();
+}
+
+TEST(UnbuiltFeatures, AreRefusedNamingTheField) {
+  ServerHarness h;
+  v1::Map map = GridMapFromRows("m", {"....", "....", "...."});
+  map.mutable_build()->add_graphs(v1::GRID);
+  {
+    v1::PutMapRequest request;
+    *request.mutable_map() = map;
+    v1::Link* link = request.mutable_map()->add_links();
+    link->set_id("jump");
+    v1::MapInfo info;
+    ExpectUnimplemented(h.stub().PutMap(Ctx().get(), request, &info), "map.links: ");
+  }
+  {
+    v1::PutMapRequest request;
+    v1::Map* polygons = request.mutable_map();
+    polygons->set_name("p");
+    v1::Polygon* walkable = polygons->mutable_polygons()->add_walkable();
+    for (auto [x, y] : {std::pair{0.0, 0.0}, {10.0, 0.0}, {10.0, 10.0}, {0.0, 10.0}}) {
+      v1::Point* p = walkable->add_points();
+      p->set_x(x);
+      p->set_y(y);
+    }
+    polygons->mutable_polygons()->add_areas()->set_id(3);
+    polygons->mutable_build()->add_graphs(v1::NAVMESH);
+    v1::MapInfo info;
+    ExpectUnimplemented(h.stub().PutMap(Ctx().get(), request, &info), "map.polygons.areas: ");
+  }
+  {
+    v1::PutMapRequest request;
+    *request.mutable_map() = map;
+    v1::MapInfo info;
+    ASSERT_TRUE(h.stub().PutMap(Ctx().get(), request, &info).ok());
+  }
+  {
+    v1::FindPathRequest request = PathRequest("m", 0.5, 0.5, 3.5, 2.5);
+    (*request.mutable_options()->mutable_area_costs())[0] = 2.0;
+    v1::FindPathResponse response;
+    ExpectUnimplemented(h.stub().FindPath(Ctx().get(), request, &response),
+                        "options.area_costs: ");
+  }
+  {
+    v1::GetFlowFieldRequest request;
+    request.set_map("m");
+    v1::Point* goal = request.add_goals();
+    goal->set_x(0.5);
+    goal->set_y(0.5);
+    (*request.mutable_area_costs())[0] = 2.0;
+    v1::FlowField response;
+    ExpectUnimplemented(h.stub().GetFlowField(Ctx().get(), request, &response), "area_costs: ");
+  }
+  {
+    v1::RaycastRequest request;
+    request.set_map("m");
+    v1::RaycastResponse response;
+    ExpectUnimplemented(h.stub().Raycast(Ctx().get(), request, &response), "Raycast: ");
+  }
+  {
+    v1::NearestPointRequest request;
+    request.set_map("m");
+    v1::NearestPointResponse response;
+    ExpectUnimplemented(h.stub().NearestPoint(Ctx().get(), request, &response),
+                        "NearestPoint: ");
+  }
+  {
+    v1::RandomPointsRequest request;
+    request.set_map("m");
+    v1::RandomPointsResponse response;
+    ExpectUnimplemented(h.stub().RandomPoints(Ctx().get(), request, &response),
+                        "RandomPoints: ");
+  }
+  {
+    v1::FindDistancesRequest request;
+    request.set_map("m");
+    v1::FindDistancesResponse response;
+    ExpectUnimplemented(h.stub().FindDistances(Ctx().get(), request, &response),
+                        "FindDistances: ");
+  }
+}
+
+}  // namespace
+}  // namespace wayfinder::testing

@@ -24,10 +24,11 @@ void Begin(DistanceScratch& s, size_t cells) {
     s.generation.resize(cells, 0);
     s.target_mark.resize(cells, 0);
   }
-  if (++s.stamp == 0xFFFFFFFFu) {
+  s.stamp += 3;
+  if (s.stamp >= 0xFFFFFFF0u) {
     std::fill(s.generation.begin(), s.generation.end(), 0);
     std::fill(s.target_mark.begin(), s.target_mark.end(), 0);
-    s.stamp = 1;
+    s.stamp = 3;
   }
 }
 
@@ -42,55 +43,83 @@ absl::StatusOr<std::vector<uint32_t>> Cells(absl::Span<const Point> points,
   return cells;
 }
 
-// One Dijkstra from `source` until every target cell of its component is
-// settled; `expand(cell, d, relax)` calls relax(next, cost) per step. Fills
-// row `row` of `costs`. Distinct target cells are counted once.
-template <typename Connected, typename Expand>
+// Most unsettled targets the heuristic looks at; with more, each relax
+// would pay for the minimum over them, and the search runs as Dijkstra
+// (heuristic 0) until enough have been settled.
+constexpr size_t kMaxHeuristicTargets = 32;
+
+// One multi-target A* from `source` until every target cell connected to
+// it is settled. The heuristic is the least of `estimate(cell, target)`
+// over the targets still unsettled: a minimum of consistent estimates is
+// consistent, so every cell is final when it is popped. When a target is
+// settled the minimum can only grow: the open list's f values are
+// recomputed and the heap rebuilt (the closed cells keep their exact
+// costs, which is all A*'s argument needs, so the search goes on). With no
+// estimate (or too many targets) it is Dijkstra. `expand(cell, g, relax)`
+// calls relax(next, cost) per step. Fills row `row` of `costs`.
+template <typename Connected, typename Estimate, typename Expand>
 absl::Status SearchFrom(DistanceScratch& s, uint32_t source, const std::vector<uint32_t>& goals,
-                        Connected&& connected, Expand&& expand, const SearchBudget& budget,
-                        double* row) {
+                        Connected&& connected, Estimate&& estimate, Expand&& expand,
+                        const SearchBudget& budget, double* row) {
   const uint32_t g = s.stamp;
-  size_t pending = 0;
+  std::vector<uint32_t> pending;  // distinct unsettled target cells
   for (uint32_t t : goals) {
     if (connected(source, t) && s.target_mark[t] != g + 1) {
       s.target_mark[t] = g + 1;
-      ++pending;
+      pending.push_back(t);
     }
   }
-  auto cmp = [](const std::pair<double, uint32_t>& a, const std::pair<double, uint32_t>& b) {
-    return a.first > b.first;
+  auto h = [&](uint32_t cell) {
+    if (pending.size() > kMaxHeuristicTargets) return 0.0;
+    double best = std::numeric_limits<double>::infinity();
+    for (uint32_t t : pending) best = std::min(best, estimate(cell, t));
+    return best;
   };
-  s.heap.clear();
+  // An entry whose g is above the cell's is stale.
+  using Entry = DistanceScratch::Entry;
+  auto cmp = [](const Entry& a, const Entry& b) { return a.f > b.f || (a.f == b.f && a.g < b.g); };
+  std::vector<Entry>& heap = s.heap;
+  heap.clear();
   s.dist[source] = 0;
   s.generation[source] = g;
-  s.heap.push_back({0.0, source});
+  if (!pending.empty()) heap.push_back({h(source), 0.0, source});
   uint64_t expansions = 0;
-  while (pending > 0 && !s.heap.empty()) {
-    std::pop_heap(s.heap.begin(), s.heap.end(), cmp);
-    const auto [d, cell] = s.heap.back();
-    s.heap.pop_back();
-    if (d > s.dist[cell]) continue;  // a stale entry
-    if (s.target_mark[cell] == g + 1) {
-      s.target_mark[cell] = 0;
-      --pending;
-      if (pending == 0) break;
+  while (!pending.empty() && !heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), cmp);
+    const Entry e = heap.back();
+    heap.pop_back();
+    if (e.g > s.dist[e.cell] || s.target_mark[e.cell] == g + 2) continue;  // stale or closed
+    const uint32_t cell = e.cell;
+    const bool was_target = s.target_mark[cell] == g + 1;
+    s.target_mark[cell] = g + 2;  // closed
+    if (was_target) {
+      pending.erase(std::find(pending.begin(), pending.end(), cell));
+      if (pending.empty()) break;
+      // The heuristic grew: new f values for the open list.
+      size_t kept = 0;
+      for (const Entry& o : heap) {
+        if (o.g <= s.dist[o.cell] && s.target_mark[o.cell] != g + 2) {
+          heap[kept++] = {o.g + h(o.cell), o.g, o.cell};
+        }
+      }
+      heap.resize(kept);
+      std::make_heap(heap.begin(), heap.end(), cmp);
     }
     WF_RETURN_IF_ERROR(budget.BeforeExpansion(expansions++));
-    expand(cell, d, [&](uint32_t next, double nd) {
+    expand(cell, e.g, [&](uint32_t next, double nd) {
+      if (s.target_mark[next] == g + 2) return;
       if (s.generation[next] != g || nd < s.dist[next]) {
         s.generation[next] = g;
         s.dist[next] = nd;
-        s.heap.push_back({nd, next});
-        std::push_heap(s.heap.begin(), s.heap.end(), cmp);
+        heap.push_back({nd + h(next), nd, next});
+        std::push_heap(heap.begin(), heap.end(), cmp);
       }
     });
   }
   for (size_t j = 0; j < goals.size(); ++j) {
     const uint32_t t = goals[j];
-    row[j] = s.generation[t] == g && connected(source, t) ? s.dist[t] : kInf;
+    row[j] = s.target_mark[t] == g + 2 && connected(source, t) ? s.dist[t] : kInf;
   }
-  // Targets left unsettled (another component under a stale label) keep a
-  // mark of this stamp only; the next stamp ignores them.
   return absl::OkStatus();
 }
 
@@ -128,10 +157,17 @@ absl::StatusOr<std::vector<double>> GridDistances(const GridGraph& graph,
     if (m & (1 << 7)) step(cell - w + 1, kSqrt2);
   };
   auto connected = [&graph](uint32_t a, uint32_t b) { return graph.MaybeConnected(a, b); };
+  // Octile distance: every multiplier is >= 1, so it never overestimates,
+  // and it is consistent (FindGridPath's A* uses it).
+  auto octile = [w](uint32_t a, uint32_t b) {
+    const double dx = std::abs(double(a % w) - double(b % w));
+    const double dy = std::abs(double(a / w) - double(b / w));
+    return std::max(dx, dy) + (kSqrt2 - 1) * std::min(dx, dy);
+  };
   for (size_t i = 0; i < from.size(); ++i) {
     Begin(scratch, map.size());
-    WF_RETURN_IF_ERROR(
-        SearchFrom(scratch, from[i], to, connected, expand, budget, costs.data() + i * to.size()));
+    WF_RETURN_IF_ERROR(SearchFrom(scratch, from[i], to, connected, octile, expand, budget,
+                                  costs.data() + i * to.size()));
   }
   return costs;
 }
@@ -154,10 +190,14 @@ absl::StatusOr<std::vector<double>> HexDistances(const HexGraph& graph,
     graph.ForEachNeighbour(cell % w, cell / w, [&](int, uint32_t next) { relax(next, g + 1); });
   };
   auto connected = [&graph](uint32_t a, uint32_t b) { return graph.MaybeConnected(a, b); };
+  // Steps on an open grid: exact there, never more than with walls.
+  auto steps = [w](uint32_t a, uint32_t b) {
+    return static_cast<double>(hex::Distance(a % w, a / w, b % w, b / w));
+  };
   for (size_t i = 0; i < from.size(); ++i) {
     Begin(scratch, graph.map().size());
-    WF_RETURN_IF_ERROR(
-        SearchFrom(scratch, from[i], to, connected, expand, budget, costs.data() + i * to.size()));
+    WF_RETURN_IF_ERROR(SearchFrom(scratch, from[i], to, connected, steps, expand, budget,
+                                  costs.data() + i * to.size()));
   }
   return costs;
 }

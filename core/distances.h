@@ -21,22 +21,30 @@ namespace wayfinder {
 // largest map searched; not thread-safe (one per worker thread).
 struct DistanceScratch {
   std::vector<double> dist;
+  // Per cell: == stamp when dist holds this query's cost.
   std::vector<uint32_t> generation;
-  // Per cell: generation + 1 while the cell is an unsettled target.
+  // Per cell: stamp + 1 while an unsettled target, stamp + 2 once closed.
   std::vector<uint32_t> target_mark;
-  std::vector<std::pair<double, uint32_t>> heap;
+  // The open list: (f, g, cell).
+  struct Entry {
+    double f, g;
+    uint32_t cell;
+  };
+  std::vector<Entry> heap;
+  // Advances by 3 per search.
   uint32_t stamp = 0;
 };
 
 // Path costs from every source to every target, row-major:
 // costs[i * targets.size() + j], +infinity when unreachable.
 //
-// GRID: one Dijkstra per source over the cells with FindGridPath's rules
-// (8 neighbours, no corner cutting, a step costs its length times the mean
-// of the two cells' multipliers), stopped once every target cell is
-// settled: each cost equals FindGridPath's length (A* and jump point
-// search find optimal paths under the same rules). HEX: one breadth-first
-// search per source (unit steps), equal to FindHexPath's step count.
+// GRID: one multi-target A* per source over the cells with FindGridPath's
+// rules (8 neighbours, no corner cutting, a step costs its length times the
+// mean of the two cells' multipliers; heuristic: the octile distance to the
+// nearest unsettled target), stopped once every target cell is settled:
+// each cost equals FindGridPath's length (A* and jump point search find
+// optimal paths under the same rules). HEX: the same with unit steps and
+// the hex distance, equal to FindHexPath's step count.
 // Sources and targets follow FindPath's point rules; errors name
 // "sources[i]" / "targets[j]" (INVALID_ARGUMENT off the map or not finite,
 // FAILED_PRECONDITION on a blocked cell). A target in another component

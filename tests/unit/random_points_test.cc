@@ -16,7 +16,9 @@
 #include "core/navmesh.h"
 #include "core/quadtree.h"
 #include "gtest/gtest.h"
+#include "core/distances.h"
 #include "tests/reference/polygon_world.h"
+#include "tests/unit/deferred_splits.h"
 
 namespace wayfinder {
 namespace {
@@ -252,6 +254,38 @@ TEST(RandomPoints, ReachableFromCenterOnEveryKind) {
   auto r = RandomGridPoints(grid, q);
   EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(r.status().message().find("center"), std::string::npos);
+}
+
+// An edit that splits the map with a split search cut short leaves one
+// stale label over both halves: the flood must still keep every point (and
+// FindDistances every finite cost) on the centre's side.
+TEST(RandomPoints, StaleComponentsAreFlooded) {
+  testing_living::ScopedSplitBudget no_split_search(0, 0);
+  auto map = std::make_shared<GridMap>(*GridMap::Create(20, 10, std::vector<uint8_t>(200, 0)));
+  GridGraph grid(map);
+  HexGraph hex(map);
+  std::vector<uint8_t> wall(10, GridMap::kBlocked);
+  const CellRect column{10, 0, 11, 10};
+  ASSERT_TRUE(map->Assign(column, wall.data()).ok());
+  grid.Update(column);
+  hex.Update(column);
+  ASSERT_TRUE(grid.components_stale());
+  ASSERT_TRUE(hex.components_stale());
+  RandomPointsQuery q = Query(2000, 4);
+  q.center = {3.5, 5.5};
+  q.reachable_from_center = true;
+  for (auto points : {RandomGridPoints(grid, q), RandomHexPoints(hex, q)}) {
+    ASSERT_TRUE(points.ok()) << points.status();
+    for (const Point& p : *points) ASSERT_LT(p.x, 10.5);
+  }
+  DistanceScratch scratch;
+  const std::vector<Point> from = {{3.5, 5.5}}, to = {{15.5, 5.5}, {5.5, 1.5}};
+  for (auto costs : {GridDistances(grid, from, to, {}, scratch),
+                     HexDistances(hex, from, to, {}, scratch)}) {
+    ASSERT_TRUE(costs.ok());
+    EXPECT_TRUE(std::isinf((*costs)[0]));
+    EXPECT_FALSE(std::isinf((*costs)[1]));
+  }
 }
 
 TEST(RandomPoints, DeterministicPerSeed) {

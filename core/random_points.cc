@@ -75,13 +75,23 @@ absl::Status NothingWalkable(const RandomPointsQuery& q) {
                               : "the graph has no walkable space");
 }
 
-// Draws the points: a domain by the prefix sums of the box areas (or
-// `weights` when given), a point by `draw`, kept when `keep` says so.
+// The generator and the points drawn so far: one stream per query, so a
+// draw that goes on in a second way stays independent of the first.
+struct Drawn {
+  explicit Drawn(const RandomPointsQuery& q) : rng(q.seed) { points.reserve(q.count); }
+  std::mt19937_64 rng;
+  std::vector<Point> points;
+};
+
+// Draws the rest of the points: a domain by the prefix sums of the box
+// areas (or `weights` when given), a point by `draw`, kept when `keep`
+// says so.
 template <typename Draw, typename Keep>
 absl::StatusOr<std::vector<Point>> Sample(const RandomPointsQuery& q,
                                           const std::vector<Domain>& domains,
                                           const std::vector<double>* weights, Draw&& draw,
-                                          Keep&& keep) {
+                                          Keep&& keep, Drawn drawn) {
+  if (drawn.points.size() >= q.count) return std::move(drawn.points);
   if (domains.empty()) return NothingWalkable(q);
   std::vector<double> prefix(domains.size());
   double sum = 0;
@@ -91,9 +101,8 @@ absl::StatusOr<std::vector<Point>> Sample(const RandomPointsQuery& q,
     prefix[i] = sum;
   }
   if (!(sum > 0)) return NothingWalkable(q);
-  std::mt19937_64 rng(q.seed);
-  std::vector<Point> points;
-  points.reserve(q.count);
+  std::mt19937_64& rng = drawn.rng;
+  std::vector<Point>& points = drawn.points;
   const uint64_t max_attempts = kAttemptsPerPoint * q.count + kMinAttempts;
   for (uint64_t attempt = 0; points.size() < q.count; ++attempt) {
     if (attempt >= max_attempts) {
@@ -108,7 +117,33 @@ absl::StatusOr<std::vector<Point>> Sample(const RandomPointsQuery& q,
     const Point p = draw(domains[i], rng);
     if (InCircle(q, p) && keep(domains[i].id, p)) points.push_back(p);
   }
-  return points;
+  return std::move(points);
+}
+
+// Cells of equal area (GRID, HEX): a cell of the rectangle of columns
+// [x0, x1) and rows [y0, y1) drawn uniformly, skipped unless `allowed`, a
+// point drawn by `draw(x, y)`, kept when `keep(cell, p)` and in the circle.
+// Uniform over the allowed cells (in the circle) without listing them: the
+// list costs memory and time in the map's size, these draws in the
+// points'. Stops after kRejectionAttemptsPerPoint * count +
+// kMinRejectionAttempts draws (a small walkable part of the rectangle);
+// Sample over a list goes on from there.
+constexpr uint64_t kRejectionAttemptsPerPoint = 64;
+constexpr uint64_t kMinRejectionAttempts = 65536;
+template <typename Allowed, typename DrawIn, typename Keep>
+void DrawInRectangle(const RandomPointsQuery& q, int64_t x0, int64_t y0, int64_t x1, int64_t y1,
+                     uint32_t width, Allowed&& allowed, DrawIn&& draw, Keep&& keep, Drawn& drawn) {
+  if (x0 >= x1 || y0 >= y1) return;
+  const uint64_t max_attempts = kRejectionAttemptsPerPoint * q.count + kMinRejectionAttempts;
+  const double w = static_cast<double>(x1 - x0), h = static_cast<double>(y1 - y0);
+  for (uint64_t a = 0; a < max_attempts && drawn.points.size() < q.count; ++a) {
+    const int64_t x = std::min<int64_t>(x1 - 1, x0 + static_cast<int64_t>(Uniform(drawn.rng) * w));
+    const int64_t y = std::min<int64_t>(y1 - 1, y0 + static_cast<int64_t>(Uniform(drawn.rng) * h));
+    const uint32_t cell = static_cast<uint32_t>(y * width + x);
+    if (!allowed(cell)) continue;
+    const Point p = draw(x, y, drawn.rng);
+    if (InCircle(q, p) && keep(cell, p)) drawn.points.push_back(p);
+  }
 }
 
 Point InBox(const Rect& b, std::mt19937_64& rng) {
@@ -177,6 +212,17 @@ absl::StatusOr<std::vector<Point>> RandomGridPoints(const GridGraph& graph,
     x1 = std::min<int64_t>(w, static_cast<int64_t>(std::floor(c.x1)) + 1);
     y1 = std::min<int64_t>(map.height(), static_cast<int64_t>(std::floor(c.y1)) + 1);
   }
+  auto keep = [w](uint32_t id, const Point& p) {
+    return p.x < id % w + 1.0 && p.y < id / w + 1.0;
+  };
+  Drawn drawn(q);
+  DrawInRectangle(
+      q, x0, y0, x1, y1, w, allowed,
+      [](int64_t x, int64_t y, std::mt19937_64& rng) {
+        return InBox({double(x), double(y), double(x + 1), double(y + 1)}, rng);
+      },
+      keep, drawn);
+  if (drawn.points.size() >= q.count) return std::move(drawn.points);
   std::vector<Domain> domains;
   for (int64_t y = y0; y < y1; ++y) {
     for (int64_t x = x0; x < x1; ++x) {
@@ -191,9 +237,7 @@ absl::StatusOr<std::vector<Point>> RandomGridPoints(const GridGraph& graph,
   // only points inside the cell's half-open square.
   return Sample(
       q, domains, nullptr, [](const Domain& d, std::mt19937_64& rng) { return InBox(d.box, rng); },
-      [w](uint32_t id, const Point& p) {
-        return p.x < id % w + 1.0 && p.y < id / w + 1.0;
-      });
+      keep, std::move(drawn));
 }
 
 absl::StatusOr<std::vector<Point>> RandomHexPoints(const HexGraph& graph,
@@ -223,9 +267,31 @@ absl::StatusOr<std::vector<Point>> RandomHexPoints(const HexGraph& graph,
   };
   // The hexagon of a cell: |dy| <= 1/2 and |dx| + |dy| / 2 <= 5/8 round its
   // centre (the nearest-centre region, area 1); its box is 5/4 x 1.
+  auto keep = [&graph, w](uint32_t id, const Point& p) {
+    uint32_t col, row;
+    return graph.CellAt(p, &col, &row) && row * w + col == id;
+  };
+  // The columns and rows whose hexagon box can meet the circle's box.
+  int64_t c0 = 0, r0 = 0, c1 = w, r1 = map.height();
+  Rect c;
+  if (CircleBox(q, &c)) {
+    c0 = std::max<int64_t>(0, static_cast<int64_t>(std::floor(c.x0 - 0.125)));
+    c1 = std::min<int64_t>(w, static_cast<int64_t>(std::floor(c.x1 + 0.125)) + 1);
+    r0 = std::max<int64_t>(0, static_cast<int64_t>(std::floor(c.y0 - 1)));
+    r1 = std::min<int64_t>(map.height(), static_cast<int64_t>(std::floor(c.y1)) + 1);
+  }
+  Drawn drawn(q);
+  DrawInRectangle(
+      q, c0, r0, c1, r1, w, allowed,
+      [](int64_t col, int64_t row, std::mt19937_64& rng) {
+        const Point ctr = hex::Centre(col, row);
+        return InBox({ctr.x - 0.625, ctr.y - 0.5, ctr.x + 0.625, ctr.y + 0.5}, rng);
+      },
+      keep, drawn);
+  if (drawn.points.size() >= q.count) return std::move(drawn.points);
   std::vector<Domain> domains;
-  for (uint32_t col = 0; col < w; ++col) {
-    for (uint32_t row = 0; row < map.height(); ++row) {
+  for (uint32_t col = static_cast<uint32_t>(c0); col < c1; ++col) {
+    for (uint32_t row = static_cast<uint32_t>(r0); row < r1; ++row) {
       const uint32_t i = map.Index(col, row);
       if (!allowed(i)) continue;
       const Point ctr = hex::Centre(col, row);
@@ -239,10 +305,7 @@ absl::StatusOr<std::vector<Point>> RandomHexPoints(const HexGraph& graph,
   // the map's own tie rule on its sides).
   return Sample(
       q, domains, nullptr, [](const Domain& d, std::mt19937_64& rng) { return InBox(d.box, rng); },
-      [&graph, w](uint32_t id, const Point& p) {
-        uint32_t col, row;
-        return graph.CellAt(p, &col, &row) && row * w + col == id;
-      });
+      keep, std::move(drawn));
 }
 
 absl::StatusOr<std::vector<Point>> RandomQuadtreePoints(const QuadtreeGraph& graph,
@@ -276,7 +339,8 @@ absl::StatusOr<std::vector<Point>> RandomQuadtreePoints(const QuadtreeGraph& gra
         const Rect& r = graph.leaves()[id].rect;
         if (p.x > r.x0 && p.y > r.y0) return true;
         return graph.LeafAt(p) == id;
-      });
+      },
+      Drawn(q));
 }
 
 absl::StatusOr<std::vector<Point>> RandomNavmeshPoints(const Navmesh& mesh,
@@ -344,7 +408,7 @@ absl::StatusOr<std::vector<Point>> RandomNavmeshPoints(const Navmesh& mesh,
     return Sample(
         q, domains, nullptr,
         [](const Domain& d, std::mt19937_64& rng) { return InBox(d.box, rng); },
-        [&mesh](uint32_t id, const Point& p) { return mesh.Contains(id, p); });
+        [&mesh](uint32_t id, const Point& p) { return mesh.Contains(id, p); }, Drawn(q));
   }
   // Whole polygons by area, then a fan triangle by area, then a uniform
   // point of the triangle (reflect the unit square's upper half).
@@ -371,7 +435,7 @@ absl::StatusOr<std::vector<Point>> RandomNavmeshPoints(const Navmesh& mesh,
         return Point{o.x + a * (p1.x - o.x) + b * (p2.x - o.x),
                      o.y + a * (p1.y - o.y) + b * (p2.y - o.y)};
       },
-      [](uint32_t, const Point&) { return true; });
+      [](uint32_t, const Point&) { return true; }, Drawn(q));
 }
 
 }  // namespace wayfinder

@@ -42,6 +42,13 @@ struct RandomPointsQuery {
 // exactly one element's box (elements do not overlap), so the points kept
 // are uniform over walkable space inside the circle.
 //
+// GRID and HEX first draw a cell of the candidate rectangle (the map, or
+// the cells under the circle's box) uniformly and skip the ones not
+// walkable or not reachable: no list, cost in the points, not the map.
+// Only when that keeps missing (64 draws a point plus 65,536: a small
+// walkable part of the rectangle) does the list above take over, from the
+// same generator.
+//
 // Deterministic: std::mt19937_64 seeded with `seed`, integers turned into
 // doubles in [0, 1) by hand (53 high bits), so the same seed on the same
 // graph gives the same points on every platform.

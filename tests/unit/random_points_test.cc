@@ -177,6 +177,34 @@ TEST(RandomPoints, NavmeshFromPolygonsUniformByArea) {
   ExpectUniform(*points, 40, 30, [&](const Point& p) { return mesh->Locate(p) != Navmesh::kNone; });
 }
 
+// A small island on a large map: drawing cells of the whole map rarely
+// lands on it, so most points come from the list of its cells; together
+// still uniform (half-cell bins over the island), on GRID and HEX.
+TEST(RandomPoints, SmallIslandFallsBackToTheList) {
+  std::vector<uint8_t> cells(256 * 256, GridMap::kBlocked);
+  for (uint32_t y = 100; y < 104; ++y) {
+    for (uint32_t x = 100; x < 104; ++x) cells[y * 256 + x] = 0;
+  }
+  const auto map = std::make_shared<const GridMap>(*GridMap::Create(256, 256, std::move(cells)));
+  const GridGraph grid(map);
+  auto points = RandomGridPoints(grid, Query(20000, 12));
+  ASSERT_TRUE(points.ok()) << points.status();
+  std::vector<Point> scaled;
+  for (const Point& p : *points) scaled.push_back({(p.x - 100) * 2, (p.y - 100) * 2});
+  ExpectUniform(scaled, 8, 8, [](const Point& p) {
+    return p.x >= 0 && p.x < 8 && p.y >= 0 && p.y < 8;
+  });
+  const HexGraph hex(map);
+  auto hex_points = RandomHexPoints(hex, Query(20000, 13));
+  ASSERT_TRUE(hex_points.ok()) << hex_points.status();
+  std::vector<Point> shifted;
+  for (const Point& p : *hex_points) shifted.push_back({(p.x - 99) * 2, (p.y - 99) * 2});
+  ExpectUniform(shifted, 14, 14, [&](const Point& p) {
+    uint32_t c, r;
+    return hex.CellAt({p.x / 2 + 99, p.y / 2 + 99}, &c, &r) && map->IsFree(c, r);
+  });
+}
+
 // Within a circle: every point in it, uniform over the walkable part of it.
 TEST(RandomPoints, CircleOnEveryKind) {
   const auto map = RandomGrid(16, 32, 32, 20);

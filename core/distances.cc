@@ -123,6 +123,30 @@ absl::Status SearchFrom(DistanceScratch& s, uint32_t source, const std::vector<u
   return absl::OkStatus();
 }
 
+// Runs `search(root, others, row)` from every point of the smaller side
+// and returns the costs sources x targets. Step costs are symmetric on
+// GRID and HEX (a step costs the same both ways), so the cost from a
+// target to a source is the cost from the source to the target: fewer
+// searches when there are more sources than targets.
+template <typename Search>
+absl::StatusOr<std::vector<double>> FromSmallerSide(const std::vector<uint32_t>& from,
+                                                    const std::vector<uint32_t>& to,
+                                                    Search&& search) {
+  const bool flip = to.size() < from.size();
+  const std::vector<uint32_t>& roots = flip ? to : from;
+  const std::vector<uint32_t>& others = flip ? from : to;
+  std::vector<double> rows(roots.size() * others.size(), kInf);
+  for (size_t i = 0; i < roots.size(); ++i) {
+    WF_RETURN_IF_ERROR(search(roots[i], others, rows.data() + i * others.size()));
+  }
+  if (!flip) return rows;
+  std::vector<double> costs(rows.size());
+  for (size_t i = 0; i < from.size(); ++i) {
+    for (size_t j = 0; j < to.size(); ++j) costs[i * to.size() + j] = rows[j * from.size() + i];
+  }
+  return costs;
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<double>> GridDistances(const GridGraph& graph,
@@ -136,7 +160,6 @@ absl::StatusOr<std::vector<double>> GridDistances(const GridGraph& graph,
   };
   WF_ASSIGN_OR_RETURN(const std::vector<uint32_t> from, Cells(sources, "sources", locate));
   WF_ASSIGN_OR_RETURN(const std::vector<uint32_t> to, Cells(targets, "targets", locate));
-  std::vector<double> costs(from.size() * to.size(), kInf);
   const uint32_t w = map.width();
   const bool uniform = map.uniform_cost();
   // The step costs of GridAStar::Run, term for term, so that equal paths
@@ -164,12 +187,11 @@ absl::StatusOr<std::vector<double>> GridDistances(const GridGraph& graph,
     const double dy = std::abs(double(a / w) - double(b / w));
     return std::max(dx, dy) + (kSqrt2 - 1) * std::min(dx, dy);
   };
-  for (size_t i = 0; i < from.size(); ++i) {
+  return FromSmallerSide(from, to, [&](uint32_t root, const std::vector<uint32_t>& others,
+                                        double* row) {
     Begin(scratch, map.size());
-    WF_RETURN_IF_ERROR(SearchFrom(scratch, from[i], to, connected, octile, expand, budget,
-                                  costs.data() + i * to.size()));
-  }
-  return costs;
+    return SearchFrom(scratch, root, others, connected, octile, expand, budget, row);
+  });
 }
 
 absl::StatusOr<std::vector<double>> HexDistances(const HexGraph& graph,
@@ -182,7 +204,6 @@ absl::StatusOr<std::vector<double>> HexDistances(const HexGraph& graph,
   };
   WF_ASSIGN_OR_RETURN(const std::vector<uint32_t> from, Cells(sources, "sources", locate));
   WF_ASSIGN_OR_RETURN(const std::vector<uint32_t> to, Cells(targets, "targets", locate));
-  std::vector<double> costs(from.size() * to.size(), kInf);
   const uint32_t w = graph.width();
   // Unit steps: Dijkstra with a binary heap settles in breadth-first order;
   // the heap keeps one code path for both graphs.
@@ -194,12 +215,11 @@ absl::StatusOr<std::vector<double>> HexDistances(const HexGraph& graph,
   auto steps = [w](uint32_t a, uint32_t b) {
     return static_cast<double>(hex::Distance(a % w, a / w, b % w, b / w));
   };
-  for (size_t i = 0; i < from.size(); ++i) {
+  return FromSmallerSide(from, to, [&](uint32_t root, const std::vector<uint32_t>& others,
+                                        double* row) {
     Begin(scratch, graph.map().size());
-    WF_RETURN_IF_ERROR(SearchFrom(scratch, from[i], to, connected, steps, expand, budget,
-                                  costs.data() + i * to.size()));
-  }
-  return costs;
+    return SearchFrom(scratch, root, others, connected, steps, expand, budget, row);
+  });
 }
 
 absl::StatusOr<std::vector<double>> PairwiseDistances(

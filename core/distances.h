@@ -45,7 +45,8 @@ struct DistanceScratch {
 // each cost equals FindGridPath's length (A* and jump point search find
 // optimal paths under the same rules). HEX: the same with unit steps and
 // the hex distance, equal to FindHexPath's step count.
-// Sources and targets follow FindPath's point rules; errors name
+// Step costs are symmetric, so with more sources than targets the searches
+// run from the targets. Sources and targets follow FindPath's point rules; errors name
 // "sources[i]" / "targets[j]" (INVALID_ARGUMENT off the map or not finite,
 // FAILED_PRECONDITION on a blocked cell). A target in another component
 // (by the graph's labels) costs +inf without being searched for. The

@@ -229,10 +229,7 @@ absl::StatusOr<std::vector<double>> PairwiseDistances(
   for (size_t i = 0; i < sources; ++i) {
     for (size_t j = 0; j < targets; ++j) {
       absl::StatusOr<PathResult> r = find_path(i, j);
-      if (!r.ok()) {
-        return absl::Status(r.status().code(), absl::StrCat("sources[", i, "] -> targets[", j,
-                                                            "]: ", r.status().message()));
-      }
+      if (!r.ok()) return r.status();
       if (r->status == PathStatus::kFound) costs[i * targets + j] = r->length;
     }
   }

@@ -69,8 +69,8 @@ absl::StatusOr<std::vector<double>> HexDistances(const HexGraph& graph,
 // FindPath would report", each pair runs `find_path(i, j)` (the caller's
 // FindPath with the request's options); pairs in different components end
 // inside it at once. +inf for kUnreachable; a partial path counts as
-// +inf. An error of one pair is returned with "sources[i] -> targets[j]: "
-// in front.
+// +inf. The first error of a pair is returned as it is (the caller names
+// the point).
 absl::StatusOr<std::vector<double>> PairwiseDistances(
     size_t sources, size_t targets,
     const std::function<absl::StatusOr<PathResult>(size_t i, size_t j)>& find_path);

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "core/distances.h"
 #include "core/map_area.h"
 #include "core/random_points.h"
@@ -159,8 +160,19 @@ absl::Status RunFindDistances(const MapSnapshot& map, const v1::FindDistancesReq
         sources.size(), targets.size(), [&](size_t i, size_t j) -> absl::StatusOr<PathResult> {
           *path_request.mutable_start() = request.sources(static_cast<int>(i));
           *path_request.mutable_goal() = request.targets(static_cast<int>(j));
-          WF_RETURN_IF_ERROR(
-              RunFindPath(map, path_request, limits, deadline, cancelled, path_response));
+          absl::Status status =
+              RunFindPath(map, path_request, limits, deadline, cancelled, path_response);
+          if (!status.ok()) {
+            // FindPath names its own fields; name the request's.
+            absl::string_view message = status.message();
+            if (absl::ConsumePrefix(&message, "start: ")) {
+              return absl::Status(status.code(), absl::StrCat("sources[", i, "]: ", message));
+            }
+            if (absl::ConsumePrefix(&message, "goal: ")) {
+              return absl::Status(status.code(), absl::StrCat("targets[", j, "]: ", message));
+            }
+            return status;
+          }
           PathResult r;
           r.status = path_response.status() == v1::FOUND ? PathStatus::kFound
                                                           : PathStatus::kUnreachable;

@@ -35,7 +35,8 @@ absl::Status RunRandomPoints(const MapSnapshot& map, const v1::RandomPointsReque
 // options as FindPath validates them. GRID and HEX: one multi-target
 // search per source; the options' expansion budget applies to each. QUADTREE
 // and NAVMESH: FindPath per pair (their FindPath is not optimal; only
-// running it gives its length). costs[i * targets + j], +inf when
+// running it gives its length); its errors about start or goal name
+// sources[i] or targets[j] instead. costs[i * targets + j], +inf when
 // unreachable.
 absl::Status RunFindDistances(const MapSnapshot& map, const v1::FindDistancesRequest& request,
                               const QueryLimits& limits, absl::Time deadline,

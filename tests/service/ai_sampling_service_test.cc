@@ -221,6 +221,18 @@ TEST_F(AiSamplingTest, FindDistancesBadArguments) {
     for (int i = 0; i < 64; ++i) *r.add_targets() = Pt(0.5, 0.5);
     cases.push_back({"too many pairs", r, StatusCode::INVALID_ARGUMENT, "sources, targets: "});
   }
+  for (v1::GraphKind graph : {v1::QUADTREE, v1::NAVMESH}) {
+    v1::FindDistancesRequest r = good;
+    r.set_graph(graph);
+    *r.add_targets() = Pt(5.5, 3.5);
+    cases.push_back({"target on a wall (FindPath per pair)", r, StatusCode::FAILED_PRECONDITION,
+                     "targets[1]: "});
+    r = good;
+    r.set_graph(graph);
+    *r.add_sources() = Pt(100, 1);
+    cases.push_back({"source off the map (FindPath per pair)", r, StatusCode::INVALID_ARGUMENT,
+                     "sources[1]: "});
+  }
   {
     v1::FindDistancesRequest r = good;
     r.mutable_options()->set_agent_radius(NAN);

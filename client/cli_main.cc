@@ -58,6 +58,12 @@ ABSL_FLAG(bool, distances, false, "flow-field: also fetch the distance of every 
 ABSL_FLAG(uint64_t, min_version, 0,
           "find-path, flow-field, render: answer from this map version or newer, else "
           "FAILED_PRECONDITION (0 = any)");
+ABSL_FLAG(uint64_t, seed, 0, "random: the seed (the same seed and map version give the same points)");
+ABSL_FLAG(std::string, center, "", "random: X,Y, the centre of --radius and --reachable");
+ABSL_FLAG(double, radius, 0, "random: only points within this distance of --center (0 = anywhere)");
+ABSL_FLAG(bool, reachable, false, "random: only points reachable from --center");
+ABSL_FLAG(std::string, sources, "", "distances: the sources, X,Y;X,Y;...");
+ABSL_FLAG(std::string, targets, "", "distances: the targets, X,Y;X,Y;...");
 
 namespace {
 
@@ -105,13 +111,20 @@ Commands:
                               field (--flow X,Y, repeatable goals) as SVG
       [--graph=quadtree] [--agent_radius=R] [--smoothing=..]
       [--navmesh_method=..]
+  random NAME N               N random walkable points, uniform by area
+      [--graph=..] [--seed=S] [--center=X,Y --radius=R] [--reachable]
+      [--agent_radius=R]
+  distances NAME --sources='X,Y;X,Y' --targets='X,Y;...'
+                              path costs from every source to every target
+                              (a row per source; inf = unreachable)
+      [--graph=..] [--agent_radius=R] [--navmesh_method=..]
   watch [NAME ...]            follow maps (none named = every map): one line
                               per event, first each map's current version
                               (PUT), then every PUT, UPDATE and DELETE as it
                               happens, until interrupted; --json: one JSON
                               object per line
 
-find-path, flow-field and render take --min_version=V: answer from version V
+find-path, flow-field, render, random and distances take --min_version=V: answer from version V
 of the map or newer, else fail (read your own write).
 
 Security: --token_file=FILE (or $WAYFINDER_TOKEN) sends a bearer token;
@@ -517,6 +530,97 @@ int Render(Client& client, const std::vector<std::string>& args,
 
 // One line per event until the stream ends (or the process is
 // interrupted); flushed, so that a pipe sees each event as it comes.
+// "X,Y" into p; false when it is not two numbers.
+bool ParsePoint(absl::string_view text, v1::Point* p) {
+  std::vector<std::string> xy = absl::StrSplit(text, ',');
+  double x, y;
+  if (xy.size() != 2 || !absl::SimpleAtod(xy[0], &x) || !absl::SimpleAtod(xy[1], &y)) return false;
+  p->set_x(x);
+  p->set_y(y);
+  return true;
+}
+
+int RandomPoints(Client& client, const std::vector<std::string>& args) {
+  uint32_t count;
+  if (args.size() != 2 || !absl::SimpleAtoi(args[1], &count)) {
+    return Usage("random takes NAME and a count N");
+  }
+  v1::RandomPointsRequest request;
+  request.set_map(args[0]);
+  request.set_count(count);
+  request.set_seed(absl::GetFlag(FLAGS_seed));
+  request.set_radius(absl::GetFlag(FLAGS_radius));
+  request.set_reachable_from_center(absl::GetFlag(FLAGS_reachable));
+  request.set_agent_radius(absl::GetFlag(FLAGS_agent_radius));
+  request.set_min_version(absl::GetFlag(FLAGS_min_version));
+  const std::string center = absl::GetFlag(FLAGS_center);
+  if (!center.empty() && !ParsePoint(center, request.mutable_center())) {
+    return Usage(absl::StrCat("--center: \"", center, "\" is not X,Y"));
+  }
+  std::string problem;
+  v1::GraphKind graph = v1::GRAPH_KIND_UNSPECIFIED;
+  if (!ParseEnum("graph", absl::GetFlag(FLAGS_graph), &v1::GraphKind_Parse, &graph, &problem)) {
+    return Usage(problem);
+  }
+  request.set_graph(graph);
+  auto response = client.RandomPoints(request);
+  if (!response.ok()) return Fail(response.status());
+  if (absl::GetFlag(FLAGS_json)) {
+    PrintJson(*response);
+    return 0;
+  }
+  for (const v1::Point& p : response->points()) absl::PrintF("%.6f %.6f\n", p.x(), p.y());
+  absl::PrintF("# %d points, map version %d\n", response->points_size(), response->map_version());
+  return 0;
+}
+
+int Distances(Client& client, const std::vector<std::string>& args) {
+  if (args.size() != 1) return Usage("distances takes one NAME");
+  v1::FindDistancesRequest request;
+  request.set_map(args[0]);
+  for (auto [flag, list] : {std::pair{"sources", request.mutable_sources()},
+                            std::pair{"targets", request.mutable_targets()}}) {
+    const std::string text = absl::GetFlag(std::string(flag) == "sources" ? FLAGS_sources
+                                                                         : FLAGS_targets);
+    if (text.empty()) return Usage(absl::StrCat("distances needs --", flag, "='X,Y;X,Y;...'"));
+    for (absl::string_view item : absl::StrSplit(text, ';', absl::SkipEmpty())) {
+      if (!ParsePoint(item, list->Add())) {
+        return Usage(absl::StrCat("--", flag, ": \"", item, "\" is not X,Y"));
+      }
+    }
+  }
+  v1::GraphKind graph;
+  v1::Smoothing smoothing;
+  v1::NavmeshMethod method;
+  if (std::string problem = ParsePathFlags(&graph, &smoothing, &method); !problem.empty()) {
+    return Usage(problem);
+  }
+  request.set_graph(graph);
+  request.mutable_options()->set_smoothing(smoothing);
+  request.mutable_options()->set_navmesh_method(method);
+  request.mutable_options()->set_agent_radius(absl::GetFlag(FLAGS_agent_radius));
+  request.mutable_options()->set_snap_distance(absl::GetFlag(FLAGS_snap_distance));
+  request.mutable_options()->set_max_expansions(absl::GetFlag(FLAGS_max_expansions));
+  request.set_min_version(absl::GetFlag(FLAGS_min_version));
+  auto response = client.FindDistances(request);
+  if (!response.ok()) return Fail(response.status());
+  if (absl::GetFlag(FLAGS_json)) {
+    PrintJson(*response);
+    return 0;
+  }
+  const int targets = request.targets_size();
+  for (int i = 0; i < request.sources_size(); ++i) {
+    std::vector<std::string> row;
+    for (int j = 0; j < targets; ++j) {
+      row.push_back(absl::StrFormat("%.6g", response->costs(i * targets + j)));
+    }
+    absl::PrintF("%s\n", absl::StrJoin(row, " "));
+  }
+  absl::PrintF("# %d x %d costs, map version %d\n", request.sources_size(), targets,
+               response->map_version());
+  return 0;
+}
+
 int Watch(Client& client, const std::vector<std::string>& args) {
   const bool json = absl::GetFlag(FLAGS_json);
   const absl::Status status = client.WatchMaps(args, [json](const v1::MapEvent& event) {
@@ -591,5 +695,7 @@ int main(int argc, char** argv) {
   if (command == "flow-field") return FlowField(*client, args, goals);
   if (command == "render") return Render(*client, args, paths, flows);
   if (command == "watch") return Watch(*client, args);
+  if (command == "random") return RandomPoints(*client, args);
+  if (command == "distances") return Distances(*client, args);
   return Usage(absl::StrCat("unknown command \"", command, "\""));
 }

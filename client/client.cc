@@ -160,7 +160,8 @@ std::string ServiceConfigJson(const ClientOptions& options) {
   // change nothing, so repeating them is always safe.
   constexpr const char* kReads[] = {"GetMap",          "ListMaps", "FindPath",
                                     "FindPaths",       "GetFlowField",
-                                    "SampleFlowField", "GetGraph", "WatchMaps"};
+                                    "SampleFlowField", "GetGraph", "RandomPoints",
+                                    "FindDistances", "WatchMaps"};
   constexpr const char* kWrites[] = {"PutMap", "UploadMap", "UpdateMap", "DeleteMap"};
   std::vector<std::string> names;
   auto add = [&names](const char* method) {
@@ -452,6 +453,24 @@ absl::StatusOr<v1::GraphGeometry> Client::GetGraph(const v1::GetGraphRequest& re
     grpc::ClientContext ctx;
     Prepare(ctx, deadline);
     return stub_->GetGraph(&ctx, request, out);
+  });
+}
+
+absl::StatusOr<v1::RandomPointsResponse> Client::RandomPoints(
+    const v1::RandomPointsRequest& request, Deadline deadline) {
+  return Unary<v1::RandomPointsResponse>([&](v1::RandomPointsResponse* out) {
+    grpc::ClientContext ctx;
+    Prepare(ctx, deadline);
+    return stub_->RandomPoints(&ctx, request, out);
+  });
+}
+
+absl::StatusOr<v1::FindDistancesResponse> Client::FindDistances(
+    const v1::FindDistancesRequest& request, Deadline deadline) {
+  return Unary<v1::FindDistancesResponse>([&](v1::FindDistancesResponse* out) {
+    grpc::ClientContext ctx;
+    Prepare(ctx, deadline);
+    return stub_->FindDistances(&ctx, request, out);
   });
 }
 

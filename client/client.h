@@ -164,6 +164,15 @@ class Client {
       const v1::SampleFlowFieldRequest& request, Deadline deadline = {});
   absl::StatusOr<v1::GraphGeometry> GetGraph(const v1::GetGraphRequest& request,
                                              Deadline deadline = {});
+  // Random walkable points, uniform by area (optionally in a circle and
+  // reachable from its centre); the same seed on the same map version gives
+  // the same points.
+  absl::StatusOr<v1::RandomPointsResponse> RandomPoints(const v1::RandomPointsRequest& request,
+                                                        Deadline deadline = {});
+  // Path costs from every source to every target (row-major, +inf where
+  // unreachable), each what FindPath would report.
+  absl::StatusOr<v1::FindDistancesResponse> FindDistances(
+      const v1::FindDistancesRequest& request, Deadline deadline = {});
 
   // Follows `maps` (empty = every map, also those created later): first
   // one PUT event per watched map that exists, with its current version,
@@ -178,7 +187,7 @@ class Client {
                          Deadline deadline = {});
 
   // Queries (FindPath, FindPaths, GetFlowField, SampleFlowField,
-  // GetGraph) read a version at least as new as their request's
+  // GetGraph, RandomPoints, FindDistances) read a version at least as new as their request's
   // min_version: set it to the MapInfo.version a write returned (or an
   // event's version) to read your own write; an older replica answers
   // FAILED_PRECONDITION.

@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "server/ai_query_sampling.h"
 #include "server/flow_query.h"
 #include "server/graph_query.h"
 #include "server/map_builder.h"
@@ -643,23 +644,32 @@ grpc::ServerUnaryReactor* PathfinderService::NearestPoint(
 }
 
 grpc::ServerUnaryReactor* PathfinderService::RandomPoints(
-    grpc::CallbackServerContext* ctx, const v1::RandomPointsRequest* /*request*/,
-    v1::RandomPointsResponse* /*response*/) {
-  absl::StatusOr<CallStart> call = Begin(ctx, Role::kRead);
-  return Finish(ctx, "RandomPoints",
-                call.ok() ? absl::UnimplementedError(
-                                "RandomPoints: not implemented by this server yet")
-                          : call.status());
+    grpc::CallbackServerContext* ctx, const v1::RandomPointsRequest* request,
+    v1::RandomPointsResponse* response) {
+  absl::StatusOr<CallStart> call = Begin(ctx, Role::kRead, "map", request->map(),
+                                             request->min_version());
+  if (!call.ok()) return Finish(ctx, "RandomPoints", call.status());
+  // Up to kMaxRandomPoints draws over a list of the map's elements: worker
+  // work, off the callback thread.
+  return OffloadOn(ctx, "RandomPoints", *std::move(call),
+                   [request, response](std::shared_ptr<const MapSnapshot> map) {
+    return RunRandomPoints(*map, *request, *response);
+  });
 }
 
 grpc::ServerUnaryReactor* PathfinderService::FindDistances(
-    grpc::CallbackServerContext* ctx, const v1::FindDistancesRequest* /*request*/,
-    v1::FindDistancesResponse* /*response*/) {
-  absl::StatusOr<CallStart> call = Begin(ctx, Role::kRead);
-  return Finish(ctx, "FindDistances",
-                call.ok() ? absl::UnimplementedError(
-                                "FindDistances: not implemented by this server yet")
-                          : call.status());
+    grpc::CallbackServerContext* ctx, const v1::FindDistancesRequest* request,
+    v1::FindDistancesResponse* response) {
+  absl::StatusOr<CallStart> call = Begin(ctx, Role::kRead, "map", request->map(),
+                                             request->min_version());
+  if (!call.ok()) return Finish(ctx, "FindDistances", call.status());
+  const absl::Time deadline = call->deadline;
+  // One search per source (or FindPath per pair): always on a worker.
+  return OffloadOn(ctx, "FindDistances", *std::move(call),
+                   [this, ctx, request, response, deadline](std::shared_ptr<const MapSnapshot> map) {
+    return RunFindDistances(*map, *request, query_limits_, deadline,
+                            [ctx] { return ctx->IsCancelled(); }, *response);
+  });
 }
 
 grpc::ServerWriteReactor<v1::MapEvent>* PathfinderService::WatchMaps(

@@ -7,6 +7,9 @@
 //                         scenarios of the median bucket; counters:
 //                         expansions/query, length / optimal
 //   BM_FlowField          a full GRID flow field from one goal
+//   BM_FindDistancesGrid  10 x 10 costs (the starts and goals of ten
+//                         median-bucket scenarios), one call per iteration
+//   BM_RandomPoints/<n>   n GRID points over the whole map / in a circle
 //
 // Run by `make bench` (and `make bench-quick` with --benchmark_min_time
 // small). Standard google-benchmark flags apply.
@@ -20,11 +23,13 @@
 #include <string>
 #include <vector>
 
+#include "core/distances.h"
 #include "core/flow_field.h"
 #include "core/grid_graph.h"
 #include "core/grid_search.h"
 #include "core/navmesh.h"
 #include "core/quadtree.h"
+#include "core/random_points.h"
 #include "tests/reference/benchmark_data.h"
 
 namespace {
@@ -172,6 +177,88 @@ void BM_FlowField(benchmark::State& state) {
   }
 }
 
+// Ten sources x ten targets per call (compare with one BM_FindPathGrid):
+// range(0) = 0: the starts and goals of ten scenarios (targets spread
+// over the map); 1: the same sources, the targets ten random points within
+// 15 of the first goal (a unit choosing among nearby targets).
+std::vector<Point> DistanceTargets(const GridGraph& graph, int clustered) {
+  std::vector<Point> targets;
+  const auto& problems = Data().problems;
+  if (clustered == 0) {
+    for (size_t i = 0; i < 10; ++i) targets.push_back(RequestFor(problems[i % problems.size()]).goal);
+    return targets;
+  }
+  RandomPointsQuery q;
+  q.count = 10;
+  q.center = RequestFor(problems.front()).goal;
+  q.radius = 15;
+  q.reachable_from_center = true;
+  return *RandomGridPoints(graph, q);
+}
+
+void BM_FindDistancesGrid(benchmark::State& state) {
+  static const GridGraph graph(Data().grid);
+  DistanceScratch scratch;
+  const auto& problems = Data().problems;
+  std::vector<Point> sources;
+  for (size_t i = 0; i < 10; ++i) sources.push_back(RequestFor(problems[i % problems.size()]).start);
+  const std::vector<Point> targets = DistanceTargets(graph, static_cast<int>(state.range(0)));
+  for (auto _ : state) {
+    auto costs = GridDistances(graph, sources, targets, SearchBudget(), scratch);
+    if (!costs.ok()) {
+      state.SkipWithError("FindDistances failed");
+      return;
+    }
+    benchmark::DoNotOptimize(costs->data());
+  }
+}
+
+// The same 10 x 10 as 100 jump point FindPaths, for comparison.
+void BM_FindDistancesGridPairwise(benchmark::State& state) {
+  static const GridGraph graph(Data().grid);
+  GridSearchScratch scratch;
+  GridSearchOptions options;
+  options.method = GridMethod::kJumpPoint;
+  const auto& problems = Data().problems;
+  std::vector<Point> sources;
+  for (size_t i = 0; i < 10; ++i) sources.push_back(RequestFor(problems[i % problems.size()]).start);
+  const std::vector<Point> targets = DistanceTargets(graph, static_cast<int>(state.range(0)));
+  for (auto _ : state) {
+    double sum = 0;
+    for (const Point& a : sources) {
+      for (const Point& b : targets) {
+        PathRequest r;
+        r.start = a;
+        r.goal = b;
+        sum += FindGridPath(graph, r, SearchBudget(), scratch, options)->length;
+      }
+    }
+    benchmark::DoNotOptimize(sum);
+  }
+}
+
+// state.range(0) points; range(1) = 1: within 20 of the first scenario's
+// start, reachable from it.
+void BM_RandomPoints(benchmark::State& state) {
+  static const GridGraph graph(Data().grid);
+  RandomPointsQuery q;
+  q.count = static_cast<uint32_t>(state.range(0));
+  if (state.range(1) == 1) {
+    q.center = RequestFor(Data().problems.front()).start;
+    q.radius = 20;
+    q.reachable_from_center = true;
+  }
+  for (auto _ : state) {
+    ++q.seed;
+    auto points = RandomGridPoints(graph, q);
+    if (!points.ok()) {
+      state.SkipWithError("RandomPoints failed");
+      return;
+    }
+    benchmark::DoNotOptimize(points->data());
+  }
+}
+
 BENCHMARK(BM_BuildGrid)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_BuildQuadtree)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_BuildNavmesh)->Unit(benchmark::kMillisecond);
@@ -183,6 +270,9 @@ BENCHMARK(BM_FindPathNavmesh)
     ->Arg(static_cast<int>(NavmeshMethod::kAnyAngle))
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_FlowField)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_FindDistancesGrid)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_FindDistancesGridPairwise)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_RandomPoints)->Args({1000, 0})->Args({1000, 1})->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

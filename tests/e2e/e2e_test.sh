@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # End to end: the real wayfinder-server, wayfinder CLI and wayfinder-probe as
 # processes on loopback. Upload, list, get, find-path (human and JSON),
+# random points and distances,
 # errors and exit codes, persistence across a restart, graceful SIGTERM.
 #   usage: e2e_test.sh SERVER CLI PROBE EXAMPLE_MAP
 set -euo pipefail
@@ -75,6 +76,22 @@ assert abs(r["length"] - 13) < 1e-9, r
 assert r["waypoints"][0] == {"x": 1.5, "y": 1.5}, r
 assert r["waypoints"][-1] == {"x": 14.5, "y": 1.5}, r
 ' || fail "find-path --json: $json"
+
+# Random points: one line per point, the same points for the same seed,
+# all within the radius; distances: a row per source, the first equal to
+# the find-path above.
+out=$(cli random rooms 5 --seed=3 --center=8,4 --radius=3) || fail "random: $out"
+[ "$(grep -vc '^#' <<<"$out")" -eq 5 ] || fail "random output: $out"
+[ "$out" = "$(cli random rooms 5 --seed=3 --center=8,4 --radius=3)" ] || fail "random not repeatable"
+awk '!/^#/ { if (($1 - 8) ^ 2 + ($2 - 4) ^ 2 > 9.000001) exit 1 }' <<<"$out" \
+  || fail "random point outside the circle: $out"
+out=$(cli distances rooms --sources='1.5,1.5;14.5,1.5' --targets='14.5,1.5;1.5,1.5') \
+  || fail "distances: $out"
+[ "$(head -1 <<<"$out")" = "13 0" ] || fail "distances output: $out"
+set +e
+err=$(cli random rooms 0 2>&1); rc=$?
+set -e
+[ "$rc" -eq 1 ] && grep -q "INVALID_ARGUMENT: count" <<<"$err" || fail "random 0: $rc $err"
 
 # Flow field: two goals, a summary, a text picture and the binary message.
 out=$(cli flow-field rooms --goal 1.5,1.5 --goal=14.5,1.5 --out="$work/field.txt") \

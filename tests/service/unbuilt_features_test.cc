@@ -83,20 +83,6 @@ TEST(UnbuiltFeatures, AreRefusedNamingTheField) {
     ExpectUnimplemented(h.stub().NearestPoint(Ctx().get(), request, &response),
                         "NearestPoint: ");
   }
-  {
-    v1::RandomPointsRequest request;
-    request.set_map("m");
-    v1::RandomPointsResponse response;
-    ExpectUnimplemented(h.stub().RandomPoints(Ctx().get(), request, &response),
-                        "RandomPoints: ");
-  }
-  {
-    v1::FindDistancesRequest request;
-    request.set_map("m");
-    v1::FindDistancesResponse response;
-    ExpectUnimplemented(h.stub().FindDistances(Ctx().get(), request, &response),
-                        "FindDistances: ");
-  }
 }
 
 }  // namespace

@@ -1,0 +1,239 @@
+#include "core/distances.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/grid_search.h"
+#include "core/status_macros.h"
+
+namespace wayfinder {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kSqrt2 = 1.4142135623730951;
+
+// Starts a query on `cells` cells: a new stamp instead of clearing.
+void Begin(DistanceScratch& s, size_t cells) {
+  if (s.dist.size() < cells) {
+    s.dist.resize(cells);
+    s.generation.resize(cells, 0);
+    s.target_mark.resize(cells, 0);
+  }
+  s.stamp += 3;
+  if (s.stamp >= 0xFFFFFFF0u) {
+    std::fill(s.generation.begin(), s.generation.end(), 0);
+    std::fill(s.target_mark.begin(), s.target_mark.end(), 0);
+    s.stamp = 3;
+  }
+}
+
+// Cells of the points, errors naming the field.
+template <typename Locate>
+absl::StatusOr<std::vector<uint32_t>> Cells(absl::Span<const Point> points,
+                                            absl::string_view field, Locate&& locate) {
+  std::vector<uint32_t> cells(points.size());
+  for (size_t i = 0; i < points.size(); ++i) {
+    WF_ASSIGN_OR_RETURN(cells[i], locate(points[i], absl::StrCat(field, "[", i, "]")));
+  }
+  return cells;
+}
+
+// Most unsettled targets the heuristic looks at; with more, each relax
+// would pay for the minimum over them, and the search runs as Dijkstra
+// (heuristic 0) until enough have been settled.
+constexpr size_t kMaxHeuristicTargets = 32;
+
+// One multi-target A* from `source` until every target cell connected to
+// it is settled. The heuristic is the least of `estimate(cell, target)`
+// over the targets still unsettled: a minimum of consistent estimates is
+// consistent, so every cell is final when it is popped. When a target is
+// settled the minimum can only grow: the open list's f values are
+// recomputed and the heap rebuilt (the closed cells keep their exact
+// costs, which is all A*'s argument needs, so the search goes on). With no
+// estimate (or too many targets) it is Dijkstra. `expand(cell, g, relax)`
+// calls relax(next, cost) per step. Fills row `row` of `costs`.
+template <typename Connected, typename Estimate, typename Expand>
+absl::Status SearchFrom(DistanceScratch& s, uint32_t source, const std::vector<uint32_t>& goals,
+                        Connected&& connected, Estimate&& estimate, Expand&& expand,
+                        const SearchBudget& budget, double* row) {
+  const uint32_t g = s.stamp;
+  std::vector<uint32_t> pending;  // distinct unsettled target cells
+  for (uint32_t t : goals) {
+    if (connected(source, t) && s.target_mark[t] != g + 1) {
+      s.target_mark[t] = g + 1;
+      pending.push_back(t);
+    }
+  }
+  auto h = [&](uint32_t cell) {
+    if (pending.size() > kMaxHeuristicTargets) return 0.0;
+    double best = std::numeric_limits<double>::infinity();
+    for (uint32_t t : pending) best = std::min(best, estimate(cell, t));
+    return best;
+  };
+  // An entry whose g is above the cell's is stale.
+  using Entry = DistanceScratch::Entry;
+  auto cmp = [](const Entry& a, const Entry& b) { return a.f > b.f || (a.f == b.f && a.g < b.g); };
+  std::vector<Entry>& heap = s.heap;
+  heap.clear();
+  s.dist[source] = 0;
+  s.generation[source] = g;
+  if (!pending.empty()) heap.push_back({h(source), 0.0, source});
+  uint64_t expansions = 0;
+  while (!pending.empty() && !heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), cmp);
+    const Entry e = heap.back();
+    heap.pop_back();
+    if (e.g > s.dist[e.cell] || s.target_mark[e.cell] == g + 2) continue;  // stale or closed
+    const uint32_t cell = e.cell;
+    const bool was_target = s.target_mark[cell] == g + 1;
+    s.target_mark[cell] = g + 2;  // closed
+    if (was_target) {
+      pending.erase(std::find(pending.begin(), pending.end(), cell));
+      if (pending.empty()) break;
+      // The heuristic grew: new f values for the open list.
+      size_t kept = 0;
+      for (const Entry& o : heap) {
+        if (o.g <= s.dist[o.cell] && s.target_mark[o.cell] != g + 2) {
+          heap[kept++] = {o.g + h(o.cell), o.g, o.cell};
+        }
+      }
+      heap.resize(kept);
+      std::make_heap(heap.begin(), heap.end(), cmp);
+    }
+    WF_RETURN_IF_ERROR(budget.BeforeExpansion(expansions++));
+    expand(cell, e.g, [&](uint32_t next, double nd) {
+      if (s.target_mark[next] == g + 2) return;
+      if (s.generation[next] != g || nd < s.dist[next]) {
+        s.generation[next] = g;
+        s.dist[next] = nd;
+        heap.push_back({nd + h(next), nd, next});
+        std::push_heap(heap.begin(), heap.end(), cmp);
+      }
+    });
+  }
+  for (size_t j = 0; j < goals.size(); ++j) {
+    const uint32_t t = goals[j];
+    row[j] = s.target_mark[t] == g + 2 && connected(source, t) ? s.dist[t] : kInf;
+  }
+  return absl::OkStatus();
+}
+
+// Runs `search(root, others, row)` from every point of the smaller side
+// and returns the costs sources x targets. Step costs are symmetric on
+// GRID and HEX (a step costs the same both ways), so the cost from a
+// target to a source is the cost from the source to the target: fewer
+// searches when there are more sources than targets.
+template <typename Search>
+absl::StatusOr<std::vector<double>> FromSmallerSide(const std::vector<uint32_t>& from,
+                                                    const std::vector<uint32_t>& to,
+                                                    Search&& search) {
+  const bool flip = to.size() < from.size();
+  const std::vector<uint32_t>& roots = flip ? to : from;
+  const std::vector<uint32_t>& others = flip ? from : to;
+  std::vector<double> rows(roots.size() * others.size(), kInf);
+  for (size_t i = 0; i < roots.size(); ++i) {
+    WF_RETURN_IF_ERROR(search(roots[i], others, rows.data() + i * others.size()));
+  }
+  if (!flip) return rows;
+  std::vector<double> costs(rows.size());
+  for (size_t i = 0; i < from.size(); ++i) {
+    for (size_t j = 0; j < to.size(); ++j) costs[i * to.size() + j] = rows[j * from.size() + i];
+  }
+  return costs;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<double>> GridDistances(const GridGraph& graph,
+                                                  absl::Span<const Point> sources,
+                                                  absl::Span<const Point> targets,
+                                                  const SearchBudget& budget,
+                                                  DistanceScratch& scratch) {
+  const GridMap& map = graph.map();
+  auto locate = [&map](const Point& p, const std::string& field) {
+    return LocateFreeCell(map, p, field);
+  };
+  WF_ASSIGN_OR_RETURN(const std::vector<uint32_t> from, Cells(sources, "sources", locate));
+  WF_ASSIGN_OR_RETURN(const std::vector<uint32_t> to, Cells(targets, "targets", locate));
+  const uint32_t w = map.width();
+  const bool uniform = map.uniform_cost();
+  // The step costs of GridAStar::Run, term for term, so that equal paths
+  // sum to equal doubles.
+  auto expand = [&](uint32_t cell, double g, auto&& relax) {
+    const uint8_t m = graph.moves(cell);
+    const double here = uniform ? 1.0 : map.Cost(cell);
+    auto step = [&](uint32_t next, double len) {
+      relax(next, g + (uniform ? len : len * 0.5 * (here + map.Cost(next))));
+    };
+    if (m & (1 << 0)) step(cell + 1, 1.0);
+    if (m & (1 << 2)) step(cell + w, 1.0);
+    if (m & (1 << 4)) step(cell - 1, 1.0);
+    if (m & (1 << 6)) step(cell - w, 1.0);
+    if (m & (1 << 1)) step(cell + w + 1, kSqrt2);
+    if (m & (1 << 3)) step(cell + w - 1, kSqrt2);
+    if (m & (1 << 5)) step(cell - w - 1, kSqrt2);
+    if (m & (1 << 7)) step(cell - w + 1, kSqrt2);
+  };
+  auto connected = [&graph](uint32_t a, uint32_t b) { return graph.MaybeConnected(a, b); };
+  // Octile distance: every multiplier is >= 1, so it never overestimates,
+  // and it is consistent (FindGridPath's A* uses it).
+  auto octile = [w](uint32_t a, uint32_t b) {
+    const double dx = std::abs(double(a % w) - double(b % w));
+    const double dy = std::abs(double(a / w) - double(b / w));
+    return std::max(dx, dy) + (kSqrt2 - 1) * std::min(dx, dy);
+  };
+  return FromSmallerSide(from, to, [&](uint32_t root, const std::vector<uint32_t>& others,
+                                        double* row) {
+    Begin(scratch, map.size());
+    return SearchFrom(scratch, root, others, connected, octile, expand, budget, row);
+  });
+}
+
+absl::StatusOr<std::vector<double>> HexDistances(const HexGraph& graph,
+                                                 absl::Span<const Point> sources,
+                                                 absl::Span<const Point> targets,
+                                                 const SearchBudget& budget,
+                                                 DistanceScratch& scratch) {
+  auto locate = [&graph](const Point& p, const std::string& field) {
+    return LocateOpenHex(graph, p, field);
+  };
+  WF_ASSIGN_OR_RETURN(const std::vector<uint32_t> from, Cells(sources, "sources", locate));
+  WF_ASSIGN_OR_RETURN(const std::vector<uint32_t> to, Cells(targets, "targets", locate));
+  const uint32_t w = graph.width();
+  // Unit steps: Dijkstra with a binary heap settles in breadth-first order;
+  // the heap keeps one code path for both graphs.
+  auto expand = [&](uint32_t cell, double g, auto&& relax) {
+    graph.ForEachNeighbour(cell % w, cell / w, [&](int, uint32_t next) { relax(next, g + 1); });
+  };
+  auto connected = [&graph](uint32_t a, uint32_t b) { return graph.MaybeConnected(a, b); };
+  // Steps on an open grid: exact there, never more than with walls.
+  auto steps = [w](uint32_t a, uint32_t b) {
+    return static_cast<double>(hex::Distance(a % w, a / w, b % w, b / w));
+  };
+  return FromSmallerSide(from, to, [&](uint32_t root, const std::vector<uint32_t>& others,
+                                        double* row) {
+    Begin(scratch, graph.map().size());
+    return SearchFrom(scratch, root, others, connected, steps, expand, budget, row);
+  });
+}
+
+absl::StatusOr<std::vector<double>> PairwiseDistances(
+    size_t sources, size_t targets,
+    const std::function<absl::StatusOr<PathResult>(size_t i, size_t j)>& find_path) {
+  std::vector<double> costs(sources * targets, kInf);
+  for (size_t i = 0; i < sources; ++i) {
+    for (size_t j = 0; j < targets; ++j) {
+      absl::StatusOr<PathResult> r = find_path(i, j);
+      if (!r.ok()) return r.status();
+      if (r->status == PathStatus::kFound) costs[i * targets + j] = r->length;
+    }
+  }
+  return costs;
+}
+
+}  // namespace wayfinder

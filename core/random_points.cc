@@ -1,0 +1,441 @@
+#include "core/random_points.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <random>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/grid_search.h"
+#include "core/map_area.h"
+#include "core/status_macros.h"
+
+namespace wayfinder {
+namespace {
+
+// A uniform double in [0, 1) from the top 53 bits of one draw: the
+// standard distributions are not specified bit for bit, this is.
+double Uniform(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
+
+// A box a point is drawn in, for element `id`.
+struct Domain {
+  uint32_t id;
+  Rect box;
+};
+
+absl::Status CheckQuery(const RandomPointsQuery& q) {
+  if (q.count == 0) return absl::InvalidArgumentError("count: must be at least 1");
+  if (!std::isfinite(q.radius) || q.radius < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("radius: must be a finite number >= 0, got ", q.radius));
+  }
+  if (q.radius > 0 || q.reachable_from_center) {
+    WF_RETURN_IF_ERROR(CheckFinitePoint(q.center, "center"));
+  }
+  return absl::OkStatus();
+}
+
+// The circle's bounding box, or none (radius 0: everything).
+bool CircleBox(const RandomPointsQuery& q, Rect* box) {
+  if (q.radius <= 0) return false;
+  *box = {q.center.x - q.radius, q.center.y - q.radius, q.center.x + q.radius,
+          q.center.y + q.radius};
+  return true;
+}
+
+// Clips `r` to the circle's box (when there is one); false when nothing
+// of positive area is left.
+bool Clip(const RandomPointsQuery& q, const Rect& r, Rect* out) {
+  Rect c;
+  if (!CircleBox(q, &c)) {
+    *out = r;
+    return true;
+  }
+  out->x0 = std::max(r.x0, c.x0);
+  out->y0 = std::max(r.y0, c.y0);
+  out->x1 = std::min(r.x1, c.x1);
+  out->y1 = std::min(r.y1, c.y1);
+  return out->x0 < out->x1 && out->y0 < out->y1;
+}
+
+bool InCircle(const RandomPointsQuery& q, const Point& p) {
+  return q.radius <= 0 || DistanceSquared(p, q.center) <= q.radius * q.radius;
+}
+
+absl::Status NothingWalkable(const RandomPointsQuery& q) {
+  if (q.radius > 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "radius: no walkable", q.reachable_from_center ? " and reachable" : "",
+        " space within ", q.radius, " of center"));
+  }
+  return absl::FailedPreconditionError(
+      q.reachable_from_center ? "center: no walkable space reachable from it"
+                              : "the graph has no walkable space");
+}
+
+// The generator and the points drawn so far: one stream per query, so a
+// draw that goes on in a second way stays independent of the first.
+struct Drawn {
+  explicit Drawn(const RandomPointsQuery& q) : rng(q.seed) { points.reserve(q.count); }
+  std::mt19937_64 rng;
+  std::vector<Point> points;
+};
+
+// Draws the rest of the points: a domain by the prefix sums of the box
+// areas (or `weights` when given), a point by `draw`, kept when `keep`
+// says so.
+template <typename Draw, typename Keep>
+absl::StatusOr<std::vector<Point>> Sample(const RandomPointsQuery& q,
+                                          const std::vector<Domain>& domains,
+                                          const std::vector<double>* weights, Draw&& draw,
+                                          Keep&& keep, Drawn drawn) {
+  if (drawn.points.size() >= q.count) return std::move(drawn.points);
+  if (domains.empty()) return NothingWalkable(q);
+  std::vector<double> prefix(domains.size());
+  double sum = 0;
+  for (size_t i = 0; i < domains.size(); ++i) {
+    const Rect& b = domains[i].box;
+    sum += weights != nullptr ? (*weights)[i] : b.width() * b.height();
+    prefix[i] = sum;
+  }
+  if (!(sum > 0)) return NothingWalkable(q);
+  std::mt19937_64& rng = drawn.rng;
+  std::vector<Point>& points = drawn.points;
+  const uint64_t max_attempts = kAttemptsPerPoint * q.count + kMinAttempts;
+  for (uint64_t attempt = 0; points.size() < q.count; ++attempt) {
+    if (attempt >= max_attempts) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "radius: gave up after ", max_attempts, " draws with ", points.size(), " of ",
+          q.count, " points: too little walkable space within ", q.radius, " of center"));
+    }
+    const double u = Uniform(rng) * sum;
+    size_t i = static_cast<size_t>(std::upper_bound(prefix.begin(), prefix.end(), u) -
+                                   prefix.begin());
+    if (i >= domains.size()) i = domains.size() - 1;
+    const Point p = draw(domains[i], rng);
+    if (InCircle(q, p) && keep(domains[i].id, p)) points.push_back(p);
+  }
+  return std::move(points);
+}
+
+// Cells of equal area (GRID, HEX): a cell of the rectangle of columns
+// [x0, x1) and rows [y0, y1) drawn uniformly, skipped unless `allowed`, a
+// point drawn by `draw(x, y)`, kept when `keep(cell, p)` and in the circle.
+// Uniform over the allowed cells (in the circle) without listing them: the
+// list costs memory and time in the map's size, these draws in the
+// points'. Stops after kRejectionAttemptsPerPoint * count +
+// kMinRejectionAttempts draws (a small walkable part of the rectangle);
+// Sample over a list goes on from there.
+constexpr uint64_t kRejectionAttemptsPerPoint = 64;
+constexpr uint64_t kMinRejectionAttempts = 65536;
+template <typename Allowed, typename DrawIn, typename Keep>
+void DrawInRectangle(const RandomPointsQuery& q, int64_t x0, int64_t y0, int64_t x1, int64_t y1,
+                     uint32_t width, Allowed&& allowed, DrawIn&& draw, Keep&& keep, Drawn& drawn) {
+  if (x0 >= x1 || y0 >= y1) return;
+  const uint64_t max_attempts = kRejectionAttemptsPerPoint * q.count + kMinRejectionAttempts;
+  const double w = static_cast<double>(x1 - x0), h = static_cast<double>(y1 - y0);
+  for (uint64_t a = 0; a < max_attempts && drawn.points.size() < q.count; ++a) {
+    const int64_t x = std::min<int64_t>(x1 - 1, x0 + static_cast<int64_t>(Uniform(drawn.rng) * w));
+    const int64_t y = std::min<int64_t>(y1 - 1, y0 + static_cast<int64_t>(Uniform(drawn.rng) * h));
+    const uint32_t cell = static_cast<uint32_t>(y * width + x);
+    if (!allowed(cell)) continue;
+    const Point p = draw(x, y, drawn.rng);
+    if (InCircle(q, p) && keep(cell, p)) drawn.points.push_back(p);
+  }
+}
+
+Point InBox(const Rect& b, std::mt19937_64& rng) {
+  const double u = Uniform(rng), v = Uniform(rng);
+  return {b.x0 + u * b.width(), b.y0 + v * b.height()};
+}
+
+// Marks the cells reachable from `start` by breadth-first search over a
+// moves() byte per cell (bit d: step d allowed), `step(cell, d)` the
+// neighbour.
+template <typename Step>
+std::vector<uint8_t> Flood(size_t cells, uint32_t start, int directions,
+                           const std::function<uint8_t(uint32_t)>& moves, Step&& step) {
+  std::vector<uint8_t> seen(cells, 0);
+  std::vector<uint32_t> stack{start};
+  seen[start] = 1;
+  while (!stack.empty()) {
+    const uint32_t c = stack.back();
+    stack.pop_back();
+    const uint8_t m = moves(c);
+    for (int d = 0; d < directions; ++d) {
+      if (!((m >> d) & 1)) continue;
+      const uint32_t n = step(c, d);
+      if (!seen[n]) {
+        seen[n] = 1;
+        stack.push_back(n);
+      }
+    }
+  }
+  return seen;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<Point>> RandomGridPoints(const GridGraph& graph,
+                                                    const RandomPointsQuery& q) {
+  WF_RETURN_IF_ERROR(CheckQuery(q));
+  const GridMap& map = graph.map();
+  const uint32_t w = map.width();
+  // Reachability: the centre's component label, or a flood where the label
+  // may cover several components.
+  uint32_t component = GridGraph::kNoComponent;
+  std::vector<uint8_t> flooded;
+  if (q.reachable_from_center) {
+    WF_ASSIGN_OR_RETURN(const uint32_t start, LocateFreeCell(map, q.center, "center"));
+    component = graph.component(start);
+    if (graph.component_stale(component)) {
+      static constexpr int kDx[8] = {1, 1, 0, -1, -1, -1, 0, 1};
+      static constexpr int kDy[8] = {0, 1, 1, 1, 0, -1, -1, -1};
+      flooded = Flood(
+          map.size(), start, 8, [&graph](uint32_t c) { return graph.moves(c); },
+          [w](uint32_t c, int d) { return static_cast<uint32_t>(int64_t{c} + kDx[d] + int64_t{kDy[d]} * w); });
+    }
+  }
+  auto allowed = [&](uint32_t c) {
+    if (!map.IsFree(c)) return false;
+    if (!q.reachable_from_center) return true;
+    return flooded.empty() ? graph.component(c) == component : flooded[c] != 0;
+  };
+  // The cells whose square meets the circle's box (all cells without one).
+  int64_t x0 = 0, y0 = 0, x1 = w, y1 = map.height();
+  Rect c;
+  if (CircleBox(q, &c)) {
+    x0 = std::max<int64_t>(0, static_cast<int64_t>(std::floor(c.x0)));
+    y0 = std::max<int64_t>(0, static_cast<int64_t>(std::floor(c.y0)));
+    x1 = std::min<int64_t>(w, static_cast<int64_t>(std::floor(c.x1)) + 1);
+    y1 = std::min<int64_t>(map.height(), static_cast<int64_t>(std::floor(c.y1)) + 1);
+  }
+  auto keep = [w](uint32_t id, const Point& p) {
+    return p.x < id % w + 1.0 && p.y < id / w + 1.0;
+  };
+  Drawn drawn(q);
+  DrawInRectangle(
+      q, x0, y0, x1, y1, w, allowed,
+      [](int64_t x, int64_t y, std::mt19937_64& rng) {
+        return InBox({double(x), double(y), double(x + 1), double(y + 1)}, rng);
+      },
+      keep, drawn);
+  if (drawn.points.size() >= q.count) return std::move(drawn.points);
+  std::vector<Domain> domains;
+  for (int64_t y = y0; y < y1; ++y) {
+    for (int64_t x = x0; x < x1; ++x) {
+      const uint32_t i = map.Index(static_cast<uint32_t>(x), static_cast<uint32_t>(y));
+      Rect box;
+      if (allowed(i) && Clip(q, {double(x), double(y), double(x + 1), double(y + 1)}, &box)) {
+        domains.push_back({i, box});
+      }
+    }
+  }
+  // Points on a cell's right or bottom side belong to the next cell: keep
+  // only points inside the cell's half-open square.
+  return Sample(
+      q, domains, nullptr, [](const Domain& d, std::mt19937_64& rng) { return InBox(d.box, rng); },
+      keep, std::move(drawn));
+}
+
+absl::StatusOr<std::vector<Point>> RandomHexPoints(const HexGraph& graph,
+                                                   const RandomPointsQuery& q) {
+  WF_RETURN_IF_ERROR(CheckQuery(q));
+  const GridMap& map = graph.map();
+  const uint32_t w = map.width();
+  uint32_t component = HexGraph::kNoComponent;
+  std::vector<uint8_t> flooded;
+  if (q.reachable_from_center) {
+    WF_ASSIGN_OR_RETURN(const uint32_t start, LocateOpenHex(graph, q.center, "center"));
+    component = graph.component(start);
+    if (graph.component_stale(component)) {
+      flooded = Flood(
+          map.size(), start, hex::kDirections, [&graph](uint32_t c) { return graph.moves(c); },
+          [w](uint32_t c, int d) {
+            int64_t nc, nr;
+            hex::Step(c % w, c / w, d, &nc, &nr);
+            return static_cast<uint32_t>(nr * w + nc);
+          });
+    }
+  }
+  auto allowed = [&](uint32_t c) {
+    if (!map.IsFree(c)) return false;
+    if (!q.reachable_from_center) return true;
+    return flooded.empty() ? graph.component(c) == component : flooded[c] != 0;
+  };
+  // The hexagon of a cell: |dy| <= 1/2 and |dx| + |dy| / 2 <= 5/8 round its
+  // centre (the nearest-centre region, area 1); its box is 5/4 x 1.
+  auto keep = [&graph, w](uint32_t id, const Point& p) {
+    uint32_t col, row;
+    return graph.CellAt(p, &col, &row) && row * w + col == id;
+  };
+  // The columns and rows whose hexagon box can meet the circle's box.
+  int64_t c0 = 0, r0 = 0, c1 = w, r1 = map.height();
+  Rect c;
+  if (CircleBox(q, &c)) {
+    c0 = std::max<int64_t>(0, static_cast<int64_t>(std::floor(c.x0 - 0.125)));
+    c1 = std::min<int64_t>(w, static_cast<int64_t>(std::floor(c.x1 + 0.125)) + 1);
+    r0 = std::max<int64_t>(0, static_cast<int64_t>(std::floor(c.y0 - 1)));
+    r1 = std::min<int64_t>(map.height(), static_cast<int64_t>(std::floor(c.y1)) + 1);
+  }
+  Drawn drawn(q);
+  DrawInRectangle(
+      q, c0, r0, c1, r1, w, allowed,
+      [](int64_t col, int64_t row, std::mt19937_64& rng) {
+        const Point ctr = hex::Centre(col, row);
+        return InBox({ctr.x - 0.625, ctr.y - 0.5, ctr.x + 0.625, ctr.y + 0.5}, rng);
+      },
+      keep, drawn);
+  if (drawn.points.size() >= q.count) return std::move(drawn.points);
+  std::vector<Domain> domains;
+  for (uint32_t col = static_cast<uint32_t>(c0); col < c1; ++col) {
+    for (uint32_t row = static_cast<uint32_t>(r0); row < r1; ++row) {
+      const uint32_t i = map.Index(col, row);
+      if (!allowed(i)) continue;
+      const Point ctr = hex::Centre(col, row);
+      Rect box;
+      if (Clip(q, {ctr.x - 0.625, ctr.y - 0.5, ctr.x + 0.625, ctr.y + 0.5}, &box)) {
+        domains.push_back({i, box});
+      }
+    }
+  }
+  // A point is kept when its nearest centre is this cell (the hexagon, with
+  // the map's own tie rule on its sides).
+  return Sample(
+      q, domains, nullptr, [](const Domain& d, std::mt19937_64& rng) { return InBox(d.box, rng); },
+      keep, std::move(drawn));
+}
+
+absl::StatusOr<std::vector<Point>> RandomQuadtreePoints(const QuadtreeGraph& graph,
+                                                        const RandomPointsQuery& q) {
+  WF_RETURN_IF_ERROR(CheckQuery(q));
+  uint32_t component = QuadtreeGraph::kNone;
+  if (q.reachable_from_center) {
+    WF_RETURN_IF_ERROR(CheckOnMap(q.center, MapArea{0, 0, graph.width(), graph.height()},
+                                  "center"));
+    const uint32_t leaf = graph.LeafAt(q.center);
+    if (leaf == QuadtreeGraph::kNone) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "center: (", q.center.x, ", ", q.center.y, ") is not in a walkable leaf"));
+    }
+    // Quadtree labels are exact after every update (union-find, relabelled
+    // on splits), so no flood is needed.
+    component = graph.component(leaf);
+  }
+  std::vector<Domain> domains;
+  const auto& leaves = graph.leaves();
+  for (uint32_t l = 0; l < leaves.size(); ++l) {
+    if (q.reachable_from_center && graph.component(l) != component) continue;
+    Rect box;
+    if (Clip(q, leaves[l].rect, &box)) domains.push_back({l, box});
+  }
+  // Leaves share sides; keep a point on a side only for the leaf LeafAt
+  // gives it, so the shared side is not counted twice.
+  return Sample(
+      q, domains, nullptr, [](const Domain& d, std::mt19937_64& rng) { return InBox(d.box, rng); },
+      [&graph](uint32_t id, const Point& p) {
+        const Rect& r = graph.leaves()[id].rect;
+        if (p.x > r.x0 && p.y > r.y0) return true;
+        return graph.LeafAt(p) == id;
+      },
+      Drawn(q));
+}
+
+absl::StatusOr<std::vector<Point>> RandomNavmeshPoints(const Navmesh& mesh,
+                                                       const RandomPointsQuery& q) {
+  WF_RETURN_IF_ERROR(CheckQuery(q));
+  const size_t n = mesh.num_polygons();
+  std::vector<uint8_t> reach;
+  if (q.reachable_from_center) {
+    WF_RETURN_IF_ERROR(CheckOnMap(q.center, mesh.map_area(), "center"));
+    const uint32_t start = mesh.Locate(q.center);
+    if (start == Navmesh::kNone) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("center: (", q.center.x, ", ", q.center.y, ") is not on the mesh of radius ",
+                       mesh.agent_radius()));
+    }
+    reach.assign(n, 0);
+    const uint32_t component = mesh.component(start);
+    if (!mesh.component_stale(component)) {
+      for (uint32_t p = 0; p < n; ++p) reach[p] = mesh.component(p) == component;
+    } else {
+      // The label may cover several components: flood through shared sides.
+      std::vector<uint32_t> stack{start};
+      reach[start] = 1;
+      while (!stack.empty()) {
+        const uint32_t p = stack.back();
+        stack.pop_back();
+        for (uint32_t nb : mesh.neighbours(p)) {
+          if (nb != Navmesh::kNone && !reach[nb]) {
+            reach[nb] = 1;
+            stack.push_back(nb);
+          }
+        }
+      }
+    }
+  }
+  const std::vector<Point>& v = mesh.vertices();
+  auto area2 = [](const Point& a, const Point& b, const Point& c) {
+    return std::abs((b.x - a.x) * (c.y - a.y) - (b.y - a.y) * (c.x - a.x));
+  };
+  std::vector<Domain> domains;
+  std::vector<double> weights;
+  const bool circle = q.radius > 0;
+  for (uint32_t p = 0; p < n; ++p) {
+    if (q.reachable_from_center && !reach[p]) continue;
+    const auto poly = mesh.polygon(p);
+    if (poly.size() < 3) continue;
+    Rect box{v[poly[0]].x, v[poly[0]].y, v[poly[0]].x, v[poly[0]].y};
+    double area = 0;
+    for (size_t k = 0; k < poly.size(); ++k) {
+      const Point& a = v[poly[k]];
+      box.x0 = std::min(box.x0, a.x);
+      box.y0 = std::min(box.y0, a.y);
+      box.x1 = std::max(box.x1, a.x);
+      box.y1 = std::max(box.y1, a.y);
+      if (k >= 2) area += area2(v[poly[0]], v[poly[k - 1]], a);
+    }
+    Rect clipped;
+    if (!(area > 0) || !Clip(q, box, &clipped)) continue;
+    domains.push_back({p, clipped});
+    weights.push_back(area);
+  }
+  if (circle) {
+    // Boxes, weighted by their own area; a point is kept inside its polygon
+    // (edges included: a shared edge has no area).
+    return Sample(
+        q, domains, nullptr,
+        [](const Domain& d, std::mt19937_64& rng) { return InBox(d.box, rng); },
+        [&mesh](uint32_t id, const Point& p) { return mesh.Contains(id, p); }, Drawn(q));
+  }
+  // Whole polygons by area, then a fan triangle by area, then a uniform
+  // point of the triangle (reflect the unit square's upper half).
+  return Sample(
+      q, domains, &weights,
+      [&mesh, &v, &area2](const Domain& d, std::mt19937_64& rng) {
+        const auto poly = mesh.polygon(d.id);
+        double total = 0;
+        for (size_t k = 2; k < poly.size(); ++k) total += area2(v[poly[0]], v[poly[k - 1]], v[poly[k]]);
+        const double pick = Uniform(rng) * total;
+        size_t k = 2;
+        for (double acc = 0; k + 1 < poly.size(); ++k) {
+          acc += area2(v[poly[0]], v[poly[k - 1]], v[poly[k]]);
+          if (pick < acc) break;
+        }
+        double a = Uniform(rng), b = Uniform(rng);
+        if (a + b > 1) {
+          a = 1 - a;
+          b = 1 - b;
+        }
+        const Point& o = v[poly[0]];
+        const Point& p1 = v[poly[k - 1]];
+        const Point& p2 = v[poly[k]];
+        return Point{o.x + a * (p1.x - o.x) + b * (p2.x - o.x),
+                     o.y + a * (p1.y - o.y) + b * (p2.y - o.y)};
+      },
+      [](uint32_t, const Point&) { return true; }, Drawn(q));
+}
+
+}  // namespace wayfinder

@@ -1,0 +1,190 @@
+#include "server/ai_query_sampling.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+#include "core/distances.h"
+#include "core/map_area.h"
+#include "core/random_points.h"
+#include "core/status_macros.h"
+#include "server/graph_kinds.h"
+
+namespace wayfinder::server {
+namespace {
+
+thread_local DistanceScratch tls_distance_scratch;
+
+absl::Status CheckRadius(double r, absl::string_view field) {
+  if (std::isfinite(r) && r >= 0) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat(field, ": must be a finite number >= 0, got ", r));
+}
+
+// The mesh of the smallest built radius >= `radius` (as FindPath chooses).
+absl::StatusOr<const Navmesh*> MeshFor(const MapSnapshot& map, double radius,
+                                       absl::string_view field) {
+  for (const auto& mesh : map.navmeshes) {
+    if (mesh->agent_radius() >= radius) return mesh.get();
+  }
+  std::vector<std::string> radii;
+  for (const auto& mesh : map.navmeshes) radii.push_back(absl::StrCat(mesh->agent_radius()));
+  return absl::FailedPreconditionError(absl::StrCat(
+      field, ": ", radius, " is larger than every navmesh built for map \"", map.name,
+      "\" (radii: ", absl::StrJoin(radii, ", "), ")"));
+}
+
+Point ToPoint(const v1::Point& p) { return {p.x(), p.y()}; }
+
+absl::StatusOr<std::vector<Point>> Points(
+    const google::protobuf::RepeatedPtrField<v1::Point>& in, absl::string_view field) {
+  if (in.empty()) return absl::InvalidArgumentError(absl::StrCat(field, ": at least one point"));
+  if (static_cast<size_t>(in.size()) > kMaxDistanceSide) {
+    return absl::InvalidArgumentError(absl::StrCat(field, ": ", in.size(),
+                                                   " points, at most ", kMaxDistanceSide));
+  }
+  std::vector<Point> out;
+  out.reserve(in.size());
+  for (int i = 0; i < in.size(); ++i) {
+    out.push_back(ToPoint(in[i]));
+    WF_RETURN_IF_ERROR(CheckFinitePoint(out.back(), absl::StrCat(field, "[", i, "]")));
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::Status RunRandomPoints(const MapSnapshot& map, const v1::RandomPointsRequest& request,
+                             v1::RandomPointsResponse& response) {
+  if (request.count() == 0 || request.count() > kMaxRandomPoints) {
+    return absl::InvalidArgumentError(absl::StrCat("count: must be 1..", kMaxRandomPoints,
+                                                   ", got ", request.count()));
+  }
+  WF_RETURN_IF_ERROR(CheckRadius(request.radius(), "radius"));
+  WF_RETURN_IF_ERROR(CheckRadius(request.agent_radius(), "agent_radius"));
+  const bool needs_center = request.radius() > 0 || request.reachable_from_center();
+  if (needs_center && !request.has_center()) {
+    return absl::InvalidArgumentError(
+        "center: is required with radius > 0 or reachable_from_center");
+  }
+  WF_ASSIGN_OR_RETURN(const v1::GraphKind graph, ResolveQueryGraph(map, request.graph()));
+  RandomPointsQuery q;
+  q.count = request.count();
+  q.seed = request.seed();
+  q.center = ToPoint(request.center());
+  q.radius = request.radius();
+  q.reachable_from_center = request.reachable_from_center();
+  absl::StatusOr<std::vector<Point>> points;
+  switch (graph) {
+    case v1::GRID:
+      points = RandomGridPoints(*map.grid_graph, q);
+      break;
+    case v1::HEX:
+      points = RandomHexPoints(*map.hex_graph, q);
+      break;
+    case v1::QUADTREE:
+      points = RandomQuadtreePoints(*map.quadtree, q);
+      break;
+    case v1::NAVMESH: {
+      WF_ASSIGN_OR_RETURN(const Navmesh* mesh, MeshFor(map, request.agent_radius(), "agent_radius"));
+      points = RandomNavmeshPoints(*mesh, q);
+      break;
+    }
+    default:
+      return absl::InternalError(absl::StrCat("graph ", v1::GraphKind_Name(graph), " has no sampler"));
+  }
+  if (!points.ok()) return points.status();
+  response.Clear();
+  response.mutable_points()->Reserve(static_cast<int>(points->size()));
+  for (const Point& p : *points) {
+    v1::Point* out = response.add_points();
+    out->set_x(p.x);
+    out->set_y(p.y);
+  }
+  response.set_map_version(map.version);
+  return absl::OkStatus();
+}
+
+absl::Status RunFindDistances(const MapSnapshot& map, const v1::FindDistancesRequest& request,
+                              const QueryLimits& limits, absl::Time deadline,
+                              std::function<bool()> cancelled,
+                              v1::FindDistancesResponse& response) {
+  WF_ASSIGN_OR_RETURN(const std::vector<Point> sources, Points(request.sources(), "sources"));
+  WF_ASSIGN_OR_RETURN(const std::vector<Point> targets, Points(request.targets(), "targets"));
+  if (sources.size() * targets.size() > kMaxDistancePairs) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "sources, targets: ", sources.size(), " x ", targets.size(), " pairs, at most ",
+        kMaxDistancePairs));
+  }
+  WF_ASSIGN_OR_RETURN(const v1::GraphKind graph, ResolveQueryGraph(map, request.graph()));
+  const v1::PathOptions& options = request.options();
+  absl::StatusOr<std::vector<double>> costs;
+  if (graph == v1::GRID || graph == v1::HEX) {
+    // FindPath's option rules; smoothing does not change a GRID or HEX
+    // length, so it is not looked at beyond being a known mode.
+    if (!options.area_costs().empty()) {
+      return absl::UnimplementedError(
+          "options.area_costs: per-query area costs are not supported by this server yet");
+    }
+    WF_RETURN_IF_ERROR(CheckRadius(options.agent_radius(), "options.agent_radius"));
+    if (graph == v1::GRID && options.grid_method() == v1::JUMP_POINT &&
+        !map.grid->uniform_cost()) {
+      return absl::InvalidArgumentError(
+          "options.grid_method: JUMP_POINT needs a map of uniform cost (this map has cost "
+          "multipliers); use A_STAR");
+    }
+    if (options.grid_method() < v1::GRID_METHOD_UNSPECIFIED ||
+        options.grid_method() > v1::JUMP_POINT) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "options.grid_method: ", options.grid_method(), " is not a grid method"));
+    }
+    uint64_t max_expansions = options.max_expansions() == 0 ? limits.default_max_expansions
+                                                            : options.max_expansions();
+    max_expansions = std::min(max_expansions, limits.max_max_expansions);
+    const SearchBudget budget(max_expansions, deadline, std::move(cancelled));
+    costs = graph == v1::GRID
+                ? GridDistances(*map.grid_graph, sources, targets, budget, tls_distance_scratch)
+                : HexDistances(*map.hex_graph, sources, targets, budget, tls_distance_scratch);
+  } else {
+    // FindPath itself per pair, with the request's options.
+    v1::FindPathRequest path_request;
+    path_request.set_graph(graph);
+    *path_request.mutable_options() = options;
+    v1::FindPathResponse path_response;
+    costs = PairwiseDistances(
+        sources.size(), targets.size(), [&](size_t i, size_t j) -> absl::StatusOr<PathResult> {
+          *path_request.mutable_start() = request.sources(static_cast<int>(i));
+          *path_request.mutable_goal() = request.targets(static_cast<int>(j));
+          absl::Status status =
+              RunFindPath(map, path_request, limits, deadline, cancelled, path_response);
+          if (!status.ok()) {
+            // FindPath names its own fields; name the request's.
+            absl::string_view message = status.message();
+            if (absl::ConsumePrefix(&message, "start: ")) {
+              return absl::Status(status.code(), absl::StrCat("sources[", i, "]: ", message));
+            }
+            if (absl::ConsumePrefix(&message, "goal: ")) {
+              return absl::Status(status.code(), absl::StrCat("targets[", j, "]: ", message));
+            }
+            return status;
+          }
+          PathResult r;
+          r.status = path_response.status() == v1::FOUND ? PathStatus::kFound
+                                                          : PathStatus::kUnreachable;
+          r.length = path_response.length();
+          return r;
+        });
+  }
+  if (!costs.ok()) return costs.status();
+  response.Clear();
+  response.mutable_costs()->Assign(costs->begin(), costs->end());
+  response.set_map_version(map.version);
+  return absl::OkStatus();
+}
+
+}  // namespace wayfinder::server

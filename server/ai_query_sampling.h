@@ -1,0 +1,48 @@
+#ifndef WAYFINDER_SERVER_AI_QUERY_SAMPLING_H_
+#define WAYFINDER_SERVER_AI_QUERY_SAMPLING_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "server/map_snapshot.h"
+#include "server/path_query.h"
+#include "wayfinder/v1/wayfinder.pb.h"
+
+namespace wayfinder::server {
+
+// Most points one RandomPoints call may ask for.
+inline constexpr uint32_t kMaxRandomPoints = 10000;
+// Most sources, targets and sources x targets of one FindDistances call.
+inline constexpr size_t kMaxDistanceSide = 256;
+inline constexpr size_t kMaxDistancePairs = 4096;
+
+// Answers RandomPoints against one snapshot (core/random_points.h): count
+// 1..kMaxRandomPoints, radius finite >= 0, center finite when radius > 0
+// or reachable_from_center, agent_radius finite >= 0 (NAVMESH: the mesh of
+// the smallest built radius >= it). Errors are INVALID_ARGUMENT naming
+// the field; FAILED_PRECONDITION when nothing walkable (or reachable) lies
+// in the circle or the center is not walkable. `response` is written only
+// on success. The request's `map` is not looked at.
+absl::Status RunRandomPoints(const MapSnapshot& map, const v1::RandomPointsRequest& request,
+                             v1::RandomPointsResponse& response);
+
+// Answers FindDistances against one snapshot (core/distances.h): sources
+// and targets 1..kMaxDistanceSide each, at most kMaxDistancePairs pairs,
+// every point finite (INVALID_ARGUMENT naming "sources[i]" / "targets[j]"),
+// options as FindPath validates them. GRID and HEX: one multi-target
+// search per source; the options' expansion budget applies to each. QUADTREE
+// and NAVMESH: FindPath per pair (their FindPath is not optimal; only
+// running it gives its length); its errors about start or goal name
+// sources[i] or targets[j] instead. costs[i * targets + j], +inf when
+// unreachable.
+absl::Status RunFindDistances(const MapSnapshot& map, const v1::FindDistancesRequest& request,
+                              const QueryLimits& limits, absl::Time deadline,
+                              std::function<bool()> cancelled,
+                              v1::FindDistancesResponse& response);
+
+}  // namespace wayfinder::server
+
+#endif  // WAYFINDER_SERVER_AI_QUERY_SAMPLING_H_

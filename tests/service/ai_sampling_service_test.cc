@@ -1,0 +1,280 @@
+// RandomPoints and FindDistances through the server: on every graph kind,
+// every bad argument refused naming its field, min_version honoured.
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "service_test_util.h"
+
+namespace wayfinder::testing {
+namespace {
+
+using ::grpc::StatusCode;
+
+// Two rooms joined by a door in a wall column, so that both queries see
+// walls and distances of more than a straight line.
+const std::vector<std::string> kRows = {
+    "..........", "..........", ".....#....", ".....#....", ".....#....",
+    "..........", ".....#....", ".....#....",
+};
+
+class AiSamplingTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    {
+      v1::PutMapRequest request;
+      *request.mutable_map() = GridMapFromRows("m", kRows);
+      for (v1::GraphKind k : {v1::GRID, v1::QUADTREE, v1::NAVMESH}) {
+        request.mutable_map()->mutable_build()->add_graphs(k);
+      }
+      v1::MapInfo info;
+      ASSERT_TRUE(h_.stub().PutMap(Ctx().get(), request, &info).ok());
+    }
+    {
+      v1::PutMapRequest request;
+      request.mutable_map()->set_name("h");
+      v1::HexSource* hex = request.mutable_map()->mutable_hex();
+      hex->set_width(10);
+      hex->set_height(8);
+      std::string walls(80, 0);
+      for (int r = 2; r < 8; ++r) walls[r * 10 + 5] = r == 5 ? 0 : 1;
+      hex->set_walls(walls);
+      request.mutable_map()->mutable_build()->add_graphs(v1::HEX);
+      v1::MapInfo info;
+      ASSERT_TRUE(h_.stub().PutMap(Ctx().get(), request, &info).ok());
+    }
+  }
+
+  grpc::Status Random(const v1::RandomPointsRequest& request, v1::RandomPointsResponse* out) {
+    return h_.stub().RandomPoints(Ctx().get(), request, out);
+  }
+  grpc::Status Distances(const v1::FindDistancesRequest& request,
+                         v1::FindDistancesResponse* out) {
+    return h_.stub().FindDistances(Ctx().get(), request, out);
+  }
+
+  ServerHarness h_;
+};
+
+void ExpectError(const grpc::Status& status, StatusCode code, const std::string& prefix,
+                 const std::string& what) {
+  EXPECT_EQ(status.error_code(), code) << what << ": " << status.error_message();
+  EXPECT_EQ(status.error_message().rfind(prefix, 0), 0u) << what << ": " << status.error_message();
+}
+
+TEST_F(AiSamplingTest, RandomPointsOnEveryGraph) {
+  for (auto [map, graph] : {std::pair{"m", v1::GRID}, {"m", v1::QUADTREE}, {"m", v1::NAVMESH},
+                            {"h", v1::HEX}}) {
+    v1::RandomPointsRequest request;
+    request.set_map(map);
+    request.set_graph(graph);
+    request.set_count(200);
+    request.set_seed(7);
+    *request.mutable_center() = Pt(2.5, 3.5);
+    request.set_radius(3);
+    request.set_reachable_from_center(true);
+    v1::RandomPointsResponse a, b;
+    ASSERT_TRUE(Random(request, &a).ok()) << v1::GraphKind_Name(graph);
+    ASSERT_TRUE(Random(request, &b).ok());
+    ASSERT_EQ(a.points_size(), 200);
+    EXPECT_EQ(a.map_version(), 1u);
+    for (int i = 0; i < a.points_size(); ++i) {
+      EXPECT_LE(std::hypot(a.points(i).x() - 2.5, a.points(i).y() - 3.5), 3.0);
+      EXPECT_EQ(a.points(i).x(), b.points(i).x());
+      EXPECT_EQ(a.points(i).y(), b.points(i).y());
+    }
+  }
+}
+
+TEST_F(AiSamplingTest, FindDistancesEqualFindPath) {
+  const std::vector<std::pair<double, double>> sources = {{1.5, 1.5}, {8.5, 6.5}};
+  const std::vector<std::pair<double, double>> targets = {{8.5, 3.5}, {0.5, 7.5}, {1.5, 1.5}};
+  for (auto [map, graph] : {std::pair{"m", v1::GRID}, {"m", v1::QUADTREE}, {"m", v1::NAVMESH},
+                            {"h", v1::HEX}}) {
+    v1::FindDistancesRequest request;
+    request.set_map(map);
+    request.set_graph(graph);
+    for (auto [x, y] : sources) *request.add_sources() = Pt(x, y);
+    for (auto [x, y] : targets) *request.add_targets() = Pt(x, y);
+    v1::FindDistancesResponse response;
+    ASSERT_TRUE(Distances(request, &response).ok()) << v1::GraphKind_Name(graph);
+    ASSERT_EQ(response.costs_size(), 6);
+    for (size_t i = 0; i < sources.size(); ++i) {
+      for (size_t j = 0; j < targets.size(); ++j) {
+        v1::FindPathRequest path = PathRequest(map, sources[i].first, sources[i].second,
+                                               targets[j].first, targets[j].second);
+        path.set_graph(graph);
+        v1::FindPathResponse found;
+        ASSERT_TRUE(h_.stub().FindPath(Ctx().get(), path, &found).ok());
+        const double want = found.status() == v1::FOUND
+                                ? found.length()
+                                : std::numeric_limits<double>::infinity();
+        EXPECT_NEAR(response.costs(static_cast<int>(i * targets.size() + j)), want, 1e-9)
+            << v1::GraphKind_Name(graph) << " " << i << " " << j;
+      }
+    }
+  }
+}
+
+TEST_F(AiSamplingTest, RandomPointsBadArguments) {
+  struct Case {
+    const char* what;
+    v1::RandomPointsRequest request;
+    StatusCode code;
+    std::string prefix;
+  };
+  v1::RandomPointsRequest good;
+  good.set_map("m");
+  good.set_count(5);
+  std::vector<Case> cases;
+  {
+    v1::RandomPointsRequest r = good;
+    r.set_count(0);
+    cases.push_back({"count 0", r, StatusCode::INVALID_ARGUMENT, "count: "});
+    r.set_count(10001);
+    cases.push_back({"count above the limit", r, StatusCode::INVALID_ARGUMENT, "count: "});
+  }
+  {
+    v1::RandomPointsRequest r = good;
+    r.set_radius(-1);
+    cases.push_back({"negative radius", r, StatusCode::INVALID_ARGUMENT, "radius: "});
+    r.set_radius(NAN);
+    cases.push_back({"NaN radius", r, StatusCode::INVALID_ARGUMENT, "radius: "});
+  }
+  {
+    v1::RandomPointsRequest r = good;
+    r.set_radius(2);
+    cases.push_back({"no center", r, StatusCode::INVALID_ARGUMENT, "center: "});
+    *r.mutable_center() = Pt(NAN, 1);
+    cases.push_back({"NaN center", r, StatusCode::INVALID_ARGUMENT, "center: "});
+  }
+  {
+    v1::RandomPointsRequest r = good;
+    r.set_agent_radius(-0.5);
+    cases.push_back({"negative agent radius", r, StatusCode::INVALID_ARGUMENT, "agent_radius: "});
+  }
+  {
+    v1::RandomPointsRequest r = good;
+    r.set_reachable_from_center(true);
+    *r.mutable_center() = Pt(5.5, 3.5);  // a wall
+    cases.push_back({"center on a wall", r, StatusCode::FAILED_PRECONDITION, "center: "});
+  }
+  {
+    v1::RandomPointsRequest r = good;
+    r.set_graph(v1::HEX);
+    cases.push_back({"graph not built", r, StatusCode::INVALID_ARGUMENT, "graph: "});
+  }
+  {
+    v1::RandomPointsRequest r = good;
+    r.set_map("nope");
+    cases.push_back({"unknown map", r, StatusCode::NOT_FOUND, "map: "});
+  }
+  for (const Case& c : cases) {
+    v1::RandomPointsResponse response;
+    ExpectError(Random(c.request, &response), c.code, c.prefix, c.what);
+  }
+}
+
+TEST_F(AiSamplingTest, FindDistancesBadArguments) {
+  struct Case {
+    const char* what;
+    v1::FindDistancesRequest request;
+    StatusCode code;
+    std::string prefix;
+  };
+  v1::FindDistancesRequest good;
+  good.set_map("m");
+  *good.add_sources() = Pt(0.5, 0.5);
+  *good.add_targets() = Pt(9.5, 7.5);
+  std::vector<Case> cases;
+  {
+    v1::FindDistancesRequest r = good;
+    r.clear_sources();
+    cases.push_back({"no sources", r, StatusCode::INVALID_ARGUMENT, "sources: "});
+    r = good;
+    r.clear_targets();
+    cases.push_back({"no targets", r, StatusCode::INVALID_ARGUMENT, "targets: "});
+  }
+  {
+    v1::FindDistancesRequest r = good;
+    *r.add_sources() = Pt(NAN, 1);
+    cases.push_back({"NaN source", r, StatusCode::INVALID_ARGUMENT, "sources[1]: "});
+    r = good;
+    *r.add_targets() = Pt(1, INFINITY);
+    cases.push_back({"infinite target", r, StatusCode::INVALID_ARGUMENT, "targets[1]: "});
+    r = good;
+    *r.add_targets() = Pt(100, 1);
+    cases.push_back({"target off the map", r, StatusCode::INVALID_ARGUMENT, "targets[1]: "});
+    r = good;
+    *r.add_targets() = Pt(5.5, 3.5);
+    cases.push_back({"target on a wall", r, StatusCode::FAILED_PRECONDITION, "targets[1]: "});
+  }
+  {
+    v1::FindDistancesRequest r = good;
+    for (int i = 0; i < 256; ++i) *r.add_sources() = Pt(0.5, 0.5);
+    cases.push_back({"too many sources", r, StatusCode::INVALID_ARGUMENT, "sources: "});
+    r = good;
+    for (int i = 0; i < 63; ++i) *r.add_sources() = Pt(0.5, 0.5);
+    for (int i = 0; i < 64; ++i) *r.add_targets() = Pt(0.5, 0.5);
+    cases.push_back({"too many pairs", r, StatusCode::INVALID_ARGUMENT, "sources, targets: "});
+  }
+  for (v1::GraphKind graph : {v1::QUADTREE, v1::NAVMESH}) {
+    v1::FindDistancesRequest r = good;
+    r.set_graph(graph);
+    *r.add_targets() = Pt(5.5, 3.5);
+    cases.push_back({"target on a wall (FindPath per pair)", r, StatusCode::FAILED_PRECONDITION,
+                     "targets[1]: "});
+    r = good;
+    r.set_graph(graph);
+    *r.add_sources() = Pt(100, 1);
+    cases.push_back({"source off the map (FindPath per pair)", r, StatusCode::INVALID_ARGUMENT,
+                     "sources[1]: "});
+  }
+  {
+    v1::FindDistancesRequest r = good;
+    r.mutable_options()->set_agent_radius(NAN);
+    cases.push_back({"NaN agent radius", r, StatusCode::INVALID_ARGUMENT,
+                     "options.agent_radius: "});
+  }
+  {
+    v1::FindDistancesRequest r = good;
+    r.set_map("nope");
+    cases.push_back({"unknown map", r, StatusCode::NOT_FOUND, "map: "});
+  }
+  for (const Case& c : cases) {
+    v1::FindDistancesResponse response;
+    ExpectError(Distances(c.request, &response), c.code, c.prefix, c.what);
+  }
+}
+
+TEST_F(AiSamplingTest, MinVersion) {
+  {
+    v1::RandomPointsRequest r;
+    r.set_map("m");
+    r.set_count(1);
+    r.set_min_version(1);
+    v1::RandomPointsResponse response;
+    EXPECT_TRUE(Random(r, &response).ok());
+    r.set_min_version(2);
+    ExpectError(Random(r, &response), StatusCode::FAILED_PRECONDITION, "min_version: ",
+                "RandomPoints min_version 2");
+  }
+  {
+    v1::FindDistancesRequest r;
+    r.set_map("m");
+    *r.add_sources() = Pt(0.5, 0.5);
+    *r.add_targets() = Pt(9.5, 7.5);
+    r.set_min_version(1);
+    v1::FindDistancesResponse response;
+    EXPECT_TRUE(Distances(r, &response).ok());
+    r.set_min_version(2);
+    ExpectError(Distances(r, &response), StatusCode::FAILED_PRECONDITION, "min_version: ",
+                "FindDistances min_version 2");
+  }
+}
+
+}  // namespace
+}  // namespace wayfinder::testing

@@ -71,19 +71,6 @@ TEST(UnbuiltFeatures, AreRefusedNamingTheField) {
     ExpectUnimplemented(h.stub().GetFlowField(Ctx().get(), request, &response), "area_costs: ");
   }
   {
-    v1::RaycastRequest request;
-    request.set_map("m");
-    v1::RaycastResponse response;
-    ExpectUnimplemented(h.stub().Raycast(Ctx().get(), request, &response), "Raycast: ");
-  }
-  {
-    v1::NearestPointRequest request;
-    request.set_map("m");
-    v1::NearestPointResponse response;
-    ExpectUnimplemented(h.stub().NearestPoint(Ctx().get(), request, &response),
-                        "NearestPoint: ");
-  }
-  {
     v1::RandomPointsRequest request;
     request.set_map("m");
     v1::RandomPointsResponse response;

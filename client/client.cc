@@ -160,7 +160,8 @@ std::string ServiceConfigJson(const ClientOptions& options) {
   // change nothing, so repeating them is always safe.
   constexpr const char* kReads[] = {"GetMap",          "ListMaps", "FindPath",
                                     "FindPaths",       "GetFlowField",
-                                    "SampleFlowField", "GetGraph", "WatchMaps"};
+                                    "SampleFlowField", "GetGraph", "Raycast",
+                                    "NearestPoint",    "WatchMaps"};
   constexpr const char* kWrites[] = {"PutMap", "UploadMap", "UpdateMap", "DeleteMap"};
   std::vector<std::string> names;
   auto add = [&names](const char* method) {
@@ -452,6 +453,24 @@ absl::StatusOr<v1::GraphGeometry> Client::GetGraph(const v1::GetGraphRequest& re
     grpc::ClientContext ctx;
     Prepare(ctx, deadline);
     return stub_->GetGraph(&ctx, request, out);
+  });
+}
+
+absl::StatusOr<v1::RaycastResponse> Client::Raycast(const v1::RaycastRequest& request,
+                                                    Deadline deadline) {
+  return Unary<v1::RaycastResponse>([&](v1::RaycastResponse* out) {
+    grpc::ClientContext ctx;
+    Prepare(ctx, deadline);
+    return stub_->Raycast(&ctx, request, out);
+  });
+}
+
+absl::StatusOr<v1::NearestPointResponse> Client::NearestPoint(
+    const v1::NearestPointRequest& request, Deadline deadline) {
+  return Unary<v1::NearestPointResponse>([&](v1::NearestPointResponse* out) {
+    grpc::ClientContext ctx;
+    Prepare(ctx, deadline);
+    return stub_->NearestPoint(&ctx, request, out);
   });
 }
 

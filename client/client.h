@@ -164,6 +164,10 @@ class Client {
       const v1::SampleFlowFieldRequest& request, Deadline deadline = {});
   absl::StatusOr<v1::GraphGeometry> GetGraph(const v1::GetGraphRequest& request,
                                              Deadline deadline = {});
+  absl::StatusOr<v1::RaycastResponse> Raycast(const v1::RaycastRequest& request,
+                                              Deadline deadline = {});
+  absl::StatusOr<v1::NearestPointResponse> NearestPoint(const v1::NearestPointRequest& request,
+                                                        Deadline deadline = {});
 
   // Follows `maps` (empty = every map, also those created later): first
   // one PUT event per watched map that exists, with its current version,
@@ -178,7 +182,7 @@ class Client {
                          Deadline deadline = {});
 
   // Queries (FindPath, FindPaths, GetFlowField, SampleFlowField,
-  // GetGraph) read a version at least as new as their request's
+  // GetGraph, Raycast, NearestPoint) read a version at least as new as their request's
   // min_version: set it to the MapInfo.version a write returned (or an
   // event's version) to read your own write; an older replica answers
   // FAILED_PRECONDITION.

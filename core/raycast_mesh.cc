@@ -94,8 +94,9 @@ Navmesh::RayWalk Navmesh::WalkRay(const Point& a, uint32_t from, const Point& b)
   const double len = Distance(a, b);
   auto inward = [&](const Point& u, const Point& w) { return Unit(-(w.y - u.y), w.x - u.x); };
   for (size_t steps = 0; steps <= num_polygons(); ++steps) {
-    if (Contains(p, b)) return {1, false, {0, 0}};
-    // Leave p through the side the segment crosses first going outward.
+    // Leave p through the side the segment crosses first going outward;
+    // none when b is in p (b is on the inner side of every side: what
+    // Contains tests, found here without a second pass).
     const auto v = polygon(p);
     const auto nb = neighbours(p);
     double best_t = kInf;
@@ -114,7 +115,7 @@ Navmesh::RayWalk Navmesh::WalkRay(const Point& a, uint32_t from, const Point& b)
         tied_k = static_cast<int>(k);
       }
     }
-    if (best_k < 0) return {t_now, true, {0, 0}};
+    if (best_k < 0) return {1, false, {0, 0}};
     best_t = std::clamp(best_t, t_now, 1.0);
     const size_t n = v.size();
     const Point& bu = vertices_[v[best_k]];

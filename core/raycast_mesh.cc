@@ -27,10 +27,31 @@ double LeafMultiplier(const QuadtreeGraph::Leaf& leaf, const AreaCostTable* cost
   return c >= 0 && c < GridMap::kBlocked ? costs->multiplier[static_cast<int>(c)] : c;
 }
 
+// The t at which start + t d leaves the box through its x sides and its y
+// sides (+inf for an axis it does not move along).
+void ExitOf(const Rect& r, const Point& start, const Point& d, double* tx, double* ty) {
+  *tx = d.x > 0 ? (r.x1 - start.x) / d.x : d.x < 0 ? (r.x0 - start.x) / d.x : kInf;
+  *ty = d.y > 0 ? (r.y1 - start.y) / d.y : d.y < 0 ? (r.y0 - start.y) / d.y : kInf;
+}
+
 bool Linked(const QuadtreeGraph& g, uint32_t from, uint32_t to) {
   const QuadtreeLink* links = g.LinksOf(from);
   for (uint32_t k = 0; k < g.leaves()[from].num_links; ++k) {
     if (links[k].leaf == to) return true;
+  }
+  return false;
+}
+
+// Whether the walk may pass from leaf `from` into leaf `to` at point q on
+// both their boundaries: they share a side, or (q a corner) a third leaf
+// holding q shares a side with each, so free space there has width. Two
+// leaves touching only at q with nothing walkable beside are a pinch.
+bool JoinedAt(const QuadtreeGraph& g, uint32_t from, uint32_t to, const Point& q) {
+  if (Linked(g, from, to)) return true;
+  const QuadtreeLink* links = g.LinksOf(from);
+  for (uint32_t k = 0; k < g.leaves()[from].num_links; ++k) {
+    const uint32_t m = links[k].leaf;
+    if (g.leaves()[m].rect.Contains(q) && Linked(g, m, to)) return true;
   }
   return false;
 }
@@ -57,8 +78,8 @@ absl::StatusOr<RayHit> RaycastQuadtree(const QuadtreeGraph& graph, const Point& 
   for (size_t step = 0; step <= graph.leaves().size(); ++step) {
     const QuadtreeGraph::Leaf& l = graph.leaves()[leaf];
     const Rect& r = l.rect;
-    const double tx = d.x > 0 ? (r.x1 - start.x) / d.x : d.x < 0 ? (r.x0 - start.x) / d.x : kInf;
-    const double ty = d.y > 0 ? (r.y1 - start.y) / d.y : d.y < 0 ? (r.y0 - start.y) / d.y : kInf;
+    double tx, ty;
+    ExitOf(r, start, d, &tx, &ty);
     const double te = std::max(std::min(tx, ty), t);
     const double m = LeafMultiplier(l, costs);
     if (te >= 1) return RayHit{false, end, 1, {0, 0}, cost + (1 - t) * len * m};
@@ -74,7 +95,11 @@ absl::StatusOr<RayHit> RaycastQuadtree(const QuadtreeGraph& graph, const Point& 
     for (const Point& q : {probe, Point{probe.x + side.x, probe.y + side.y},
                            Point{probe.x - side.x, probe.y - side.y}}) {
       const uint32_t c = graph.LeafAt(q);
-      if (c != QuadtreeGraph::kNone && c != leaf && Linked(graph, leaf, c) &&
+      if (c == QuadtreeGraph::kNone || c == leaf) continue;
+      // The walk must go on inside c, not only touch its side.
+      double cx, cy;
+      ExitOf(graph.leaves()[c].rect, start, d, &cx, &cy);
+      if (std::min(cx, cy) > te && JoinedAt(graph, leaf, c, At(start, d, te)) &&
           LeafMultiplier(graph.leaves()[c], costs) < kInf) {
         next = c;
         break;
@@ -120,12 +145,34 @@ Navmesh::RayWalk Navmesh::WalkRay(const Point& a, uint32_t from, const Point& b)
     const size_t n = v.size();
     const Point& bu = vertices_[v[best_k]];
     const Point& bw = vertices_[v[(best_k + 1) % n]];
+    // Out through vertex x: on into the polygon round it that holds the
+    // walk just beyond, when the two are joined round the vertex (else
+    // free space has no width there: a pinch or a wall corner).
+    auto through_vertex = [&](uint32_t x) {
+      if (len == 0) return kNone;
+      const double step = std::min(1.0, best_t + 1e-7 / len);
+      const Point probe{a.x + step * (b.x - a.x), a.y + step * (b.y - a.y)};
+      for (uint32_t q : VertexPolygons(x)) {
+        if (q != p && Contains(q, probe) && AroundVertex(x, p, q)) return q;
+      }
+      return kNone;
+    };
     if (tied_k < 0) {
-      if (nb[best_k] == kNone) return {best_t, true, inward(bu, bw)};
-      p = nb[best_k];
+      if (nb[best_k] != kNone) {
+        p = nb[best_k];
+      } else {
+        // A wall side, unless the walk leaves at its end vertex, having
+        // run along a side shared with a neighbour up to that vertex.
+        const Point q{a.x + best_t * (b.x - a.x), a.y + best_t * (b.y - a.y)};
+        const double tol = 1e-9 * std::max(1.0, len);
+        const uint32_t x = DistanceSquared(q, bu) <= tol * tol   ? v[best_k]
+                           : DistanceSquared(q, bw) <= tol * tol ? v[(best_k + 1) % n]
+                                                                 : kNone;
+        const uint32_t next = x == kNone ? kNone : through_vertex(x);
+        if (next == kNone) return {best_t, true, inward(bu, bw)};
+        p = next;
+      }
     } else {
-      // Out through a vertex: on into the polygon round it that holds the
-      // walk just beyond, when the two are joined round the vertex.
       const Point& tu = vertices_[v[tied_k]];
       const Point& tw = vertices_[v[(tied_k + 1) % n]];
       const Point n1 = inward(bu, bw), n2 = inward(tu, tw);
@@ -133,16 +180,7 @@ Navmesh::RayWalk Navmesh::WalkRay(const Point& a, uint32_t from, const Point& b)
       const uint32_t x = (size_t(best_k) + 1) % n == size_t(tied_k) ? v[tied_k]
                          : (size_t(tied_k) + 1) % n == size_t(best_k) ? v[best_k]
                                                                       : kNone;
-      if (x == kNone || len == 0) return {best_t, true, corner};
-      const double step = std::min(1.0, best_t + 1e-7 / len);
-      const Point probe{a.x + step * (b.x - a.x), a.y + step * (b.y - a.y)};
-      uint32_t next = kNone;
-      for (uint32_t q : VertexPolygons(x)) {
-        if (q != p && Contains(q, probe) && AroundVertex(x, p, q)) {
-          next = q;
-          break;
-        }
-      }
+      const uint32_t next = x == kNone ? kNone : through_vertex(x);
       if (next == kNone) return {best_t, true, corner};
       p = next;
     }

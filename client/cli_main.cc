@@ -34,7 +34,7 @@ ABSL_FLAG(std::string, tls_ca, "", "PEM CA bundle to verify the server with (imp
 ABSL_FLAG(std::string, tls_cert, "", "PEM client certificate, for mutual TLS (implies --tls)");
 ABSL_FLAG(std::string, tls_key, "", "PEM key of --tls_cert");
 ABSL_FLAG(std::string, name, "", "put-map: the map's name (default: the file's base name)");
-ABSL_FLAG(std::string, graph, "", "find-path: grid, quadtree, navmesh or hex (default: the map's first graph)");
+ABSL_FLAG(std::string, graph, "", "find-path, raycast, nearest: grid, quadtree, navmesh or hex (default: the map's first graph)");
 ABSL_FLAG(std::string, smoothing, "", "find-path: none, centers, checkpoints or funnel (default: the graph's best)");
 ABSL_FLAG(uint64_t, max_expansions, 0, "find-path: node-expansion budget (0 = the server's default)");
 ABSL_FLAG(bool, allow_partial, false, "find-path: return the best partial path when the budget runs out");
@@ -44,7 +44,7 @@ ABSL_FLAG(std::vector<std::string>, agent_radii, {},
           "put-map: agent radii to build navmeshes for, e.g. 0,0.5,1 (default: 0)");
 ABSL_FLAG(uint64_t, expected_version, 0,
           "put-map, delete, update: write only if the map is at this version (0 = any)");
-ABSL_FLAG(double, agent_radius, 0, "find-path: the agent's radius (NAVMESH)");
+ABSL_FLAG(double, agent_radius, 0, "find-path, raycast, nearest: the agent's radius (NAVMESH)");
 ABSL_FLAG(double, snap_distance, 0,
           "find-path: move an off-mesh start or goal this far onto the mesh (NAVMESH)");
 ABSL_FLAG(std::string, navmesh_method, "",
@@ -55,6 +55,7 @@ ABSL_FLAG(std::string, out, "",
 ABSL_FLAG(std::vector<std::string>, window, {},
           "flow-field: only the cells X,Y,WIDTH,HEIGHT (columns X.., rows Y..)");
 ABSL_FLAG(bool, distances, false, "flow-field: also fetch the distance of every cell");
+ABSL_FLAG(double, max_distance, 1e9, "nearest: the farthest point searched, world units");
 ABSL_FLAG(uint64_t, min_version, 0,
           "find-path, flow-field, render: answer from this map version or newer, else "
           "FAILED_PRECONDITION (0 = any)");
@@ -118,13 +119,21 @@ Commands:
                               path costs from every source to every target
                               (a row per source; inf = unreachable)
       [--graph=..] [--agent_radius=R] [--navmesh_method=..]
+  raycast NAME X0 Y0 X1 Y1    walk straight from (X0, Y0) toward (X1, Y1):
+                              clear or the hit point, fraction, normal of the
+                              side hit and the cost walked
+      [--graph=grid] [--agent_radius=R]
+  nearest NAME X Y            the walkable point nearest to (X, Y) and the
+                              cell, leaf or polygon it lies in
+      [--graph=grid] [--max_distance=D] [--agent_radius=R]
   watch [NAME ...]            follow maps (none named = every map): one line
                               per event, first each map's current version
                               (PUT), then every PUT, UPDATE and DELETE as it
                               happens, until interrupted; --json: one JSON
                               object per line
 
-find-path, flow-field, render, random and distances take --min_version=V: answer from version V
+find-path, flow-field, render, raycast, nearest, random and distances take
+--min_version=V: answer from version V
 of the map or newer, else fail (read your own write).
 
 Security: --token_file=FILE (or $WAYFINDER_TOKEN) sends a bearer token;
@@ -218,6 +227,90 @@ std::string ParsePathFlags(v1::GraphKind* graph, v1::Smoothing* smoothing,
   ParseEnum("navmesh_method", absl::GetFlag(FLAGS_navmesh_method), &v1::NavmeshMethod_Parse,
             method, &problem);
   return problem;
+}
+
+// Parses args[first..first + n) as numbers; the problem, or "".
+std::string ParseArgs(const std::string& command, const std::vector<std::string>& args,
+                      size_t first, size_t n, double* out) {
+  for (size_t i = 0; i < n; ++i) {
+    if (!absl::SimpleAtod(args[first + i], &out[i])) {
+      return absl::StrCat(command, ": \"", args[first + i], "\" is not a number");
+    }
+  }
+  return "";
+}
+
+int Raycast(Client& client, const std::vector<std::string>& args) {
+  if (args.size() != 5) return Usage("raycast takes NAME X0 Y0 X1 Y1");
+  double c[4];
+  if (std::string problem = ParseArgs("raycast", args, 1, 4, c); !problem.empty()) {
+    return Usage(problem);
+  }
+  v1::RaycastRequest request;
+  request.set_map(args[0]);
+  request.mutable_start()->set_x(c[0]);
+  request.mutable_start()->set_y(c[1]);
+  request.mutable_end()->set_x(c[2]);
+  request.mutable_end()->set_y(c[3]);
+  v1::GraphKind graph = v1::GRAPH_KIND_UNSPECIFIED;
+  std::string problem;
+  if (!ParseEnum("graph", absl::GetFlag(FLAGS_graph), &v1::GraphKind_Parse, &graph, &problem)) {
+    return Usage(problem);
+  }
+  request.set_graph(graph);
+  request.set_agent_radius(absl::GetFlag(FLAGS_agent_radius));
+  request.set_min_version(absl::GetFlag(FLAGS_min_version));
+  auto response = client.Raycast(request);
+  if (!response.ok()) return Fail(response.status());
+  if (absl::GetFlag(FLAGS_json)) {
+    PrintJson(*response);
+    return 0;
+  }
+  if (response->hit()) {
+    absl::PrintF("HIT at (%.9g, %.9g)  fraction %.9g  normal (%.6g, %.6g)  cost %.9g  map version %d\n",
+                 response->hit_point().x(), response->hit_point().y(), response->fraction(),
+                 response->normal().x(), response->normal().y(), response->cost(),
+                 response->map_version());
+  } else {
+    absl::PrintF("CLEAR  cost %.9g  map version %d\n", response->cost(), response->map_version());
+  }
+  return 0;
+}
+
+int Nearest(Client& client, const std::vector<std::string>& args) {
+  if (args.size() != 3) return Usage("nearest takes NAME X Y");
+  double c[2];
+  if (std::string problem = ParseArgs("nearest", args, 1, 2, c); !problem.empty()) {
+    return Usage(problem);
+  }
+  v1::NearestPointRequest request;
+  request.set_map(args[0]);
+  request.mutable_point()->set_x(c[0]);
+  request.mutable_point()->set_y(c[1]);
+  v1::GraphKind graph = v1::GRAPH_KIND_UNSPECIFIED;
+  std::string problem;
+  if (!ParseEnum("graph", absl::GetFlag(FLAGS_graph), &v1::GraphKind_Parse, &graph, &problem)) {
+    return Usage(problem);
+  }
+  request.set_graph(graph);
+  request.set_max_distance(absl::GetFlag(FLAGS_max_distance));
+  request.set_agent_radius(absl::GetFlag(FLAGS_agent_radius));
+  request.set_min_version(absl::GetFlag(FLAGS_min_version));
+  auto response = client.NearestPoint(request);
+  if (!response.ok()) return Fail(response.status());
+  if (absl::GetFlag(FLAGS_json)) {
+    PrintJson(*response);
+    return 0;
+  }
+  if (response->found()) {
+    absl::PrintF("FOUND (%.9g, %.9g)  distance %.9g  node %d  map version %d\n",
+                 response->point().x(), response->point().y(), response->distance(),
+                 response->node(), response->map_version());
+  } else {
+    absl::PrintF("NOT_FOUND within %.9g  map version %d\n", request.max_distance(),
+                 response->map_version());
+  }
+  return 0;
 }
 
 int PutMap(Client& client, const std::vector<std::string>& args) {
@@ -694,6 +787,8 @@ int main(int argc, char** argv) {
   if (command == "find-path") return FindPath(*client, args);
   if (command == "flow-field") return FlowField(*client, args, goals);
   if (command == "render") return Render(*client, args, paths, flows);
+  if (command == "raycast") return Raycast(*client, args);
+  if (command == "nearest") return Nearest(*client, args);
   if (command == "watch") return Watch(*client, args);
   if (command == "random") return RandomPoints(*client, args);
   if (command == "distances") return Distances(*client, args);

@@ -160,8 +160,9 @@ std::string ServiceConfigJson(const ClientOptions& options) {
   // change nothing, so repeating them is always safe.
   constexpr const char* kReads[] = {"GetMap",          "ListMaps", "FindPath",
                                     "FindPaths",       "GetFlowField",
-                                    "SampleFlowField", "GetGraph", "RandomPoints",
-                                    "FindDistances", "WatchMaps"};
+                                    "SampleFlowField", "GetGraph", "Raycast",
+                                    "NearestPoint",    "RandomPoints",
+                                    "FindDistances",   "WatchMaps"};
   constexpr const char* kWrites[] = {"PutMap", "UploadMap", "UpdateMap", "DeleteMap"};
   std::vector<std::string> names;
   auto add = [&names](const char* method) {
@@ -471,6 +472,21 @@ absl::StatusOr<v1::FindDistancesResponse> Client::FindDistances(
     grpc::ClientContext ctx;
     Prepare(ctx, deadline);
     return stub_->FindDistances(&ctx, request, out);
+absl::StatusOr<v1::RaycastResponse> Client::Raycast(const v1::RaycastRequest& request,
+                                                    Deadline deadline) {
+  return Unary<v1::RaycastResponse>([&](v1::RaycastResponse* out) {
+    grpc::ClientContext ctx;
+    Prepare(ctx, deadline);
+    return stub_->Raycast(&ctx, request, out);
+  });
+}
+
+absl::StatusOr<v1::NearestPointResponse> Client::NearestPoint(
+    const v1::NearestPointRequest& request, Deadline deadline) {
+  return Unary<v1::NearestPointResponse>([&](v1::NearestPointResponse* out) {
+    grpc::ClientContext ctx;
+    Prepare(ctx, deadline);
+    return stub_->NearestPoint(&ctx, request, out);
   });
 }
 

@@ -173,6 +173,10 @@ class Client {
   // unreachable), each what FindPath would report.
   absl::StatusOr<v1::FindDistancesResponse> FindDistances(
       const v1::FindDistancesRequest& request, Deadline deadline = {});
+  absl::StatusOr<v1::RaycastResponse> Raycast(const v1::RaycastRequest& request,
+                                              Deadline deadline = {});
+  absl::StatusOr<v1::NearestPointResponse> NearestPoint(const v1::NearestPointRequest& request,
+                                                        Deadline deadline = {});
 
   // Follows `maps` (empty = every map, also those created later): first
   // one PUT event per watched map that exists, with its current version,
@@ -188,6 +192,7 @@ class Client {
 
   // Queries (FindPath, FindPaths, GetFlowField, SampleFlowField,
   // GetGraph, RandomPoints, FindDistances) read a version at least as new as their request's
+  // GetGraph, Raycast, NearestPoint) read a version at least as new as their request's
   // min_version: set it to the MapInfo.version a write returned (or an
   // event's version) to read your own write; an older replica answers
   // FAILED_PRECONDITION.

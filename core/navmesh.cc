@@ -237,32 +237,60 @@ uint32_t Navmesh::Nearest(const Point& p, double max_distance, Point* nearest) c
     *nearest = p;
     return inside;
   }
+  // Rings of buckets round p's (clamped) bucket, nearest first: every
+  // bucket r rings out is at least (r - 1) buckets away, and a polygon's
+  // point nearest p lies in a bucket that lists it, so once that bound
+  // passes the best distance nothing nearer remains. The work follows the
+  // distance to the answer, not max_distance.
   auto clamp_cell = [](double v, uint32_t count) {
-    return static_cast<uint32_t>(std::clamp(v, 0.0, double(count - 1)));
+    return static_cast<int64_t>(std::clamp(v, 0.0, double(count - 1)));
   };
-  const uint32_t i0 = clamp_cell(std::floor((p.x - max_distance - min_x_) / bucket_size_), buckets_x_);
-  const uint32_t i1 = clamp_cell(std::floor((p.x + max_distance - min_x_) / bucket_size_), buckets_x_);
-  const uint32_t j0 = clamp_cell(std::floor((p.y - max_distance - min_y_) / bucket_size_), buckets_y_);
-  const uint32_t j1 = clamp_cell(std::floor((p.y + max_distance - min_y_) / bucket_size_), buckets_y_);
+  const int64_t ci = clamp_cell(std::floor((p.x - min_x_) / bucket_size_), buckets_x_);
+  const int64_t cj = clamp_cell(std::floor((p.y - min_y_) / bucket_size_), buckets_y_);
+  const int64_t bx = buckets_x_, by = buckets_y_;
   uint32_t best = kNone;
-  double best_d = max_distance;
-  for (uint32_t j = j0; j <= j1; ++j) {
-    for (uint32_t i = i0; i <= i1; ++i) {
-      const navmesh_internal::Slot& b = bucket_[size_t{j} * buckets_x_ + i];
-      for (uint32_t k = b.begin; k < b.begin + b.count; ++k) {
-        const auto v = polygon(bucket_items_[k]);
-        for (size_t e = 0; e < v.size(); ++e) {
-          const Point q =
-              ClosestOnSegment(p, vertices_[v[e]], vertices_[v[(e + 1) % v.size()]]);
-          const double d = Distance(p, q);
-          if (d <= best_d) {
-            best_d = d;
-            best = bucket_items_[k];
-            *nearest = q;
-          }
+  // Squared distances: no square root per side.
+  double best_d2 = max_distance * max_distance;
+  // A polygon is listed in every bucket its box meets: measure it once
+  // (per-thread stamps, so the method stays const and thread-safe).
+  thread_local std::vector<uint32_t> seen;
+  thread_local uint32_t stamp = 0;
+  if (seen.size() < num_polygons()) seen.assign(num_polygons(), 0);
+  if (++stamp == 0) {
+    std::fill(seen.begin(), seen.end(), 0);
+    stamp = 1;
+  }
+  auto visit = [&](int64_t i, int64_t j) {
+    const navmesh_internal::Slot& b = bucket_[size_t(j) * buckets_x_ + size_t(i)];
+    for (uint32_t k = b.begin; k < b.begin + b.count; ++k) {
+      if (seen[bucket_items_[k]] == stamp) continue;
+      seen[bucket_items_[k]] = stamp;
+      const auto v = polygon(bucket_items_[k]);
+      for (size_t e = 0; e < v.size(); ++e) {
+        const Point q = ClosestOnSegment(p, vertices_[v[e]], vertices_[v[(e + 1) % v.size()]]);
+        const double d2 = DistanceSquared(p, q);
+        if (d2 <= best_d2) {
+          best_d2 = d2;
+          best = bucket_items_[k];
+          *nearest = q;
         }
       }
     }
+  };
+  for (int64_t r = 0;; ++r) {
+    const double lb = double(r - 1) * bucket_size_;
+    if (lb > 0 && lb * lb > best_d2) break;
+    for (int64_t j = std::max<int64_t>(cj - r, 0); j <= std::min(cj + r, by - 1); ++j) {
+      if (j == cj - r || j == cj + r) {
+        for (int64_t i = std::max<int64_t>(ci - r, 0); i <= std::min(ci + r, bx - 1); ++i) {
+          visit(i, j);
+        }
+      } else {
+        if (ci - r >= 0) visit(ci - r, j);
+        if (r > 0 && ci + r < bx) visit(ci + r, j);
+      }
+    }
+    if (ci - r <= 0 && cj - r <= 0 && ci + r >= bx - 1 && cj + r >= by - 1) break;
   }
   return best;
 }

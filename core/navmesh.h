@@ -427,6 +427,16 @@ class Navmesh {
   // the polygon beyond only when the two are joined round that vertex, so
   // it never slips through a pinch (two polygons touching at a point).
   bool SegmentOnMesh(const Point& a, uint32_t from, const Point& b) const;
+  // The walk SegmentOnMesh makes, recorded (core/raycast_mesh.cc): the
+  // fraction t of a-b where it stops (1 when b is reached), whether it was
+  // stopped by the mesh's boundary, and then the inward unit normal of the
+  // side hit (through a vertex: of both sides there, summed).
+  struct RayWalk {
+    double t = 1;
+    bool hit = false;
+    Point normal;
+  };
+  RayWalk WalkRay(const Point& a, uint32_t from, const Point& b) const;
   bool Contains(uint32_t polygon, const Point& p) const;
 
   Point Centroid(uint32_t p) const;

@@ -197,6 +197,12 @@ class QuadtreeGraph {
   // blocked or dropped region). O(depth of the tree) = O(log(size/min)).
   // Points on a shared edge belong to the leaf on the right / below.
   uint32_t LeafAt(const Point& p) const;
+  // The walkable leaf nearest to `p` (any finite point) within
+  // `max_distance`, and its point nearest to p, kept inside the leaf's
+  // half-open box so that LeafAt finds that leaf there; kNone when there
+  // is none. Best-first over the tree's squares by distance
+  // (core/nearest_point.cc): visits the squares nearer than the answer.
+  uint32_t Nearest(const Point& p, double max_distance, Point* nearest) const;
 
   // The leaf's connected component: equal for two leaves exactly when a
   // path joins them. Labels are < the number of labels ever made, not

@@ -15,6 +15,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "server/ai_query_sampling.h"
+#include "server/ai_query_rays.h"
 #include "server/flow_query.h"
 #include "server/graph_query.h"
 #include "server/map_builder.h"
@@ -622,27 +623,38 @@ grpc::ServerUnaryReactor* PathfinderService::GetGraph(grpc::CallbackServerContex
   });
 }
 
-// Declared in the API; each is answered UNIMPLEMENTED (after the caller's
-// authorization, like every RPC) until it is built.
 grpc::ServerUnaryReactor* PathfinderService::Raycast(grpc::CallbackServerContext* ctx,
-                                                     const v1::RaycastRequest* /*request*/,
-                                                     v1::RaycastResponse* /*response*/) {
-  absl::StatusOr<CallStart> call = Begin(ctx, Role::kRead);
-  return Finish(ctx, "Raycast",
-                call.ok() ? absl::UnimplementedError("Raycast: not implemented by this server yet")
-                          : call.status());
+                                                     const v1::RaycastRequest* request,
+                                                     v1::RaycastResponse* response) {
+  absl::StatusOr<CallStart> call = Begin(ctx, Role::kRead, "map", request->map(),
+                                             request->min_version());
+  if (!call.ok()) return Finish(ctx, "Raycast", call.status());
+  return OffloadOn(ctx, "Raycast", *std::move(call),
+                   [request, response](std::shared_ptr<const MapSnapshot> map) {
+    absl::StatusOr<v1::RaycastResponse> result = RunRaycast(*map, *request);
+    if (!result.ok()) return result.status();
+    *response = *std::move(result);
+    return absl::OkStatus();
+  });
 }
 
 grpc::ServerUnaryReactor* PathfinderService::NearestPoint(
-    grpc::CallbackServerContext* ctx, const v1::NearestPointRequest* /*request*/,
-    v1::NearestPointResponse* /*response*/) {
-  absl::StatusOr<CallStart> call = Begin(ctx, Role::kRead);
-  return Finish(ctx, "NearestPoint",
-                call.ok() ? absl::UnimplementedError(
-                                "NearestPoint: not implemented by this server yet")
-                          : call.status());
+    grpc::CallbackServerContext* ctx, const v1::NearestPointRequest* request,
+    v1::NearestPointResponse* response) {
+  absl::StatusOr<CallStart> call = Begin(ctx, Role::kRead, "map", request->map(),
+                                             request->min_version());
+  if (!call.ok()) return Finish(ctx, "NearestPoint", call.status());
+  return OffloadOn(ctx, "NearestPoint", *std::move(call),
+                   [request, response](std::shared_ptr<const MapSnapshot> map) {
+    absl::StatusOr<v1::NearestPointResponse> result = RunNearestPoint(*map, *request);
+    if (!result.ok()) return result.status();
+    *response = *std::move(result);
+    return absl::OkStatus();
+  });
 }
 
+// Declared in the API; each is answered UNIMPLEMENTED (after the caller's
+// authorization, like every RPC) until it is built.
 grpc::ServerUnaryReactor* PathfinderService::RandomPoints(
     grpc::CallbackServerContext* ctx, const v1::RandomPointsRequest* request,
     v1::RandomPointsResponse* response) {

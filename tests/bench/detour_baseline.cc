@@ -137,4 +137,39 @@ DetourBaseline::Result DetourBaseline::FindPath(const Point& start, const Point&
   return r;
 }
 
+unsigned int DetourBaseline::LocateStart(const Point& start) {
+  dtQueryFilter filter;
+  const float half[3] = {0.5f, 1.f, 0.5f};
+  const float s[3] = {float(start.x), kCellHeight, float(start.y)};
+  dtPolyRef ref = 0;
+  float sp[3];
+  query_->findNearestPoly(s, half, &filter, &ref, sp);
+  return ref;
+}
+
+bool DetourBaseline::Raycast(unsigned int start_ref, const Point& start, const Point& end,
+                             double* t) {
+  dtQueryFilter filter;
+  const float s[3] = {float(start.x), kCellHeight, float(start.y)};
+  const float e[3] = {float(end.x), kCellHeight, float(end.y)};
+  float hit_t = 0, normal[3];
+  int n = 0;
+  dtPolyRef path[256];
+  query_->raycast(start_ref, s, e, &filter, &hit_t, normal, path, &n, 256);
+  *t = hit_t > 1 ? 1.0 : hit_t;
+  return hit_t <= 1;
+}
+
+bool DetourBaseline::Nearest(const Point& p, double d, Point* out) {
+  dtQueryFilter filter;
+  const float half[3] = {float(d), 1.f, float(d)};
+  const float c[3] = {float(p.x), kCellHeight, float(p.y)};
+  dtPolyRef ref = 0;
+  float q[3];
+  query_->findNearestPoly(c, half, &filter, &ref, q);
+  if (ref == 0) return false;
+  *out = {q[0], q[2]};
+  return true;
+}
+
 }  // namespace wayfinder::bench

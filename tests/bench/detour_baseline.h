@@ -34,6 +34,15 @@ class DetourBaseline {
   // findNearestPoly for both ends, findPath, findStraightPath.
   Result FindPath(const Point& start, const Point& goal);
 
+  // dtNavMeshQuery::raycast from `start` toward `end`; the start polygon
+  // is found first with findNearestPoly (not timed by Raycast: see
+  // LocateStart). Returns whether the ray hit a wall; *t the fraction.
+  unsigned int LocateStart(const Point& start);
+  bool Raycast(unsigned int start_ref, const Point& start, const Point& end, double* t);
+  // findNearestPoly with half extents (d, 1, d): whether a polygon was
+  // found, and its nearest point.
+  bool Nearest(const Point& p, double d, Point* out);
+
   int polygons() const { return polygons_; }
 
  private:

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # End to end: the real wayfinder-server, wayfinder CLI and wayfinder-probe as
 # processes on loopback. Upload, list, get, find-path (human and JSON),
-# random points and distances,
-# errors and exit codes, persistence across a restart, graceful SIGTERM.
+# raycast, nearest, random points and distances, errors and exit codes,
+# persistence across a restart, graceful SIGTERM.
 #   usage: e2e_test.sh SERVER CLI PROBE EXAMPLE_MAP
 set -euo pipefail
 server_bin=$1 cli_bin=$2 probe_bin=$3 example_map=$4
@@ -92,6 +92,19 @@ set +e
 err=$(cli random rooms 0 2>&1); rc=$?
 set -e
 [ "$rc" -eq 1 ] && grep -q "INVALID_ARGUMENT: count" <<<"$err" || fail "random 0: $rc $err"
+# Raycast along the first room's top row into the wall at x = 16; the
+# nearest free point to the corner wall cell (0, 0) is the corner of (1, 1).
+out=$(cli raycast rooms 1.5 1.5 20.5 1.5) || fail "raycast: $out"
+grep -q "^HIT at (16, 1.5)  fraction 0.763157895  normal (-1, 0)  cost 14.5 " <<<"$out" \
+  || fail "raycast output: $out"
+out=$(cli raycast rooms 1.5 1.5 14.5 1.5) || fail "raycast: $out"
+grep -q "^CLEAR  cost 13 " <<<"$out" || fail "raycast clear output: $out"
+out=$(cli nearest rooms 0.5 0.5 --max_distance=5) || fail "nearest: $out"
+grep -q "^FOUND (1, 1)  distance 0.707106781  node 65 " <<<"$out" || fail "nearest output: $out"
+set +e
+err=$(cli nearest rooms 0.5 0.5 --max_distance=0 2>&1); rc=$?
+set -e
+[ "$rc" -eq 1 ] && grep -q "INVALID_ARGUMENT: max_distance" <<<"$err" || fail "nearest 0: $rc $err"
 
 # Flow field: two goals, a summary, a text picture and the binary message.
 out=$(cli flow-field rooms --goal 1.5,1.5 --goal=14.5,1.5 --out="$work/field.txt") \

@@ -70,19 +70,6 @@ TEST(UnbuiltFeatures, AreRefusedNamingTheField) {
     v1::FlowField response;
     ExpectUnimplemented(h.stub().GetFlowField(Ctx().get(), request, &response), "area_costs: ");
   }
-  {
-    v1::RaycastRequest request;
-    request.set_map("m");
-    v1::RaycastResponse response;
-    ExpectUnimplemented(h.stub().Raycast(Ctx().get(), request, &response), "Raycast: ");
-  }
-  {
-    v1::NearestPointRequest request;
-    request.set_map("m");
-    v1::NearestPointResponse response;
-    ExpectUnimplemented(h.stub().NearestPoint(Ctx().get(), request, &response),
-                        "NearestPoint: ");
-  }
 }
 
 }  // namespace

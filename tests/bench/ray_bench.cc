@@ -1,0 +1,148 @@
+// Raycast and NearestPoint (core/raycast.h, core/nearest_point.h) beside
+// Detour's dtNavMeshQuery::raycast and findNearestPoly on the same Moving AI
+// maps: microseconds per query, the same seeded queries through both,
+// interleaved in rounds so that machine noise hits both alike.
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "core/movingai.h"
+#include "core/navmesh.h"
+#include "core/nearest_point.h"
+#include "core/quadtree.h"
+#include "core/raycast.h"
+#include "tests/bench/detour_baseline.h"
+#include "tests/reference/benchmark_data.h"
+
+ABSL_FLAG(std::string, data_dir, WAYFINDER_DATA_DIR, "directory holding movingai/<set>/<map>.map");
+ABSL_FLAG(std::vector<std::string>, maps,
+          std::vector<std::string>({"bg512/AR0011SR", "da2/ht_chantry", "room/32room_000"}),
+          "maps under movingai/, without .map");
+ABSL_FLAG(int, queries, 20000, "queries per map and kind");
+ABSL_FLAG(double, ray_length, 64, "longest ray, cells");
+ABSL_FLAG(double, max_distance, 4, "NearestPoint max_distance (Detour: half extents)");
+
+namespace wayfinder {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Micros(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::micro>(b - a).count();
+}
+
+int Run() {
+  std::printf("| map | cells | polys (ours / Detour) | raycast us: NAVMESH | Detour | ratio | "
+              "GRID | QUADTREE | nearest us: NAVMESH | Detour | ratio | GRID | QUADTREE | "
+              "hits agree |\n");
+  std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  const int nq = absl::GetFlag(FLAGS_queries);
+  for (const std::string& name : absl::GetFlag(FLAGS_maps)) {
+    const std::filesystem::path path =
+        std::filesystem::path(absl::GetFlag(FLAGS_data_dir)) / "movingai" / (name + ".map");
+    absl::StatusOr<GridMap> grid = ParseMovingAiMap(reference::ReadFile(path));
+    if (!grid.ok()) {
+      std::fprintf(stderr, "%s: %s\n", path.c_str(), grid.status().ToString().c_str());
+      return 2;
+    }
+    const Navmesh mesh = *Navmesh::BuildFromGrid(*grid, {});
+    QuadtreeOptions qo;
+    qo.merge = true;
+    const QuadtreeGraph tree = *QuadtreeGraph::Build(*grid, qo);
+    std::unique_ptr<bench::DetourBaseline> detour = bench::DetourBaseline::Build(*grid);
+    if (detour == nullptr) {
+      std::fprintf(stderr, "%s: the Detour baseline could not be built\n", name.c_str());
+      return 2;
+    }
+    // Rays from free cell centres (located by both) in random directions.
+    std::mt19937_64 rng(7);
+    std::uniform_real_distribution<double> ux(0, grid->width()), uy(0, grid->height());
+    std::uniform_real_distribution<double> angle(0, 6.283185307179586);
+    std::uniform_real_distribution<double> length(1, absl::GetFlag(FLAGS_ray_length));
+    std::vector<Point> starts, ends;
+    std::vector<unsigned int> refs;
+    while (static_cast<int>(starts.size()) < nq) {
+      const Point s{std::floor(ux(rng)) + 0.5, std::floor(uy(rng)) + 0.5};
+      uint32_t x, y;
+      if (!grid->CellAt(s, &x, &y) || !grid->IsFree(x, y)) continue;
+      const unsigned int ref = detour->LocateStart(s);
+      if (ref == 0) continue;
+      const double a = angle(rng), l = length(rng);
+      starts.push_back(s);
+      ends.push_back({s.x + l * std::cos(a), s.y + l * std::sin(a)});
+      refs.push_back(ref);
+    }
+    std::vector<Point> points;
+    for (int i = 0; i < nq; ++i) points.push_back({ux(rng), uy(rng)});
+    const double maxd = absl::GetFlag(FLAGS_max_distance);
+    const AreaCostTable costs;
+    double us[8] = {0};
+    int agree = 0, sink = 0;
+    // Three passes over the queries in blocks of 1/40, each block through
+    // every variant in turn, so that load from other processes falls on
+    // all alike.
+    constexpr int kBlocks = 40;
+    for (int pass = 0; pass < 3 * kBlocks; ++pass) {
+      const int lo = (pass % kBlocks) * nq / kBlocks, hi = (pass % kBlocks + 1) * nq / kBlocks;
+      auto t0 = Clock::now();
+      for (int i = lo; i < hi; ++i) sink += RaycastNavmesh(mesh, starts[i], ends[i])->hit;
+      auto t1 = Clock::now();
+      double t;
+      for (int i = lo; i < hi; ++i) sink += detour->Raycast(refs[i], starts[i], ends[i], &t);
+      auto t2 = Clock::now();
+      for (int i = lo; i < hi; ++i) sink += RaycastGrid(*grid, starts[i], ends[i], costs)->hit;
+      auto t3 = Clock::now();
+      for (int i = lo; i < hi; ++i) sink += RaycastQuadtree(tree, starts[i], ends[i], nullptr)->hit;
+      auto t4 = Clock::now();
+      for (int i = lo; i < hi; ++i) sink += NearestNavmeshPoint(mesh, points[i], maxd).found;
+      auto t5 = Clock::now();
+      Point q;
+      for (int i = lo; i < hi; ++i) sink += detour->Nearest(points[i], maxd, &q);
+      auto t6 = Clock::now();
+      for (int i = lo; i < hi; ++i) sink += NearestGridPoint(*grid, points[i], maxd).found;
+      auto t7 = Clock::now();
+      for (int i = lo; i < hi; ++i) sink += NearestQuadtreePoint(tree, points[i], maxd).found;
+      auto t8 = Clock::now();
+      us[0] += Micros(t0, t1);
+      us[1] += Micros(t1, t2);
+      us[2] += Micros(t2, t3);
+      us[3] += Micros(t3, t4);
+      us[4] += Micros(t4, t5);
+      us[5] += Micros(t5, t6);
+      us[6] += Micros(t6, t7);
+      us[7] += Micros(t7, t8);
+      if (pass == 0) {
+        for (int i = 0; i < nq; ++i) {
+          agree += RaycastNavmesh(mesh, starts[i], ends[i])->hit ==
+                   detour->Raycast(refs[i], starts[i], ends[i], &t);
+        }
+      }
+    }
+    const double per = 3.0 * nq;
+    std::printf("| %s | %ux%u | %zu / %d | %.3f | %.3f | %.2f | %.3f | %.3f | %.3f | %.3f | %.2f "
+                "| %.3f | %.3f | %.1f%% |\n",
+                name.c_str(), grid->width(), grid->height(), mesh.num_polygons(),
+                detour->polygons(), us[0] / per, us[1] / per, us[0] / us[1], us[2] / per,
+                us[3] / per, us[4] / per, us[5] / per, us[4] / us[5], us[6] / per, us[7] / per,
+                100.0 * agree / nq);
+    if (sink == -1) std::printf("\n");
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace wayfinder
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "Raycast and NearestPoint beside Detour's raycast and findNearestPoly, us/query.");
+  absl::ParseCommandLine(argc, argv);
+  return wayfinder::Run();
+}

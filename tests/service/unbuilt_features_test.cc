@@ -54,13 +54,6 @@ TEST(UnbuiltFeatures, AreRefusedNamingTheField) {
     ASSERT_TRUE(h.stub().PutMap(Ctx().get(), request, &info).ok());
   }
   {
-    v1::FindPathRequest request = PathRequest("m", 0.5, 0.5, 3.5, 2.5);
-    (*request.mutable_options()->mutable_area_costs())[0] = 2.0;
-    v1::FindPathResponse response;
-    ExpectUnimplemented(h.stub().FindPath(Ctx().get(), request, &response),
-                        "options.area_costs: ");
-  }
-  {
     v1::GetFlowFieldRequest request;
     request.set_map("m");
     v1::Point* goal = request.add_goals();

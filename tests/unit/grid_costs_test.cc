@@ -1,0 +1,225 @@
+// GRID FindPath with a query's cost table (core/grid_costs.h): lengths
+// against a plain Dijkstra written here from the rule (multiplier per cell
+// byte, +inf bytes as walls), on seeded random maps and tables.
+
+#include "core/grid_costs.h"
+
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <queue>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "core/grid_graph.h"
+#include "core/grid_search.h"
+
+namespace wayfinder {
+namespace {
+
+constexpr double kSqrt2 = 1.4142135623730951;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Dijkstra with std::priority_queue: 8 neighbours, a step costs its length
+// times the mean of the two cells' multipliers `mult[byte]`; a cell whose
+// multiplier is +inf is a wall (no step onto it, no diagonal past it).
+double TableDijkstra(const GridMap& m, const std::array<double, 256>& mult, uint32_t start,
+                     uint32_t goal) {
+  const int64_t w = m.width(), h = m.height();
+  auto open = [&](int64_t x, int64_t y) {
+    return x >= 0 && y >= 0 && x < w && y < h && mult[m.cells()[y * w + x]] < kInf;
+  };
+  std::vector<double> dist(m.size(), kInf);
+  using Item = std::pair<double, uint32_t>;
+  std::priority_queue<Item, std::vector<Item>, std::greater<Item>> pq;
+  dist[start] = 0;
+  pq.push({0, start});
+  while (!pq.empty()) {
+    auto [d, c] = pq.top();
+    pq.pop();
+    if (d > dist[c]) continue;
+    if (c == goal) return d;
+    const int64_t x = c % w, y = c / w;
+    for (int dy = -1; dy <= 1; ++dy) {
+      for (int dx = -1; dx <= 1; ++dx) {
+        if ((dx == 0 && dy == 0) || !open(x + dx, y + dy)) continue;
+        if (dx != 0 && dy != 0 && (!open(x + dx, y) || !open(x, y + dy))) continue;
+        const uint32_t n = static_cast<uint32_t>((y + dy) * w + x + dx);
+        const double step = (dx != 0 && dy != 0) ? kSqrt2 : 1.0;
+        const double nd = d + step * 0.5 * (mult[m.cells()[c]] + mult[m.cells()[n]]);
+        if (nd < dist[n]) {
+          dist[n] = nd;
+          pq.push({nd, n});
+        }
+      }
+    }
+  }
+  return kInf;
+}
+
+PathRequest Req(uint32_t w, uint32_t a, uint32_t b) {
+  PathRequest r;
+  r.start = GridMap::Centre(a % w, a / w);
+  r.goal = GridMap::Centre(b % w, b / w);
+  r.smoothing = Smoothing::kNone;
+  return r;
+}
+
+// The cost of walking the path's cell centres under the table, checking
+// every step is one legal move.
+double WalkCost(const GridMap& m, const GridCostTable& t, const PathResult& r) {
+  double total = 0;
+  for (size_t i = 1; i < r.waypoints.size(); ++i) {
+    const Point a = r.waypoints[i - 1], b = r.waypoints[i];
+    const int dx = static_cast<int>(b.x - a.x), dy = static_cast<int>(b.y - a.y);
+    EXPECT_LE(std::abs(dx), 1);
+    EXPECT_LE(std::abs(dy), 1);
+    const uint32_t ca = m.Index(static_cast<uint32_t>(a.x), static_cast<uint32_t>(a.y));
+    const uint32_t cb = m.Index(static_cast<uint32_t>(b.x), static_cast<uint32_t>(b.y));
+    EXPECT_TRUE(t.Passable(m.cells()[cb]));
+    if (dx != 0 && dy != 0) {
+      EXPECT_TRUE(t.Passable(m.cells()[m.Index(static_cast<uint32_t>(b.x), static_cast<uint32_t>(a.y))]));
+      EXPECT_TRUE(t.Passable(m.cells()[m.Index(static_cast<uint32_t>(a.x), static_cast<uint32_t>(b.y))]));
+    }
+    total += (dx != 0 && dy != 0 ? kSqrt2 : 1.0) * 0.5 *
+             (t.multiplier[m.cells()[ca]] + t.multiplier[m.cells()[cb]]);
+  }
+  return total;
+}
+
+TEST(GridCostsTest, AStarWithTableMatchesDijkstraOnRandomMaps) {
+  std::mt19937 rng(20261126);
+  // Bytes the maps use: plain, cheap/dear areas, walls.
+  const std::vector<uint8_t> palette = {0, 1, 2, 3, 5, 9, 40, 200, GridMap::kBlocked};
+  GridSearchScratch scratch;
+  int compared = 0, unreachable = 0, refused = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    const uint32_t w = 8 + rng() % 40, h = 8 + rng() % 30;
+    std::vector<uint8_t> cells(size_t{w} * h);
+    for (uint8_t& c : cells) c = palette[rng() % palette.size()];
+    auto map = GridMap::Create(w, h, cells);
+    ASSERT_TRUE(map.ok());
+    GridGraph graph(std::make_shared<const GridMap>(*std::move(map)));
+    const GridMap& m = graph.map();
+    // A random table over the palette's bytes: multipliers from 0.1 to 30,
+    // or impassable; some bytes keep their default.
+    GridCostTable table = GridCostTable::Defaults();
+    for (uint8_t b : palette) {
+      if (b == GridMap::kBlocked) continue;
+      switch (rng() % 5) {
+        case 0:
+          break;
+        case 1:
+          table.multiplier[b] = kInf;
+          break;
+        case 2:  // cheaper than any default: the heuristic must scale down
+          table.multiplier[b] = 0.1 + (rng() % 90) * 0.01;
+          break;
+        default:
+          table.multiplier[b] = 0.25 + (rng() % 1000) * 0.03;
+      }
+    }
+    GridSearchOptions options;
+    options.costs = &table;
+    for (int q = 0; q < 10; ++q) {
+      const uint32_t a = rng() % m.size(), b = rng() % m.size();
+      if (!m.IsFree(a) || !m.IsFree(b)) continue;
+      auto r = FindGridPath(graph, Req(w, a, b), SearchBudget(), scratch, options);
+      if (!table.Passable(m.cells()[a]) || !table.Passable(m.cells()[b])) {
+        ASSERT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition) << r.status();
+        EXPECT_NE(r.status().message().find("options.area_costs"), std::string::npos);
+        ++refused;
+        continue;
+      }
+      ASSERT_TRUE(r.ok()) << r.status();
+      const double ref = TableDijkstra(m, table.multiplier, a, b);
+      if (ref == kInf) {
+        EXPECT_EQ(r->status, PathStatus::kUnreachable);
+        ++unreachable;
+        continue;
+      }
+      ASSERT_EQ(r->status, PathStatus::kFound) << "trial " << trial;
+      EXPECT_NEAR(r->length, ref, 1e-9 * std::max(1.0, ref)) << "trial " << trial;
+      EXPECT_NEAR(WalkCost(m, table, *r), ref, 1e-9 * std::max(1.0, ref));
+      ++compared;
+    }
+  }
+  // The mix exercised every outcome.
+  EXPECT_GT(compared, 300);
+  EXPECT_GT(unreachable, 20);
+  EXPECT_GT(refused, 20);
+}
+
+// A corridor of area 7 is the only way across: +inf for 7 makes the goal
+// unreachable, a finite multiplier prices the crossing.
+TEST(GridCostsTest, ImpassableAreaBlocksTheOnlyWay) {
+  // 5 x 3: column 2 is area 7 in the middle row, walls above and below.
+  std::vector<uint8_t> cells = {0, 0, 255, 0, 0,  //
+                                0, 0, 7,   0, 0,  //
+                                0, 0, 255, 0, 0};
+  auto map = GridMap::Create(5, 3, cells);
+  ASSERT_TRUE(map.ok());
+  GridGraph graph(std::make_shared<const GridMap>(*std::move(map)));
+  GridSearchScratch scratch;
+  GridCostTable table = GridCostTable::Defaults();
+  GridSearchOptions options;
+  options.costs = &table;
+  table.multiplier[7] = kInf;
+  auto r = FindGridPath(graph, Req(5, 5, 9), SearchBudget(), scratch, options);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->status, PathStatus::kUnreachable);
+  table.multiplier[7] = 3;
+  r = FindGridPath(graph, Req(5, 5, 9), SearchBudget(), scratch, options);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->status, PathStatus::kFound);
+  EXPECT_DOUBLE_EQ(r->length, 1 + 2 + 2 + 1);  // 0-0, 0-7, 7-0, 0-0 halves
+  // Without a table: the map's own cost 7.
+  r = FindGridPath(graph, Req(5, 5, 9), SearchBudget(), scratch);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_DOUBLE_EQ(r->length, 1 + 4 + 4 + 1);
+}
+
+// On a map of uniform cost a table that keeps bytes 0 and 1 equal allows
+// jump points (lengths scaled); one that splits them refuses JUMP_POINT.
+TEST(GridCostsTest, JumpPointOnlyWhenTheTableKeepsCostsUniform) {
+  std::mt19937 rng(7);
+  std::vector<uint8_t> cells(40 * 40);
+  for (uint8_t& c : cells) c = rng() % 5 == 0 ? 255 : rng() % 2;
+  auto map = GridMap::Create(40, 40, cells);
+  ASSERT_TRUE(map.ok());
+  GridGraph graph(std::make_shared<const GridMap>(*std::move(map)));
+  const GridMap& m = graph.map();
+  GridSearchScratch scratch;
+  GridCostTable table = GridCostTable::Defaults();
+  table.multiplier[0] = table.multiplier[1] = 2.5;
+  table.multiplier[9] = kInf;  // no cell of the map has it
+  GridSearchOptions jps;
+  jps.method = GridMethod::kJumpPoint;
+  jps.costs = &table;
+  int found = 0;
+  for (int q = 0; q < 200; ++q) {
+    const uint32_t a = rng() % m.size(), b = rng() % m.size();
+    if (!m.IsFree(a) || !m.IsFree(b)) continue;
+    auto r = FindGridPath(graph, Req(40, a, b), SearchBudget(), scratch, jps);
+    ASSERT_TRUE(r.ok()) << r.status();
+    const double ref = TableDijkstra(m, table.multiplier, a, b);
+    if (ref == kInf) {
+      EXPECT_EQ(r->status, PathStatus::kUnreachable);
+      continue;
+    }
+    EXPECT_NEAR(r->length, ref, 1e-9 * ref);
+    ++found;
+  }
+  EXPECT_GT(found, 50);
+  table.multiplier[1] = 3;
+  auto r = FindGridPath(graph, Req(40, 0, 1), SearchBudget(), scratch, jps);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("options.area_costs"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace wayfinder

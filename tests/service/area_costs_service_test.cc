@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/flow_field.h"
 #include "service_test_util.h"
 
 namespace wayfinder::testing {
@@ -116,6 +117,79 @@ TEST_F(AreaCostsTest, FindPathsCarriesEachQuerysTable) {
   EXPECT_DOUBLE_EQ(out.results(0).length(), 2);
   EXPECT_DOUBLE_EQ(out.results(1).length(), 6);
   EXPECT_DOUBLE_EQ(out.results(2).length(), 10);
+}
+
+v1::GetFlowFieldRequest FieldRequest(std::initializer_list<std::pair<uint32_t, double>> table) {
+  v1::GetFlowFieldRequest request;
+  request.set_map("mud");
+  request.set_graph(v1::GRID);
+  *request.add_goals() = Pt(0.5, 2.5);
+  request.set_include_distances(true);
+  for (auto [area, cost] : table) (*request.mutable_area_costs())[area] = cost;
+  return request;
+}
+
+// Flow fields under a table: the distances it prices, a cache entry of its
+// own, the edits of a living map followed, impassable cells sampled as
+// blocked, bad tables refused naming the entry.
+TEST_F(AreaCostsTest, FlowFieldsTakeTheTable) {
+  v1::FlowField plain, cheap, cheap_again, walled;
+  ASSERT_TRUE(h_.stub().GetFlowField(Ctx().get(), FieldRequest({}), &plain).ok());
+  ASSERT_TRUE(h_.stub().GetFlowField(Ctx().get(), FieldRequest({{5, 1.0}}), &cheap).ok());
+  ASSERT_TRUE(h_.stub().GetFlowField(Ctx().get(), FieldRequest({{5, 1.0}}), &cheap_again).ok());
+  ASSERT_TRUE(h_.stub().GetFlowField(Ctx().get(), FieldRequest({{5, kInf}}), &walled).ok());
+  EXPECT_FALSE(cheap.stats().cache_hit());  // not the plain field
+  EXPECT_TRUE(cheap_again.stats().cache_hit());
+  EXPECT_FALSE(walled.stats().cache_hit());
+  // (0, 0) to the goal (0, 2): across the mud.
+  EXPECT_FLOAT_EQ(plain.distances(0), 6);
+  EXPECT_FLOAT_EQ(cheap.distances(0), 2);
+  EXPECT_GT(walled.distances(0), 12);
+  EXPECT_EQ(static_cast<uint8_t>(walled.directions()[8]), kFlowBlocked);  // mud: a wall
+  EXPECT_TRUE(std::isinf(walled.distances(8)));
+
+  // An edit closes the gap: the table's field of the new version knows.
+  v1::UpdateMapRequest update;
+  update.set_map("mud");
+  v1::CellPatch* patch = update.add_edits()->mutable_cells();
+  patch->set_x(7);
+  patch->set_y(1);
+  patch->set_width(1);
+  patch->set_height(1);
+  patch->set_cells(std::string(1, '\x05'));
+  v1::MapInfo updated;
+  ASSERT_TRUE(h_.stub().UpdateMap(Ctx().get(), update, &updated).ok());
+  v1::FlowField after;
+  v1::GetFlowFieldRequest again = FieldRequest({{5, kInf}});
+  again.set_min_version(updated.version());
+  ASSERT_TRUE(h_.stub().GetFlowField(Ctx().get(), again, &after).ok());
+  EXPECT_TRUE(std::isinf(after.distances(0)));  // the mud row now cuts the map in two
+
+  v1::SampleFlowFieldRequest sample;
+  sample.set_map("mud");
+  sample.set_graph(v1::GRID);
+  *sample.add_goals() = Pt(0.5, 2.5);
+  *sample.add_positions() = Pt(3.5, 1.5);  // mud
+  *sample.add_positions() = Pt(3.5, 2.5);
+  (*sample.mutable_area_costs())[5] = kInf;
+  v1::SampleFlowFieldResponse sampled;
+  ASSERT_TRUE(h_.stub().SampleFlowField(Ctx().get(), sample, &sampled).ok());
+  EXPECT_EQ(sampled.outcomes(0), v1::SAMPLE_BLOCKED);
+  EXPECT_EQ(sampled.outcomes(1), v1::SAMPLE_STEP);
+  EXPECT_FLOAT_EQ(sampled.distances(1), 3);
+
+  v1::FlowField bad;
+  grpc::Status s = h_.stub().GetFlowField(Ctx().get(), FieldRequest({{9, -2.0}}), &bad);
+  EXPECT_EQ(s.error_code(), StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(s.error_message().rfind("area_costs[9]: ", 0), 0u) << s.error_message();
+  s = h_.stub().GetFlowField(Ctx().get(), FieldRequest({{0, kInf}}), &bad);  // goal impassable
+  EXPECT_EQ(s.error_code(), StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(s.error_message().rfind("goals[0]: ", 0), 0u) << s.error_message();
+  sample.mutable_area_costs()->clear();
+  (*sample.mutable_area_costs())[256] = 1;
+  s = h_.stub().SampleFlowField(Ctx().get(), sample, &sampled);
+  EXPECT_EQ(s.error_code(), StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(s.error_message().rfind("area_costs[256]: ", 0), 0u) << s.error_message();
 }
 
 }  // namespace

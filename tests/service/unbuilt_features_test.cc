@@ -54,16 +54,6 @@ TEST(UnbuiltFeatures, AreRefusedNamingTheField) {
     ASSERT_TRUE(h.stub().PutMap(Ctx().get(), request, &info).ok());
   }
   {
-    v1::GetFlowFieldRequest request;
-    request.set_map("m");
-    v1::Point* goal = request.add_goals();
-    goal->set_x(0.5);
-    goal->set_y(0.5);
-    (*request.mutable_area_costs())[0] = 2.0;
-    v1::FlowField response;
-    ExpectUnimplemented(h.stub().GetFlowField(Ctx().get(), request, &response), "area_costs: ");
-  }
-  {
     v1::RaycastRequest request;
     request.set_map("m");
     v1::RaycastResponse response;

@@ -15,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/flow_field.h"
 #include "core/grid_graph.h"
 #include "core/grid_search.h"
 
@@ -24,11 +25,12 @@ namespace {
 constexpr double kSqrt2 = 1.4142135623730951;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// Dijkstra with std::priority_queue: 8 neighbours, a step costs its length
+// Multi-source Dijkstra with std::priority_queue: 8 neighbours, a step costs its length
 // times the mean of the two cells' multipliers `mult[byte]`; a cell whose
 // multiplier is +inf is a wall (no step onto it, no diagonal past it).
-double TableDijkstra(const GridMap& m, const std::array<double, 256>& mult, uint32_t start,
-                     uint32_t goal) {
+std::vector<double> TableDistances(const GridMap& m, const std::array<double, 256>& mult,
+                                   const std::vector<uint32_t>& starts,
+                                   uint32_t goal = 0xFFFFFFFFu) {
   const int64_t w = m.width(), h = m.height();
   auto open = [&](int64_t x, int64_t y) {
     return x >= 0 && y >= 0 && x < w && y < h && mult[m.cells()[y * w + x]] < kInf;
@@ -36,13 +38,15 @@ double TableDijkstra(const GridMap& m, const std::array<double, 256>& mult, uint
   std::vector<double> dist(m.size(), kInf);
   using Item = std::pair<double, uint32_t>;
   std::priority_queue<Item, std::vector<Item>, std::greater<Item>> pq;
-  dist[start] = 0;
-  pq.push({0, start});
+  for (uint32_t s : starts) {
+    dist[s] = 0;
+    pq.push({0, s});
+  }
   while (!pq.empty()) {
     auto [d, c] = pq.top();
     pq.pop();
     if (d > dist[c]) continue;
-    if (c == goal) return d;
+    if (c == goal) return dist;
     const int64_t x = c % w, y = c / w;
     for (int dy = -1; dy <= 1; ++dy) {
       for (int dx = -1; dx <= 1; ++dx) {
@@ -58,7 +62,12 @@ double TableDijkstra(const GridMap& m, const std::array<double, 256>& mult, uint
       }
     }
   }
-  return kInf;
+  return dist;
+}
+
+double TableDijkstra(const GridMap& m, const std::array<double, 256>& mult, uint32_t start,
+                     uint32_t goal) {
+  return TableDistances(m, mult, {start}, goal)[goal];
 }
 
 PathRequest Req(uint32_t w, uint32_t a, uint32_t b) {
@@ -78,12 +87,16 @@ double WalkCost(const GridMap& m, const GridCostTable& t, const PathResult& r) {
     const int dx = static_cast<int>(b.x - a.x), dy = static_cast<int>(b.y - a.y);
     EXPECT_LE(std::abs(dx), 1);
     EXPECT_LE(std::abs(dy), 1);
-    const uint32_t ca = m.Index(static_cast<uint32_t>(a.x), static_cast<uint32_t>(a.y));
-    const uint32_t cb = m.Index(static_cast<uint32_t>(b.x), static_cast<uint32_t>(b.y));
+    const uint32_t ca =
+        m.Index(static_cast<uint32_t>(a.x), static_cast<uint32_t>(a.y));
+    const uint32_t cb =
+        m.Index(static_cast<uint32_t>(b.x), static_cast<uint32_t>(b.y));
     EXPECT_TRUE(t.Passable(m.cells()[cb]));
     if (dx != 0 && dy != 0) {
-      EXPECT_TRUE(t.Passable(m.cells()[m.Index(static_cast<uint32_t>(b.x), static_cast<uint32_t>(a.y))]));
-      EXPECT_TRUE(t.Passable(m.cells()[m.Index(static_cast<uint32_t>(a.x), static_cast<uint32_t>(b.y))]));
+      EXPECT_TRUE(t.Passable(m.cells()[m.Index(static_cast<uint32_t>(b.x),
+                                               static_cast<uint32_t>(a.y))]));
+      EXPECT_TRUE(t.Passable(m.cells()[m.Index(static_cast<uint32_t>(a.x),
+                                               static_cast<uint32_t>(b.y))]));
     }
     total += (dx != 0 && dy != 0 ? kSqrt2 : 1.0) * 0.5 *
              (t.multiplier[m.cells()[ca]] + t.multiplier[m.cells()[cb]]);
@@ -219,6 +232,102 @@ TEST(GridCostsTest, JumpPointOnlyWhenTheTableKeepsCostsUniform) {
   auto r = FindGridPath(graph, Req(40, 0, 1), SearchBudget(), scratch, jps);
   EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(r.status().message().find("options.area_costs"), std::string::npos);
+}
+
+// Flow fields under a table: distances equal the reference, every arrow is
+// a legal step onto a cell whose distance plus the step is the cell's, and
+// walking the arrows costs the distance.
+TEST(GridCostsTest, FlowFieldWithTableMatchesDijkstra) {
+  std::mt19937 rng(20261127);
+  const std::vector<uint8_t> palette = {0, 1, 2, 5, 9, 60, GridMap::kBlocked};
+  int reachable = 0, walls = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    const uint32_t w = 1 + rng() % 50, h = 1 + rng() % 40;
+    std::vector<uint8_t> cells(size_t{w} * h);
+    for (uint8_t& c : cells) c = palette[rng() % palette.size()];
+    GridCostTable table = GridCostTable::Defaults();
+    for (uint8_t b : palette) {
+      if (b == GridMap::kBlocked) continue;
+      const int kind = static_cast<int>(rng() % 5);
+      if (kind == 1) table.multiplier[b] = kInf;
+      if (kind == 2) table.multiplier[b] = 0.1 + (rng() % 90) * 0.01;
+      if (kind >= 3) table.multiplier[b] = 0.25 + (rng() % 1000) * 0.03;
+    }
+    std::vector<uint32_t> goals;
+    for (int k = 1 + static_cast<int>(rng() % 4); k > 0; --k) {
+      const uint32_t g = rng() % cells.size();
+      cells[g] = 0;
+      goals.push_back(g);
+    }
+    if (!table.Passable(0)) table.multiplier[0] = 1;
+    auto map = GridMap::Create(w, h, cells);
+    ASSERT_TRUE(map.ok());
+    GridGraph graph(std::make_shared<const GridMap>(*std::move(map)));
+    const GridMap& m = graph.map();
+    auto f = ComputeGridFlowFieldWithCosts(graph, goals, table, SearchBudget());
+    ASSERT_TRUE(f.ok()) << f.status();
+    const std::vector<double> ref = TableDistances(m, table.multiplier, goals);
+    uint64_t count = 0;
+    for (uint32_t c = 0; c < m.size(); ++c) {
+      SCOPED_TRACE(::testing::Message() << "trial " << trial << " cell " << c);
+      if (ref[c] == kInf) {
+        ASSERT_EQ(f->directions[c], kFlowBlocked);
+        ASSERT_TRUE(std::isinf(f->distances[c]));
+        walls += !table.Passable(m.cells()[c]) && m.IsFree(c);
+        continue;
+      }
+      ++count;
+      ASSERT_NEAR(f->distances[c], ref[c], 1e-5 * std::max(1.0, ref[c]));
+      if (ref[c] == 0) {
+        ASSERT_EQ(f->directions[c], kFlowGoal);
+        continue;
+      }
+      // Walk the arrows to a goal, paying each step under the table.
+      uint32_t cur = c;
+      double paid = 0;
+      for (size_t steps = 0; f->directions[cur] != kFlowGoal; ++steps) {
+        ASSERT_LT(steps, m.size());
+        const uint8_t d = f->directions[cur];
+        ASSERT_LT(d, 8);
+        const int64_t x = cur % w + kGridFlowDx[d], y = cur / w + kGridFlowDy[d];
+        ASSERT_TRUE(x >= 0 && y >= 0 && x < w && y < h);
+        const uint32_t next = static_cast<uint32_t>(y * w + x);
+        ASSERT_TRUE(table.Passable(m.cells()[next]));
+        if (kGridFlowDx[d] != 0 && kGridFlowDy[d] != 0) {
+          ASSERT_TRUE(table.Passable(m.cells()[(cur / w) * w + x]));
+          ASSERT_TRUE(table.Passable(m.cells()[y * w + cur % w]));
+        }
+        const double len = (kGridFlowDx[d] != 0 && kGridFlowDy[d] != 0) ? kSqrt2 : 1.0;
+        paid += len * 0.5 *
+                (table.multiplier[m.cells()[cur]] + table.multiplier[m.cells()[next]]);
+        ASSERT_LT(ref[next], ref[cur]);
+        cur = next;
+      }
+      ASSERT_NEAR(paid, ref[c], 1e-9 * std::max(1.0, ref[c]));
+    }
+    EXPECT_EQ(f->reachable_cells, count);
+    reachable += static_cast<int>(count);
+  }
+  EXPECT_GT(reachable, 5000);
+  EXPECT_GT(walls, 100);  // impassable areas were exercised
+}
+
+// The default table gives the default field's distances.
+TEST(GridCostsTest, FlowFieldWithDefaultTableIsTheDefaultField) {
+  std::mt19937 rng(5);
+  std::vector<uint8_t> cells(64 * 48);
+  for (uint8_t& c : cells) c = rng() % 6 == 0 ? 255 : static_cast<uint8_t>(rng() % 9);
+  cells[100] = 0;
+  auto map = GridMap::Create(64, 48, cells);
+  ASSERT_TRUE(map.ok());
+  GridGraph graph(std::make_shared<const GridMap>(*std::move(map)));
+  FlowFieldScratch scratch;
+  auto a = ComputeGridFlowField(graph, {100}, SearchBudget(), scratch);
+  auto b = ComputeGridFlowFieldWithCosts(graph, {100}, GridCostTable::Defaults(), SearchBudget());
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->distances, b->distances);
+  EXPECT_EQ(a->directions, b->directions);
+  EXPECT_EQ(a->reachable_cells, b->reachable_cells);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 //                         scenarios of the median bucket; counters:
 //                         expansions/query, length / optimal
 //   BM_FlowField          a full GRID flow field from one goal
+//   BM_FlowFieldCostTable the same under a query's cost table
 //
 // Run by `make bench` (and `make bench-quick` with --benchmark_min_time
 // small). Standard google-benchmark flags apply.
@@ -175,6 +176,21 @@ void BM_FindPathNavmesh(benchmark::State& state) {
   });
 }
 
+// The same field under a cost table (byte 1 priced 1.5, which no cell of
+// this map holds): the table's Dijkstra against the default bucket queue.
+void BM_FlowFieldCostTable(benchmark::State& state) {
+  static const GridGraph graph(Data().grid);
+  const ScenarioProblem& p = Data().problems.front();
+  const std::vector<uint32_t> goals = {Data().grid->Index(p.goal_x, p.goal_y)};
+  GridCostTable table = GridCostTable::Defaults();
+  table.multiplier[1] = 1.5;
+  for (auto _ : state) {
+    auto f = ComputeGridFlowFieldWithCosts(graph, goals, table, SearchBudget());
+    benchmark::DoNotOptimize(f->reachable_cells);
+    state.counters["cells"] = static_cast<double>(f->reachable_cells);
+  }
+}
+
 void BM_FlowField(benchmark::State& state) {
   static const GridGraph graph(Data().grid);
   FlowFieldScratch scratch;
@@ -199,6 +215,7 @@ BENCHMARK(BM_FindPathNavmesh)
     ->Arg(static_cast<int>(NavmeshMethod::kAnyAngle))
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_FlowField)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_FlowFieldCostTable)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -15,6 +15,8 @@
 
 #include <gtest/gtest.h>
 
+#include "absl/time/clock.h"
+
 #include "core/flow_field.h"
 #include "core/grid_graph.h"
 #include "core/grid_search.h"
@@ -312,22 +314,47 @@ TEST(GridCostsTest, FlowFieldWithTableMatchesDijkstra) {
   EXPECT_GT(walls, 100);  // impassable areas were exercised
 }
 
-// The default table gives the default field's distances.
+// The default table gives the default field, arrows included, with one
+// goal or several.
 TEST(GridCostsTest, FlowFieldWithDefaultTableIsTheDefaultField) {
   std::mt19937 rng(5);
-  std::vector<uint8_t> cells(64 * 48);
-  for (uint8_t& c : cells) c = rng() % 6 == 0 ? 255 : static_cast<uint8_t>(rng() % 9);
-  cells[100] = 0;
-  auto map = GridMap::Create(64, 48, cells);
+  FlowFieldScratch scratch;
+  for (int trial = 0; trial < 20; ++trial) {
+    const uint32_t w = 10 + rng() % 60, h = 10 + rng() % 50;
+    std::vector<uint8_t> cells(size_t{w} * h);
+    for (uint8_t& c : cells) c = rng() % 6 == 0 ? 255 : static_cast<uint8_t>(rng() % 9);
+    std::vector<uint32_t> goals;
+    for (int k = 1 + static_cast<int>(rng() % (trial % 2 == 0 ? 1 : 5)); k > 0; --k) {
+      goals.push_back(rng() % cells.size());
+      cells[goals.back()] = 0;
+    }
+    auto map = GridMap::Create(w, h, cells);
+    ASSERT_TRUE(map.ok());
+    GridGraph graph(std::make_shared<const GridMap>(*std::move(map)));
+    auto a = ComputeGridFlowField(graph, goals, SearchBudget(), scratch);
+    auto b = ComputeGridFlowFieldWithCosts(graph, goals, GridCostTable::Defaults(), SearchBudget());
+    ASSERT_TRUE(a.ok() && b.ok());
+    SCOPED_TRACE(::testing::Message() << "trial " << trial << ", " << goals.size() << " goals");
+    EXPECT_EQ(a->distances, b->distances);
+    EXPECT_EQ(a->directions, b->directions);
+    EXPECT_EQ(a->reachable_cells, b->reachable_cells);
+    EXPECT_EQ(a->max_distance, b->max_distance);
+  }
+}
+
+// The table's field stops at the deadline like any other.
+TEST(GridCostsTest, FlowFieldWithTableHonoursTheDeadline) {
+  auto map = GridMap::Create(300, 300, std::vector<uint8_t>(300 * 300, 3));
   ASSERT_TRUE(map.ok());
   GridGraph graph(std::make_shared<const GridMap>(*std::move(map)));
-  FlowFieldScratch scratch;
-  auto a = ComputeGridFlowField(graph, {100}, SearchBudget(), scratch);
-  auto b = ComputeGridFlowFieldWithCosts(graph, {100}, GridCostTable::Defaults(), SearchBudget());
-  ASSERT_TRUE(a.ok() && b.ok());
-  EXPECT_EQ(a->distances, b->distances);
-  EXPECT_EQ(a->directions, b->directions);
-  EXPECT_EQ(a->reachable_cells, b->reachable_cells);
+  GridCostTable table = GridCostTable::Defaults();
+  table.multiplier[3] = 0.5;
+  const SearchBudget past(1, absl::Now() - absl::Seconds(1));
+  auto f = ComputeGridFlowFieldWithCosts(graph, {0}, table, past);
+  EXPECT_EQ(f.status().code(), absl::StatusCode::kDeadlineExceeded) << f.status();
+  const SearchBudget cancelled(1, absl::InfiniteFuture(), [] { return true; });
+  f = ComputeGridFlowFieldWithCosts(graph, {0}, table, cancelled);
+  EXPECT_EQ(f.status().code(), absl::StatusCode::kCancelled) << f.status();
 }
 
 }  // namespace

@@ -36,6 +36,16 @@ struct GridCostTable {
     for (int b = 0; b < 255; ++b) m = std::min(m, multiplier[b]);
     return m == kImpassable ? 1.0 : m;
   }
+  // True when the table prices every byte `map` holds as the map does
+  // (max(byte, 1)): it changes nothing there, and a search may use the
+  // map's own costs (jump points, the default flow field and its cache).
+  bool SameAsMapOn(const GridMap& map) const {
+    for (int b = 0; b < 255; ++b) {
+      const double own = b <= 1 ? 1.0 : static_cast<double>(b);
+      if (map.cells_with_byte(static_cast<uint8_t>(b)) != 0 && multiplier[b] != own) return false;
+    }
+    return true;
+  }
   // When every walkable byte of `map` costs the same under this table (a
   // map of uniform cost, bytes 0 and 1 only, whose two multipliers agree):
   // that multiplier, so that uniform-cost searches (jump points, the

@@ -532,16 +532,19 @@ absl::StatusOr<PathResult> FindGridPath(const GridGraph& graph, const PathReques
                                         const SearchBudget& budget, GridSearchScratch& scratch,
                                         const GridSearchOptions& options) {
   const GridMap& map = graph.map();
-  // A table that keeps every walkable cell at one cost c: the map's own
-  // uniform search, lengths times c.
+  // A table that changes no cell of the map is no table. One that keeps
+  // every walkable cell at one cost c: the map's own uniform search,
+  // lengths times c.
+  const GridCostTable* costs = options.costs;
+  if (costs != nullptr && costs->SameAsMapOn(map)) costs = nullptr;
   std::optional<double> uniform_table;
-  if (options.costs != nullptr) uniform_table = options.costs->UniformOn(map);
+  if (costs != nullptr) uniform_table = costs->UniformOn(map);
   if (options.method == GridMethod::kJumpPoint && !map.uniform_cost()) {
     return absl::InvalidArgumentError(
         "options.grid_method: JUMP_POINT needs a map of uniform cost (this map has cost "
         "multipliers); use A_STAR");
   }
-  if (options.method == GridMethod::kJumpPoint && options.costs != nullptr &&
+  if (options.method == GridMethod::kJumpPoint && costs != nullptr &&
       !uniform_table.has_value()) {
     return absl::InvalidArgumentError(
         "options.grid_method: JUMP_POINT needs uniform costs, and options.area_costs gives this "
@@ -555,10 +558,10 @@ absl::StatusOr<PathResult> FindGridPath(const GridGraph& graph, const PathReques
   }
   WF_ASSIGN_OR_RETURN(const uint32_t start, LocateFreeCell(map, request.start, "start"));
   WF_ASSIGN_OR_RETURN(const uint32_t goal, LocateFreeCell(map, request.goal, "goal"));
-  if (options.costs != nullptr) {
+  if (costs != nullptr) {
     for (auto [cell, field] : {std::pair{start, "start"}, std::pair{goal, "goal"}}) {
       const uint8_t byte = map.cells()[cell];
-      if (!options.costs->Passable(byte)) {
+      if (!costs->Passable(byte)) {
         return absl::FailedPreconditionError(absl::StrCat(
             field, ": cell (", cell % map.width(), ", ", cell / map.width(), ") has area ",
             byte, ", which options.area_costs makes impassable"));
@@ -573,8 +576,8 @@ absl::StatusOr<PathResult> FindGridPath(const GridGraph& graph, const PathReques
     r.status = PathStatus::kUnreachable;
     return r;
   }
-  if (options.costs != nullptr && !uniform_table.has_value()) {
-    return GridAStar(graph, scratch).RunWithCosts(start, goal, request, budget, *options.costs);
+  if (costs != nullptr && !uniform_table.has_value()) {
+    return GridAStar(graph, scratch).RunWithCosts(start, goal, request, budget, *costs);
   }
   absl::StatusOr<PathResult> result =
       options.method == GridMethod::kJumpPoint

@@ -88,6 +88,10 @@ absl::StatusOr<ResolvedField> Resolve(const MapSnapshot& map, int raw_graph,
         "empty");
   }
   WF_ASSIGN_OR_RETURN(out.costs, GridCostsFrom(area_costs, "area_costs"));
+  // A table that changes no cell of this version of the map is no table:
+  // the default field (fast, repairable, shared in the cache), which is
+  // exactly the table's field then.
+  if (out.costs.has_value() && out.costs->SameAsMapOn(*map.grid)) out.costs.reset();
   if (goals.empty()) return absl::InvalidArgumentError("goals: at least one goal is required");
   if (goals.size() > kMaxFlowGoals) {
     return absl::InvalidArgumentError(absl::StrCat("goals: ", goals.size(),

@@ -115,8 +115,11 @@ absl::Status RunFindPath(const MapSnapshot& map, const v1::FindPathRequest& requ
   switch (graph) {
     case v1::GRID: {
       GridSearchOptions grid_options;
-      WF_ASSIGN_OR_RETURN(const std::optional<GridCostTable> costs,
+      WF_ASSIGN_OR_RETURN(std::optional<GridCostTable> costs,
                           GridCostsFrom(options.area_costs(), "options.area_costs"));
+      // A table that changes no cell of this map is no table (jump points,
+      // and the same answer).
+      if (costs.has_value() && costs->SameAsMapOn(*map.grid)) costs.reset();
       if (costs.has_value()) grid_options.costs = &*costs;
       switch (options.grid_method()) {
         case v1::GRID_METHOD_UNSPECIFIED:

@@ -129,14 +129,32 @@ void BM_FindPathGrid(benchmark::State& state) {
   });
 }
 
-// A* with a cost table (options.area_costs) that changes no cell of this
-// map (byte 1 priced 1.5; Moving AI maps hold bytes 0 and 255 only), so the
-// table's own expansion loop runs against the same paths as BM_FindPathGrid.
-void BM_FindPathGridCostTable(benchmark::State& state) {
-  static const GridGraph graph(Data().grid);
-  GridSearchScratch scratch;
+// The benchmark map with its free cells as byte 1 but for one cell of
+// byte 0 (every free cell still costs 1), and a table pricing byte 0 at
+// 1.5: a table that changes one cell, so the table's own A* loop runs,
+// on practically the paths of BM_FindPathGrid.
+std::shared_ptr<const GridMap> OnesMap() {
+  std::vector<uint8_t> cells = Data().grid->cells();
+  bool zero = false;
+  for (uint8_t& c : cells) {
+    if (c == GridMap::kBlocked) continue;
+    c = zero ? 1 : 0;
+    zero = true;
+  }
+  auto map = GridMap::Create(Data().grid->width(), Data().grid->height(), std::move(cells));
+  return std::make_shared<const GridMap>(*std::move(map));
+}
+
+GridCostTable ZeroAtOneAndAHalf() {
   GridCostTable table = GridCostTable::Defaults();
-  table.multiplier[1] = 1.5;
+  table.multiplier[0] = 1.5;
+  return table;
+}
+
+void BM_FindPathGridCostTable(benchmark::State& state) {
+  static const GridGraph graph(OnesMap());
+  static const GridCostTable table = ZeroAtOneAndAHalf();
+  GridSearchScratch scratch;
   GridSearchOptions options;
   options.costs = &table;
   RunQueries(state, [&](const PathRequest& r) {
@@ -176,14 +194,14 @@ void BM_FindPathNavmesh(benchmark::State& state) {
   });
 }
 
-// The same field under a cost table (byte 1 priced 1.5, which no cell of
-// this map holds): the table's Dijkstra against the default bucket queue.
+// The same field under a table that changes one cell (as
+// BM_FindPathGridCostTable): the table's Dijkstra against the default
+// bucket queue.
 void BM_FlowFieldCostTable(benchmark::State& state) {
-  static const GridGraph graph(Data().grid);
+  static const GridGraph graph(OnesMap());
+  static const GridCostTable table = ZeroAtOneAndAHalf();
   const ScenarioProblem& p = Data().problems.front();
   const std::vector<uint32_t> goals = {Data().grid->Index(p.goal_x, p.goal_y)};
-  GridCostTable table = GridCostTable::Defaults();
-  table.multiplier[1] = 1.5;
   for (auto _ : state) {
     auto f = ComputeGridFlowFieldWithCosts(graph, goals, table, SearchBudget());
     benchmark::DoNotOptimize(f->reachable_cells);

@@ -357,5 +357,38 @@ TEST(GridCostsTest, FlowFieldWithTableHonoursTheDeadline) {
   EXPECT_EQ(f.status().code(), absl::StatusCode::kCancelled) << f.status();
 }
 
+// A table that changes no cell of the map (it prices only bytes the map
+// does not hold, or gives them their own cost) is no table: JUMP_POINT is
+// allowed and the answers are the map's own.
+TEST(GridCostsTest, ATableThatChangesNothingIsNoTable) {
+  std::mt19937 rng(11);
+  std::vector<uint8_t> cells(30 * 30);
+  for (uint8_t& c : cells) c = rng() % 5 == 0 ? 255 : static_cast<uint8_t>(rng() % 2 ? 0 : 4);
+  auto map = GridMap::Create(30, 30, cells);
+  ASSERT_TRUE(map.ok());
+  GridGraph graph(std::make_shared<const GridMap>(*std::move(map)));
+  const GridMap& m = graph.map();
+  GridCostTable table = GridCostTable::Defaults();
+  table.multiplier[9] = kInf;  // no cell holds 9
+  table.multiplier[4] = 4;     // the map's own cost of 4
+  EXPECT_TRUE(table.SameAsMapOn(m));
+  table.multiplier[0] = 1.5;
+  EXPECT_FALSE(table.SameAsMapOn(m));
+  table.multiplier[0] = 1;
+  GridSearchScratch scratch;
+  GridSearchOptions with, without;
+  with.costs = &table;
+  for (int q = 0; q < 50; ++q) {
+    const uint32_t a = rng() % m.size(), b = rng() % m.size();
+    if (!m.IsFree(a) || !m.IsFree(b)) continue;
+    auto x = FindGridPath(graph, Req(30, a, b), SearchBudget(), scratch, with);
+    auto y = FindGridPath(graph, Req(30, a, b), SearchBudget(), scratch, without);
+    ASSERT_TRUE(x.ok() && y.ok());
+    EXPECT_EQ(x->status, y->status);
+    EXPECT_EQ(x->length, y->length);
+    EXPECT_EQ(x->waypoints.size(), y->waypoints.size());
+  }
+}
+
 }  // namespace
 }  // namespace wayfinder

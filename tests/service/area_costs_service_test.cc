@@ -141,6 +141,11 @@ TEST_F(AreaCostsTest, FlowFieldsTakeTheTable) {
   EXPECT_FALSE(cheap.stats().cache_hit());  // not the plain field
   EXPECT_TRUE(cheap_again.stats().cache_hit());
   EXPECT_FALSE(walled.stats().cache_hit());
+  // A table that changes no cell (no cell holds area 9) is the plain field.
+  v1::FlowField unchanged;
+  ASSERT_TRUE(h_.stub().GetFlowField(Ctx().get(), FieldRequest({{9, 3.0}}), &unchanged).ok());
+  EXPECT_TRUE(unchanged.stats().cache_hit());
+  EXPECT_EQ(unchanged.directions(), plain.directions());
   // (0, 0) to the goal (0, 2): across the mud.
   EXPECT_FLOAT_EQ(plain.distances(0), 6);
   EXPECT_FLOAT_EQ(cheap.distances(0), 2);

@@ -175,9 +175,10 @@ absl::StatusOr<FlowField> ComputeGridFlowField(const GridGraph& graph,
 // The GRID field under a query's cost table (grid_costs.h): the table's
 // multiplier per cell byte instead of the map's cost, its impassable bytes
 // as walls (blocked in the field, no diagonal past them); a goal on one is
-// FAILED_PRECONDITION naming goals[i]. Exact, by the same rules as above,
-// with a heap-based multi-source Dijkstra (one thread, O(cells log
-// cells)); not repairable under edits (compute it afresh per version).
+// FAILED_PRECONDITION naming goals[i]. Exact, by the same rules and arrow
+// tie-break as above, with its own multi-source Dijkstra (a bucket queue,
+// or a heap when the multipliers are too far apart; one thread); not
+// repairable under edits (compute it afresh per version).
 absl::StatusOr<FlowField> ComputeGridFlowFieldWithCosts(const GridGraph& graph,
                                                         absl::Span<const uint32_t> goals,
                                                         const GridCostTable& costs,

@@ -2,12 +2,11 @@
 // field as ComputeGridFlowField would give for a map whose cell costs were
 // the table's multipliers and whose impassable bytes were walls.
 //
-// A plain multi-source Dijkstra with a binary heap, not the bucket queue of
-// the default field: that queue's buckets are as wide as the cheapest step
-// (1 there; a table may go lower) and its fast paths read the map's own
-// costs and moves. Tables are rarer than default fields and their fields
-// are cached like any other (the table is part of the key), so the simpler
-// search is kept here, O(cells log cells).
+// A multi-source Dijkstra of its own rather than the default field's
+// search, whose fast paths read the map's own costs and moves: Dinitz's
+// bucket queue with buckets as wide as the cheapest step under the table
+// while the ring of buckets stays small (at most 2^16: the dearest step
+// over the cheapest), else a binary heap, O(cells log cells). One thread.
 
 #include <algorithm>
 #include <cstdint>
@@ -63,21 +62,10 @@ absl::StatusOr<FlowField> ComputeGridFlowFieldWithCosts(const GridGraph& graph,
   // Pass 1: distances, and the goal each leads to (the first to reach it).
   std::vector<double> dist(n, kInf);
   std::vector<uint32_t> source(n, 0);
-  using Item = std::pair<double, uint32_t>;
-  std::priority_queue<Item, std::vector<Item>, std::greater<Item>> heap;
-  for (uint32_t g : field.goals) {
-    dist[g] = 0;
-    source[g] = g;
-    heap.push({0, g});
-  }
   uint64_t settled = 0;
-  while (!heap.empty()) {
-    const auto [d, c] = heap.top();
-    heap.pop();
-    if (d > dist[c]) continue;
-    if ((++settled & 4095) == 0) {
-      if (absl::Status st = budget.CheckTimeAndCancel(); !st.ok()) return st;
-    }
+  // Relaxes the eight steps out of the settled cell c at distance d,
+  // handing each improved neighbour to `queue`.
+  auto relax = [&](uint32_t c, double d, auto&& queue) {
     const int64_t x = c % w, y = c / w;
     for (int k = 0; k < 8; ++k) {
       // Steps cost the same both ways: the cost into c from the neighbour.
@@ -88,8 +76,66 @@ absl::StatusOr<FlowField> ComputeGridFlowFieldWithCosts(const GridGraph& graph,
       if (nd < dist[next]) {
         dist[next] = nd;
         source[next] = source[c];
-        heap.push({nd, next});
+        queue(nd, next);
       }
+    }
+  };
+  for (uint32_t g : field.goals) {
+    dist[g] = 0;
+    source[g] = g;
+  }
+  // Dinitz's bucket queue where it is small: buckets as wide as the
+  // cheapest step (a straight one between two of the cheapest cells the map
+  // holds), so no cell in a bucket can improve another in it and each
+  // bucket is settled in any order; a ring of them spans the dearest step.
+  // Otherwise (multipliers far apart) a binary heap.
+  double cheapest = kInf, dearest = 0;
+  for (int b = 0; b < 255; ++b) {
+    if (map.cells_with_byte(static_cast<uint8_t>(b)) == 0 || mult[b] == kInf) continue;
+    cheapest = std::min(cheapest, mult[b]);
+    dearest = std::max(dearest, mult[b]);
+  }
+  size_t ring = 1;
+  const double span = cheapest == kInf ? 1 : 1.4142135623730951 * dearest / cheapest + 2;
+  while (ring < span && ring <= (size_t{1} << 16)) ring <<= 1;
+  if (ring <= (size_t{1} << 16)) {
+    const size_t mask = ring - 1;
+    std::vector<std::vector<uint32_t>> buckets(ring);
+    std::vector<uint8_t> done(n, 0);
+    auto bucket_of = [cheapest](double d) { return static_cast<uint64_t>(d / cheapest); };
+    size_t queued = 0;
+    for (uint32_t g : field.goals) buckets[0].push_back(g);
+    queued = field.goals.size();
+    for (uint64_t k = 0; queued > 0; ++k) {
+      std::vector<uint32_t>& bucket = buckets[k & mask];
+      // By index: rounding may put a neighbour in this very bucket.
+      for (size_t i = 0; i < bucket.size(); ++i) {
+        const uint32_t c = bucket[i];
+        if (done[c] || bucket_of(dist[c]) != k) continue;  // settled, or moved earlier
+        done[c] = 1;
+        if ((++settled & 4095) == 0) {
+          if (absl::Status st = budget.CheckTimeAndCancel(); !st.ok()) return st;
+        }
+        relax(c, dist[c], [&](double nd, uint32_t next) {
+          buckets[bucket_of(nd) & mask].push_back(next);
+          ++queued;
+        });
+      }
+      queued -= bucket.size();
+      bucket.clear();
+    }
+  } else {
+    using Item = std::pair<double, uint32_t>;
+    std::priority_queue<Item, std::vector<Item>, std::greater<Item>> heap;
+    for (uint32_t g : field.goals) heap.push({0, g});
+    while (!heap.empty()) {
+      const auto [d, c] = heap.top();
+      heap.pop();
+      if (d > dist[c]) continue;
+      if ((++settled & 4095) == 0) {
+        if (absl::Status st = budget.CheckTimeAndCancel(); !st.ok()) return st;
+      }
+      relax(c, d, [&](double nd, uint32_t next) { heap.push({nd, next}); });
     }
   }
 

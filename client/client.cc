@@ -472,6 +472,9 @@ absl::StatusOr<v1::FindDistancesResponse> Client::FindDistances(
     grpc::ClientContext ctx;
     Prepare(ctx, deadline);
     return stub_->FindDistances(&ctx, request, out);
+  });
+}
+
 absl::StatusOr<v1::RaycastResponse> Client::Raycast(const v1::RaycastRequest& request,
                                                     Deadline deadline) {
   return Unary<v1::RaycastResponse>([&](v1::RaycastResponse* out) {

@@ -173,8 +173,10 @@ class Client {
   // unreachable), each what FindPath would report.
   absl::StatusOr<v1::FindDistancesResponse> FindDistances(
       const v1::FindDistancesRequest& request, Deadline deadline = {});
+  // Walks a straight segment on a graph: clear, or where and how it hit.
   absl::StatusOr<v1::RaycastResponse> Raycast(const v1::RaycastRequest& request,
                                               Deadline deadline = {});
+  // The walkable point nearest to a point, and what it lies in.
   absl::StatusOr<v1::NearestPointResponse> NearestPoint(const v1::NearestPointRequest& request,
                                                         Deadline deadline = {});
 
@@ -191,9 +193,8 @@ class Client {
                          Deadline deadline = {});
 
   // Queries (FindPath, FindPaths, GetFlowField, SampleFlowField,
-  // GetGraph, RandomPoints, FindDistances) read a version at least as new as their request's
-  // GetGraph, Raycast, NearestPoint) read a version at least as new as their request's
-  // min_version: set it to the MapInfo.version a write returned (or an
+  // GetGraph, Raycast, NearestPoint, RandomPoints, FindDistances) read a
+  // version at least as new as their request's min_version: set it to the MapInfo.version a write returned (or an
   // event's version) to read your own write; an older replica answers
   // FAILED_PRECONDITION.
 

@@ -41,6 +41,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "core/grid_costs.h"
 #include "core/grid_graph.h"
 #include "core/hex_grid.h"
 #include "core/search_budget.h"
@@ -171,6 +172,17 @@ absl::StatusOr<FlowField> ComputeGridFlowField(const GridGraph& graph,
                                                absl::Span<const uint32_t> goals,
                                                const SearchBudget& budget,
                                                FlowFieldScratch& scratch, int threads = 1);
+// The GRID field under a query's cost table (grid_costs.h): the table's
+// multiplier per cell byte instead of the map's cost, its impassable bytes
+// as walls (blocked in the field, no diagonal past them); a goal on one is
+// FAILED_PRECONDITION naming goals[i]. Exact, by the same rules and arrow
+// tie-break as above, with its own multi-source Dijkstra (a bucket queue,
+// or a heap when the multipliers are too far apart; one thread); not
+// repairable under edits (compute it afresh per version).
+absl::StatusOr<FlowField> ComputeGridFlowFieldWithCosts(const GridGraph& graph,
+                                                        absl::Span<const uint32_t> goals,
+                                                        const GridCostTable& costs,
+                                                        const SearchBudget& budget);
 absl::StatusOr<FlowField> ComputeHexFlowField(const HexGraph& graph,
                                               absl::Span<const uint32_t> goals,
                                               const SearchBudget& budget, FlowFieldScratch& scratch,

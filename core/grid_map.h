@@ -62,6 +62,8 @@ class GridMap {
   double max_cost() const { return max_cost_ <= 1 ? 1.0 : static_cast<double>(max_cost_); }
 
   uint64_t free_cells() const { return free_cells_; }
+  // How many cells hold byte b (kept exact by Assign).
+  uint64_t cells_with_byte(uint8_t b) const { return histogram_[b]; }
   const std::vector<uint8_t>& cells() const { return cells_; }
 
   // Overwrites the cells of `r` with `bytes` (r.width() * r.height() bytes,

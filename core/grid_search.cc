@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <utility>
 
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
@@ -63,6 +65,11 @@ class GridAStar {
 
   absl::StatusOr<PathResult> Run(uint32_t start, uint32_t goal, const PathRequest& request,
                                  const SearchBudget& budget);
+  // A* with a query's cost table: its multipliers per byte, its impassable
+  // bytes as walls (no step onto them, no diagonal past them).
+  absl::StatusOr<PathResult> RunWithCosts(uint32_t start, uint32_t goal,
+                                          const PathRequest& request, const SearchBudget& budget,
+                                          const GridCostTable& costs);
   // Jump point search; uniform-cost maps only.
   absl::StatusOr<PathResult> RunJumpPoint(uint32_t start, uint32_t goal,
                                           const PathRequest& request,
@@ -76,12 +83,17 @@ class GridAStar {
   absl::StatusOr<PathResult> Search(uint32_t start, uint32_t goal, const PathRequest& request,
                                     const SearchBudget& budget, Expand expand);
   // Reaching `next` from `parent` at cost `g`: kept if it is cheaper.
+  // kScaled: the heuristic times h_scale_ (a cost table with multipliers
+  // below 1); the default search keeps the plain octile distance.
+  template <bool kScaled = false>
   void Improve(uint32_t next, uint32_t parent, double g) {
     Node& n = Touch(next);
     if (g >= n.g) return;  // also skips closed nodes: consistent heuristic
     n.g = g;
     n.parent = parent;
-    const double f = g + Octile(next % width_, next / width_, goal_x_, goal_y_);
+    double h = Octile(next % width_, next / width_, goal_x_, goal_y_);
+    if constexpr (kScaled) h *= h_scale_;
+    const double f = g + h;
     if (n.open) {
       Decrease(next, g, f);
     } else {
@@ -130,6 +142,7 @@ class GridAStar {
   const uint32_t height_;
   uint32_t goal_x_ = 0;
   uint32_t goal_y_ = 0;
+  double h_scale_ = 1;
 };
 
 void GridAStar::BeginQuery() {
@@ -266,6 +279,38 @@ absl::StatusOr<PathResult> GridAStar::Run(uint32_t start, uint32_t goal,
     if (l) relax(cell - 1, 1.0);
     if (u) relax(cell - width_, 1.0);
     // Diagonals only when both orthogonal cells are free: no corner cutting.
+    if (r && d && free(cell + width_ + 1)) relax(cell + width_ + 1, kSqrt2);
+    if (l && d && free(cell + width_ - 1)) relax(cell + width_ - 1, kSqrt2);
+    if (l && u && free(cell - width_ - 1)) relax(cell - width_ - 1, kSqrt2);
+    if (r && u && free(cell - width_ + 1)) relax(cell - width_ + 1, kSqrt2);
+  });
+}
+
+absl::StatusOr<PathResult> GridAStar::RunWithCosts(uint32_t start, uint32_t goal,
+                                                   const PathRequest& request,
+                                                   const SearchBudget& budget,
+                                                   const GridCostTable& costs) {
+  const uint8_t* cells = map_.cells().data();
+  const double* mult = costs.multiplier.data();
+  h_scale_ = costs.MinMultiplier();
+  auto free = [cells, mult](uint32_t i) {
+    return mult[cells[i]] != GridCostTable::kImpassable;
+  };
+  return Search(start, goal, request, budget, [&](uint32_t cell, double g) {
+    const uint32_t x = cell % width_;
+    const uint32_t y = cell / width_;
+    const bool l = x > 0 && free(cell - 1);
+    const bool r = x + 1 < width_ && free(cell + 1);
+    const bool u = y > 0 && free(cell - width_);
+    const bool d = y + 1 < height_ && free(cell + width_);
+    const double cost_here = mult[cells[cell]];
+    auto relax = [&](uint32_t next, double step) {
+      Improve<true>(next, cell, g + step * 0.5 * (cost_here + mult[cells[next]]));
+    };
+    if (r) relax(cell + 1, 1.0);
+    if (d) relax(cell + width_, 1.0);
+    if (l) relax(cell - 1, 1.0);
+    if (u) relax(cell - width_, 1.0);
     if (r && d && free(cell + width_ + 1)) relax(cell + width_ + 1, kSqrt2);
     if (l && d && free(cell + width_ - 1)) relax(cell + width_ - 1, kSqrt2);
     if (l && u && free(cell - width_ - 1)) relax(cell - width_ - 1, kSqrt2);
@@ -487,10 +532,23 @@ absl::StatusOr<PathResult> FindGridPath(const GridGraph& graph, const PathReques
                                         const SearchBudget& budget, GridSearchScratch& scratch,
                                         const GridSearchOptions& options) {
   const GridMap& map = graph.map();
+  // A table that changes no cell of the map is no table. One that keeps
+  // every walkable cell at one cost c: the map's own uniform search,
+  // lengths times c.
+  const GridCostTable* costs = options.costs;
+  if (costs != nullptr && costs->SameAsMapOn(map)) costs = nullptr;
+  std::optional<double> uniform_table;
+  if (costs != nullptr) uniform_table = costs->UniformOn(map);
   if (options.method == GridMethod::kJumpPoint && !map.uniform_cost()) {
     return absl::InvalidArgumentError(
         "options.grid_method: JUMP_POINT needs a map of uniform cost (this map has cost "
         "multipliers); use A_STAR");
+  }
+  if (options.method == GridMethod::kJumpPoint && costs != nullptr &&
+      !uniform_table.has_value()) {
+    return absl::InvalidArgumentError(
+        "options.grid_method: JUMP_POINT needs uniform costs, and options.area_costs gives this "
+        "map's walkable cells several costs; use A_STAR");
   }
   if (request.smoothing == Smoothing::kCheckpoints || request.smoothing == Smoothing::kFunnel) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -500,6 +558,16 @@ absl::StatusOr<PathResult> FindGridPath(const GridGraph& graph, const PathReques
   }
   WF_ASSIGN_OR_RETURN(const uint32_t start, LocateFreeCell(map, request.start, "start"));
   WF_ASSIGN_OR_RETURN(const uint32_t goal, LocateFreeCell(map, request.goal, "goal"));
+  if (costs != nullptr) {
+    for (auto [cell, field] : {std::pair{start, "start"}, std::pair{goal, "goal"}}) {
+      const uint8_t byte = map.cells()[cell];
+      if (!costs->Passable(byte)) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            field, ": cell (", cell % map.width(), ", ", cell / map.width(), ") has area ",
+            byte, ", which options.area_costs makes impassable"));
+      }
+    }
+  }
 
   // A stale component (a split deferred by an edit) may hold both ends
   // unconnected: the search decides then.
@@ -508,10 +576,15 @@ absl::StatusOr<PathResult> FindGridPath(const GridGraph& graph, const PathReques
     r.status = PathStatus::kUnreachable;
     return r;
   }
-  if (options.method == GridMethod::kJumpPoint) {
-    return GridAStar(graph, scratch).RunJumpPoint(start, goal, request, budget);
+  if (costs != nullptr && !uniform_table.has_value()) {
+    return GridAStar(graph, scratch).RunWithCosts(start, goal, request, budget, *costs);
   }
-  return GridAStar(graph, scratch).Run(start, goal, request, budget);
+  absl::StatusOr<PathResult> result =
+      options.method == GridMethod::kJumpPoint
+          ? GridAStar(graph, scratch).RunJumpPoint(start, goal, request, budget)
+          : GridAStar(graph, scratch).Run(start, goal, request, budget);
+  if (result.ok() && uniform_table.has_value()) result->length *= *uniform_table;
+  return result;
 }
 
 }  // namespace wayfinder

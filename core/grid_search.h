@@ -6,6 +6,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "core/grid_costs.h"
 #include "core/grid_graph.h"
 #include "core/path.h"
 #include "core/search_budget.h"
@@ -62,6 +63,12 @@ enum class GridMethod {
 
 struct GridSearchOptions {
   GridMethod method = GridMethod::kAStar;
+  // A query's cost multipliers per cell byte (grid_costs.h); null = the
+  // map's own (max(byte, 1)). With a table, kAStar searches with the
+  // table's multipliers and its impassable bytes as walls; kJumpPoint is
+  // allowed only when the table keeps every walkable cell of the map at one
+  // cost (GridCostTable::UniformOn; the lengths are then scaled by it).
+  const GridCostTable* costs = nullptr;
 };
 
 // A* over a GridGraph with the octile heuristic (admissible: every cost
@@ -76,8 +83,12 @@ struct GridSearchOptions {
 //
 // A goal in another connected component is kUnreachable with 0 expansions.
 //
+// With a cost table, a start or goal on an impassable byte is
+// FAILED_PRECONDITION (as a blocked cell), naming options.area_costs.
+//
 // With GridMethod::kJumpPoint (INVALID_ARGUMENT on a map with cost
-// multipliers), expansions count jump points, and the waypoints are the same
+// multipliers, or with a table that gives its walkable cells several
+// costs), expansions count jump points, and the waypoints are the same
 // cell centres as A* would give for its path (the runs between jump points
 // are filled in).
 // The free cell holding `p` (map_area.h's rule): INVALID_ARGUMENT naming

@@ -71,7 +71,8 @@ FlowFieldCache::Field FlowFieldCache::StoreLocked(const FlowFieldKey& key,
   auto it = slots_.find(key);
   slot->bytes = (slot->repairable != nullptr ? slot->repairable->MemoryBytes()
                                              : slot->field->MemoryBytes()) +
-                sizeof(FlowFieldKey) + key.map.size() + key.goals.size() * sizeof(uint32_t);
+                sizeof(FlowFieldKey) + key.map.size() + key.goals.size() * sizeof(uint32_t) +
+                key.area_costs.size();
   if (slot->bytes > capacity_bytes_ || (keep_ && !keep_(key))) {
     // Larger than the whole cache, or its map version was replaced or
     // deleted meanwhile: served, not kept.

@@ -25,19 +25,21 @@ namespace wayfinder::server {
 
 class MapRegistry;
 
-// What identifies a field: the map's name and version, the graph, and the
+// What identifies a field: the map's name and version, the graph, the
 // set of goal cells (ascending, unique -- so goal order and points within
-// one cell do not matter).
+// one cell do not matter) and the query's cost table (AreaCostsKey's
+// canonical form, empty for none), so that two tables never share a field.
 struct FlowFieldKey {
   std::string map;
   uint64_t version = 0;
   int graph = 0;
   std::vector<uint32_t> goals;
+  std::string area_costs;
 
   friend bool operator==(const FlowFieldKey&, const FlowFieldKey&) = default;
   template <typename H>
   friend H AbslHashValue(H h, const FlowFieldKey& k) {
-    return H::combine(std::move(h), k.map, k.version, k.graph, k.goals);
+    return H::combine(std::move(h), k.map, k.version, k.graph, k.goals, k.area_costs);
   }
 };
 

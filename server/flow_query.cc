@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "core/hex_grid.h"
 #include "core/search_budget.h"
 #include "core/status_macros.h"
+#include "server/area_costs.h"
 #include "server/graph_kinds.h"
 
 namespace wayfinder::server {
@@ -27,6 +29,8 @@ thread_local FlowFieldScratch tls_flow_scratch;
 struct ResolvedField {
   FlowFieldCache::Field field;
   v1::GraphKind graph = v1::GRAPH_KIND_UNSPECIFIED;
+  // The query's cost table (GRID), if it sent one.
+  std::optional<GridCostTable> costs;
   bool cache_hit = false;
 };
 
@@ -71,10 +75,23 @@ Point CentreOf(v1::GraphKind graph, uint32_t width, uint32_t cell) {
 
 absl::StatusOr<ResolvedField> Resolve(const MapSnapshot& map, int raw_graph,
                                       const google::protobuf::RepeatedPtrField<v1::Point>& goals,
-                                      FlowFieldCache& cache, int threads, absl::Time deadline,
+                                      const AreaCosts& area_costs, FlowFieldCache& cache,
+                                      int threads, absl::Time deadline,
                                       std::function<bool()> cancelled) {
   ResolvedField out;
+  WF_RETURN_IF_ERROR(CheckAreaCosts(area_costs, "area_costs"));
   WF_ASSIGN_OR_RETURN(out.graph, FlowGraphOf(map, raw_graph));
+  if (!area_costs.empty() && out.graph == v1::HEX) {
+    // Hex maps have walls only: no area for a table to price.
+    return absl::InvalidArgumentError(
+        "area_costs: the HEX graph has walls only, no cell costs or areas to price; leave it "
+        "empty");
+  }
+  WF_ASSIGN_OR_RETURN(out.costs, GridCostsFrom(area_costs, "area_costs"));
+  // A table that changes no cell of this version of the map is no table:
+  // the default field (fast, repairable, shared in the cache), which is
+  // exactly the table's field then.
+  if (out.costs.has_value() && out.costs->SameAsMapOn(*map.grid)) out.costs.reset();
   if (goals.empty()) return absl::InvalidArgumentError("goals: at least one goal is required");
   if (goals.size() > kMaxFlowGoals) {
     return absl::InvalidArgumentError(absl::StrCat("goals: ", goals.size(),
@@ -102,6 +119,17 @@ absl::StatusOr<ResolvedField> Resolve(const MapSnapshot& map, int raw_graph,
   key.goals.erase(std::unique(key.goals.begin(), key.goals.end()), key.goals.end());
 
   const SearchBudget budget(std::numeric_limits<uint64_t>::max(), deadline, std::move(cancelled));
+  if (out.costs.has_value()) {
+    // A table's field: keyed by the table, computed afresh for every map
+    // version (never repaired: the repair follows the map's own costs).
+    key.area_costs = AreaCostsKey(area_costs);
+    const GridCostTable& table = *out.costs;
+    auto compute = [&]() -> absl::StatusOr<FlowField> {
+      return ComputeGridFlowFieldWithCosts(*map.grid_graph, cells, table, budget);
+    };
+    WF_ASSIGN_OR_RETURN(out.field, cache.GetOrCompute(key, deadline, compute, &out.cache_hit));
+    return out;
+  }
   auto compute = [&]() -> absl::StatusOr<FlowField> {
     // `cells` keeps the request's order, so an error names the goal index
     // the caller sent.
@@ -149,10 +177,6 @@ absl::StatusOr<v1::FlowField> RunGetFlowField(const MapSnapshot& map,
                                               FlowFieldCache& cache, size_t max_message_bytes,
                                               int threads, absl::Time deadline,
                                               std::function<bool()> cancelled) {
-  if (!request.area_costs().empty()) {
-    return absl::UnimplementedError(
-        "area_costs: per-query area costs are not supported by this server yet");
-  }
   // The window first: a bad one is refused before any computation.
   const uint32_t map_w = map.grid != nullptr ? map.grid->width() : 0;
   const uint32_t map_h = map.grid != nullptr ? map.grid->height() : 0;
@@ -192,8 +216,9 @@ absl::StatusOr<v1::FlowField> RunGetFlowField(const MapSnapshot& map,
         " cells per request)"));
   }
 
-  WF_ASSIGN_OR_RETURN(ResolvedField r, Resolve(map, request.graph(), request.goals(), cache,
-                                               threads, deadline, std::move(cancelled)));
+  WF_ASSIGN_OR_RETURN(ResolvedField r,
+                      Resolve(map, request.graph(), request.goals(), request.area_costs(), cache,
+                              threads, deadline, std::move(cancelled)));
   const FlowField& field = *r.field;
   v1::FlowField out;
   out.set_width(w);
@@ -223,17 +248,14 @@ absl::StatusOr<v1::FlowField> RunGetFlowField(const MapSnapshot& map,
 absl::StatusOr<v1::SampleFlowFieldResponse> RunSampleFlowField(
     const MapSnapshot& map, const v1::SampleFlowFieldRequest& request, FlowFieldCache& cache,
     int threads, absl::Time deadline, std::function<bool()> cancelled) {
-  if (!request.area_costs().empty()) {
-    return absl::UnimplementedError(
-        "area_costs: per-query area costs are not supported by this server yet");
-  }
   if (request.positions_size() > kMaxSamplePositions) {
     return absl::InvalidArgumentError(absl::StrCat("positions: ", request.positions_size(),
                                                    " positions, at most ",
                                                    kMaxSamplePositions, " per call"));
   }
-  WF_ASSIGN_OR_RETURN(ResolvedField r, Resolve(map, request.graph(), request.goals(), cache,
-                                               threads, deadline, std::move(cancelled)));
+  WF_ASSIGN_OR_RETURN(ResolvedField r,
+                      Resolve(map, request.graph(), request.goals(), request.area_costs(), cache,
+                              threads, deadline, std::move(cancelled)));
   const FlowField& field = *r.field;
   v1::SampleFlowFieldResponse out;
   out.set_map_version(map.version);
@@ -253,7 +275,9 @@ absl::StatusOr<v1::SampleFlowFieldResponse> RunSampleFlowField(
     if (!CellOf(map, r.graph, p, &cell)) {
       outcome = v1::SAMPLE_OUTSIDE;
       *next = p;
-    } else if (!map.grid->IsFree(cell)) {
+    } else if (!map.grid->IsFree(cell) ||
+               (r.costs.has_value() && !r.costs->Passable(map.grid->cells()[cell]))) {
+      // A cell the query's table makes impassable is a wall to it.
       outcome = v1::SAMPLE_BLOCKED;
       *next = p;
     } else if (field.directions[cell] == kFlowBlocked) {

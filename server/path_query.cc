@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -9,12 +10,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "core/grid_costs.h"
 #include "core/grid_search.h"
 #include "core/hex_grid.h"
 #include "core/map_area.h"
 #include "core/navmesh.h"
 #include "core/quadtree.h"
 #include "core/status_macros.h"
+#include "server/area_costs.h"
 #include "server/graph_kinds.h"
 
 namespace wayfinder::server {
@@ -89,10 +92,8 @@ absl::Status RunFindPath(const MapSnapshot& map, const v1::FindPathRequest& requ
   WF_ASSIGN_OR_RETURN(const v1::GraphKind graph, ResolveQueryGraph(map, request.graph()));
 
   const v1::PathOptions& options = request.options();
-  if (!options.area_costs().empty()) {
-    return absl::UnimplementedError(
-        "options.area_costs: per-query area costs are not supported by this server yet");
-  }
+  WF_RETURN_IF_ERROR(CheckAreaCosts(options.area_costs(), "options.area_costs"));
+  const bool has_costs = !options.area_costs().empty();
   WF_ASSIGN_OR_RETURN(const Smoothing smoothing, ToSmoothing(options.smoothing()));
   if (!std::isfinite(options.agent_radius()) || options.agent_radius() < 0) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -114,10 +115,20 @@ absl::Status RunFindPath(const MapSnapshot& map, const v1::FindPathRequest& requ
   switch (graph) {
     case v1::GRID: {
       GridSearchOptions grid_options;
+      WF_ASSIGN_OR_RETURN(std::optional<GridCostTable> costs,
+                          GridCostsFrom(options.area_costs(), "options.area_costs"));
+      // A table that changes no cell of this map is no table (jump points,
+      // and the same answer).
+      if (costs.has_value() && costs->SameAsMapOn(*map.grid)) costs.reset();
+      if (costs.has_value()) grid_options.costs = &*costs;
       switch (options.grid_method()) {
         case v1::GRID_METHOD_UNSPECIFIED:
-          grid_options.method = map.grid->uniform_cost() ? GridMethod::kJumpPoint
-                                                         : GridMethod::kAStar;
+          // Jump points where every walkable cell costs the same (under the
+          // table, if any), else A*.
+          grid_options.method =
+              map.grid->uniform_cost() && (!costs.has_value() || costs->UniformOn(*map.grid))
+                  ? GridMethod::kJumpPoint
+                  : GridMethod::kAStar;
           break;
         case v1::A_STAR:
           grid_options.method = GridMethod::kAStar;
@@ -135,9 +146,19 @@ absl::Status RunFindPath(const MapSnapshot& map, const v1::FindPathRequest& requ
       break;
     }
     case v1::QUADTREE:
+      if (has_costs) {
+        return absl::UnimplementedError(
+            "options.area_costs: not supported on the QUADTREE graph yet (its leaves merge "
+            "cells by their map cost); use GRID");
+      }
       result = FindQuadtreePath(*map.quadtree, core_request, budget, tls_quadtree_scratch);
       break;
     case v1::NAVMESH: {
+      if (has_costs) {
+        return absl::UnimplementedError(
+            "options.area_costs: not supported on the NAVMESH graph yet (meshes carry no "
+            "areas yet); use GRID");
+      }
       WF_ASSIGN_OR_RETURN(const Navmesh* mesh, MeshFor(map, options.agent_radius()));
       NavmeshPathOptions navmesh_options;
       navmesh_options.snap_distance = options.snap_distance();
@@ -162,6 +183,13 @@ absl::Status RunFindPath(const MapSnapshot& map, const v1::FindPathRequest& requ
       break;
     }
     case v1::HEX:
+      // Hex maps have walls only, every open cell one step of cost 1: there
+      // is no area for a table to price.
+      if (has_costs) {
+        return absl::InvalidArgumentError(
+            "options.area_costs: the HEX graph has walls only, no cell costs or areas to price; "
+            "leave it empty");
+      }
       result = FindHexPath(*map.hex_graph, core_request, budget, tls_hex_scratch);
       break;
     default:

@@ -450,7 +450,8 @@ grpc::ServerUnaryReactor* PathfinderService::FindPath(grpc::CallbackServerContex
         request->map(), static_cast<int>(request->graph()),
         static_cast<int>(request->options().grid_method()),
         static_cast<int>(request->options().navmesh_method()),
-        static_cast<int>(request->options().smoothing()), request->options().agent_radius());
+        static_cast<int>(request->options().smoothing()), request->options().agent_radius(),
+        request->options().area_costs().empty());
     if (final_answer || inline_costs_.ShouldTry(kind)) {
       // The inline attempt must not turn a spent budget into PARTIAL unless
       // that budget is the request's own (a copy only in that rare case).

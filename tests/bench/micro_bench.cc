@@ -10,6 +10,7 @@
 //   BM_FindDistancesGrid  10 x 10 costs (the starts and goals of ten
 //                         median-bucket scenarios), one call per iteration
 //   BM_RandomPoints/<n>   n GRID points over the whole map / in a circle
+//   BM_FlowFieldCostTable the same under a query's cost table
 //
 // Run by `make bench` (and `make bench-quick` with --benchmark_min_time
 // small). Standard google-benchmark flags apply.
@@ -133,6 +134,39 @@ void BM_FindPathGrid(benchmark::State& state) {
   });
 }
 
+// The benchmark map with its free cells as byte 1 but for one cell of
+// byte 0 (every free cell still costs 1), and a table pricing byte 0 at
+// 1.5: a table that changes one cell, so the table's own A* loop runs,
+// on practically the paths of BM_FindPathGrid.
+std::shared_ptr<const GridMap> OnesMap() {
+  std::vector<uint8_t> cells = Data().grid->cells();
+  bool zero = false;
+  for (uint8_t& c : cells) {
+    if (c == GridMap::kBlocked) continue;
+    c = zero ? 1 : 0;
+    zero = true;
+  }
+  auto map = GridMap::Create(Data().grid->width(), Data().grid->height(), std::move(cells));
+  return std::make_shared<const GridMap>(*std::move(map));
+}
+
+GridCostTable ZeroAtOneAndAHalf() {
+  GridCostTable table = GridCostTable::Defaults();
+  table.multiplier[0] = 1.5;
+  return table;
+}
+
+void BM_FindPathGridCostTable(benchmark::State& state) {
+  static const GridGraph graph(OnesMap());
+  static const GridCostTable table = ZeroAtOneAndAHalf();
+  GridSearchScratch scratch;
+  GridSearchOptions options;
+  options.costs = &table;
+  RunQueries(state, [&](const PathRequest& r) {
+    return FindGridPath(graph, r, SearchBudget(), scratch, options);
+  });
+}
+
 void BM_FindPathGridJumpPoint(benchmark::State& state) {
   static const GridGraph graph(Data().grid);
   GridSearchScratch scratch;
@@ -163,6 +197,21 @@ void BM_FindPathNavmesh(benchmark::State& state) {
   RunQueries(state, [&](const PathRequest& r) {
     return FindNavmeshPath(mesh, r, options, SearchBudget(), scratch);
   });
+}
+
+// The same field under a table that changes one cell (as
+// BM_FindPathGridCostTable): the table's Dijkstra against the default
+// bucket queue.
+void BM_FlowFieldCostTable(benchmark::State& state) {
+  static const GridGraph graph(OnesMap());
+  static const GridCostTable table = ZeroAtOneAndAHalf();
+  const ScenarioProblem& p = Data().problems.front();
+  const std::vector<uint32_t> goals = {Data().grid->Index(p.goal_x, p.goal_y)};
+  for (auto _ : state) {
+    auto f = ComputeGridFlowFieldWithCosts(graph, goals, table, SearchBudget());
+    benchmark::DoNotOptimize(f->reachable_cells);
+    state.counters["cells"] = static_cast<double>(f->reachable_cells);
+  }
 }
 
 void BM_FlowField(benchmark::State& state) {
@@ -263,6 +312,7 @@ BENCHMARK(BM_BuildGrid)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_BuildQuadtree)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_BuildNavmesh)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_FindPathGrid)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_FindPathGridCostTable)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_FindPathGridJumpPoint)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_FindPathQuadtree)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_FindPathNavmesh)
@@ -273,6 +323,7 @@ BENCHMARK(BM_FlowField)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_FindDistancesGrid)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_FindDistancesGridPairwise)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_RandomPoints)->Args({1000, 0})->Args({1000, 1})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_FlowFieldCostTable)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

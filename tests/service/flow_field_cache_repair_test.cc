@@ -43,7 +43,8 @@ struct Versions {
                                             uint32_t goal, bool* hit) {
     const GridGraph& graph = *graphs[version];
     return cache.GetOrComputeRepairable(
-        {.map = "m", .version = version, .graph = 1, .goals = {goal}}, absl::InfiniteFuture(),
+        {.map = "m", .version = version, .graph = 1, .goals = {goal}, .area_costs = {}},
+        absl::InfiniteFuture(),
         [&]() {
           ++computed;
           return ComputeRepairableGridFlowField(graph, {goal}, SearchBudget(), scratch);
@@ -125,7 +126,8 @@ TEST(FlowFieldCacheRepairTest, AStaleFieldIsNeverServedByPlainGetOrCompute) {
   cache.NoteUpdate("m", 1, 2, CellRect{6, 0, 7, 1});
   int computed = 0;
   auto field = cache.GetOrCompute(
-      {.map = "m", .version = 2, .graph = 1, .goals = {5}}, absl::InfiniteFuture(),
+      {.map = "m", .version = 2, .graph = 1, .goals = {5}, .area_costs = {}},
+      absl::InfiniteFuture(),
       [&]() -> absl::StatusOr<FlowField> {
         ++computed;
         return v.Fresh(2, 5);

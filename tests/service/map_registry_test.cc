@@ -225,7 +225,11 @@ TEST(MapRegistryTest, MapNamesThatLookLikeTemporaryFilesSurviveARestart) {
 // ---------------------------------------------------------------------------
 
 server::FlowFieldKey KeyOf(const MapRegistry& registry, const std::string& name) {
-  return {.map = name, .version = registry.Get(name)->version, .graph = 1, .goals = {0}};
+  return {.map = name,
+          .version = registry.Get(name)->version,
+          .graph = 1,
+          .goals = {0},
+          .area_costs = {}};
 }
 
 absl::StatusOr<FlowField> SomeField() {
@@ -276,11 +280,15 @@ TEST(FlowFieldCacheTest, AFieldOfAVersionReplacedWhileItWasComputedIsNotKept) {
 TEST(FlowFieldCacheTest, WithoutARegistryEverythingIsKept) {
   server::FlowFieldCache cache(1 << 20);
   bool hit = false;
-  ASSERT_TRUE(cache.GetOrCompute({.map = "m", .version = 1, .graph = 1, .goals = {0}},
-                                 absl::InfiniteFuture(), SomeField, &hit)
+  ASSERT_TRUE(cache
+                  .GetOrCompute({.map = "m", .version = 1, .graph = 1, .goals = {0},
+                                 .area_costs = {}},
+                                absl::InfiniteFuture(), SomeField, &hit)
                   .ok());
-  ASSERT_TRUE(cache.GetOrCompute({.map = "m", .version = 2, .graph = 1, .goals = {0}},
-                                 absl::InfiniteFuture(), SomeField, &hit)
+  ASSERT_TRUE(cache
+                  .GetOrCompute({.map = "m", .version = 2, .graph = 1, .goals = {0},
+                                 .area_costs = {}},
+                                absl::InfiniteFuture(), SomeField, &hit)
                   .ok());
   EXPECT_EQ(cache.stats().entries, 2u);
   cache.Forget("m", 1);

@@ -47,29 +47,6 @@ TEST(UnbuiltFeatures, AreRefusedNamingTheField) {
     v1::MapInfo info;
     ExpectUnimplemented(h.stub().PutMap(Ctx().get(), request, &info), "map.polygons.areas: ");
   }
-  {
-    v1::PutMapRequest request;
-    *request.mutable_map() = map;
-    v1::MapInfo info;
-    ASSERT_TRUE(h.stub().PutMap(Ctx().get(), request, &info).ok());
-  }
-  {
-    v1::FindPathRequest request = PathRequest("m", 0.5, 0.5, 3.5, 2.5);
-    (*request.mutable_options()->mutable_area_costs())[0] = 2.0;
-    v1::FindPathResponse response;
-    ExpectUnimplemented(h.stub().FindPath(Ctx().get(), request, &response),
-                        "options.area_costs: ");
-  }
-  {
-    v1::GetFlowFieldRequest request;
-    request.set_map("m");
-    v1::Point* goal = request.add_goals();
-    goal->set_x(0.5);
-    goal->set_y(0.5);
-    (*request.mutable_area_costs())[0] = 2.0;
-    v1::FlowField response;
-    ExpectUnimplemented(h.stub().GetFlowField(Ctx().get(), request, &response), "area_costs: ");
-  }
 }
 
 }  // namespace

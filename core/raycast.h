@@ -3,11 +3,11 @@
 
 #include <array>
 #include <cstdint>
-#include <map>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "core/geometry.h"
+#include "core/grid_costs.h"
 #include "core/grid_map.h"
 #include "core/hex_grid.h"
 #include "core/navmesh.h"
@@ -31,17 +31,6 @@ struct RayHit {
   double cost = 0;
 };
 
-// Cost multipliers per area id (grid cell byte 0..254): byte b costs
-// max(b, 1) unless the table names it; +inf marks it impassable.
-struct AreaCostTable {
-  std::array<double, 256> multiplier;
-  AreaCostTable();
-  // The default multiplier with `costs` applied on top. INVALID_ARGUMENT
-  // naming "area_costs[id]" for an id above 254, a NaN or a value <= 0.
-  static absl::StatusOr<AreaCostTable> Create(const std::map<uint32_t, double>& costs);
-  bool Passable(uint8_t b) const { return b != GridMap::kBlocked && multiplier[b] < INFINITY; }
-};
-
 // GRID: the free space of line_of_sight.h (free cells as closed squares,
 // inside the map, no seam between two blocked cells, no pinch corner) with
 // the cells the table makes impassable counted as blocked. The hit point is
@@ -50,21 +39,21 @@ struct AreaCostTable {
 // the cells crossed. Errors: INVALID_ARGUMENT "start"/"end" not finite or
 // start off the map; FAILED_PRECONDITION "start" in a blocked cell.
 absl::StatusOr<RayHit> RaycastGrid(const GridMap& map, const Point& start, const Point& end,
-                                   const AreaCostTable& costs);
+                                   const GridCostTable& costs);
 
 // HEX: walks the hexagons (nearest-centre regions) the segment crosses; hit
 // on entering a wall or an off-map cell, the normal of the shared side.
 // Hexagons meet three at a corner and always share sides, so there is no
 // pinch. Errors as LocateOpenHex for the start.
 absl::StatusOr<RayHit> RaycastHex(const HexGraph& graph, const Point& start, const Point& end,
-                                  const AreaCostTable& costs);
+                                  const GridCostTable& costs);
 
 // QUADTREE: walks the walkable leaves; it passes from leaf to leaf only
 // between linked leaves (a shared side, never a corner alone), as the
 // graph's searches do. `costs` (may be null) maps a leaf's cost class (its
 // cells' multiplier, so bytes 0 and 1 share class 1) to its multiplier.
 absl::StatusOr<RayHit> RaycastQuadtree(const QuadtreeGraph& graph, const Point& start,
-                                       const Point& end, const AreaCostTable* costs);
+                                       const Point& end, const GridCostTable* costs);
 
 // NAVMESH: walks polygons edge to edge (as Detour's raycast): hit on a side
 // with no neighbour; through a vertex only into a polygon joined round it.

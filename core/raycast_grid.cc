@@ -10,27 +10,6 @@
 
 namespace wayfinder {
 
-AreaCostTable::AreaCostTable() {
-  for (int b = 0; b < 256; ++b) multiplier[b] = std::max(b, 1);
-  multiplier[GridMap::kBlocked] = INFINITY;
-}
-
-absl::StatusOr<AreaCostTable> AreaCostTable::Create(const std::map<uint32_t, double>& costs) {
-  AreaCostTable table;
-  for (const auto& [id, cost] : costs) {
-    if (id >= GridMap::kBlocked) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "area_costs[", id, "]: unknown area id (grid cells are areas 0..254)"));
-    }
-    if (std::isnan(cost) || cost <= 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "area_costs[", id, "]: a multiplier must be > 0 (+inf = impassable), got ", cost));
-    }
-    table.multiplier[id] = cost;
-  }
-  return table;
-}
-
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -67,7 +46,7 @@ double NextCrossing(double a, double d, double after) {
 }  // namespace
 
 absl::StatusOr<RayHit> RaycastGrid(const GridMap& map, const Point& start, const Point& end,
-                                   const AreaCostTable& costs) {
+                                   const GridCostTable& costs) {
   // The request's form before the map's contents (map_area.h).
   if (absl::Status s = CheckFinitePoint(start, "start"); !s.ok()) return s;
   if (absl::Status s = CheckFinitePoint(end, "end"); !s.ok()) return s;
@@ -139,7 +118,7 @@ absl::StatusOr<RayHit> RaycastGrid(const GridMap& map, const Point& start, const
 }
 
 absl::StatusOr<RayHit> RaycastHex(const HexGraph& graph, const Point& start, const Point& end,
-                                  const AreaCostTable& costs) {
+                                  const GridCostTable& costs) {
   // The request's form before the map's contents (map_area.h).
   if (absl::Status s = CheckFinitePoint(start, "start"); !s.ok()) return s;
   if (absl::Status s = CheckFinitePoint(end, "end"); !s.ok()) return s;

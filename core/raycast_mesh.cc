@@ -20,7 +20,7 @@ Point Unit(double x, double y) {
   return n == 0 ? Point{0, 0} : Point{x / n, y / n};
 }
 
-double LeafMultiplier(const QuadtreeGraph::Leaf& leaf, const AreaCostTable* costs) {
+double LeafMultiplier(const QuadtreeGraph::Leaf& leaf, const GridCostTable* costs) {
   if (costs == nullptr) return leaf.cost;
   // A leaf's cost class is its cells' multiplier, max(byte, 1).
   const double c = leaf.cost;
@@ -59,7 +59,7 @@ bool JoinedAt(const QuadtreeGraph& g, uint32_t from, uint32_t to, const Point& q
 }  // namespace
 
 absl::StatusOr<RayHit> RaycastQuadtree(const QuadtreeGraph& graph, const Point& start,
-                                       const Point& end, const AreaCostTable* costs) {
+                                       const Point& end, const GridCostTable* costs) {
   if (absl::Status s = CheckOnMap(start, MapArea{0, 0, graph.width(), graph.height()}, "start");
       !s.ok()) {
     return s;

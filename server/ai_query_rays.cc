@@ -1,6 +1,9 @@
 #include "server/ai_query_rays.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <optional>
 #include <map>
 #include <string>
 #include <vector>
@@ -11,6 +14,7 @@
 #include "core/nearest_point.h"
 #include "core/raycast.h"
 #include "core/status_macros.h"
+#include "server/area_costs.h"
 #include "server/graph_kinds.h"
 
 namespace wayfinder::server {
@@ -46,6 +50,14 @@ void SetPoint(const Point& p, v1::Point* out) {
   out->set_y(p.y);
 }
 
+// The table's smallest key, so that an error names the same entry every
+// time (a protobuf map has no order).
+uint32_t SmallestKey(const AreaCosts& costs) {
+  uint32_t key = UINT32_MAX;
+  for (const auto& [k, v] : costs) key = std::min(key, k);
+  return key;
+}
+
 }  // namespace
 
 absl::StatusOr<v1::RaycastResponse> RunRaycast(const MapSnapshot& map,
@@ -53,15 +65,17 @@ absl::StatusOr<v1::RaycastResponse> RunRaycast(const MapSnapshot& map,
   WF_RETURN_IF_ERROR(CheckPoint(request.has_start(), request.start(), "start"));
   WF_RETURN_IF_ERROR(CheckPoint(request.has_end(), request.end(), "end"));
   WF_RETURN_IF_ERROR(CheckRadius(request.agent_radius()));
-  const std::map<uint32_t, double> costs(request.area_costs().begin(),
-                                         request.area_costs().end());
-  WF_ASSIGN_OR_RETURN(const AreaCostTable table, AreaCostTable::Create(costs));
+  // The table's checks and defaults are the ones FindPath uses.
+  const AreaCosts& costs = request.area_costs();
+  WF_ASSIGN_OR_RETURN(const std::optional<GridCostTable> given,
+                      GridCostsFrom(costs, "area_costs"));
+  const GridCostTable table = given.value_or(GridCostTable::Defaults());
   WF_ASSIGN_OR_RETURN(const v1::GraphKind graph, ResolveQueryGraph(map, request.graph()));
   const bool has_areas = graph == v1::GRID || graph == v1::HEX ||
                          (graph == v1::QUADTREE && map.grid != nullptr);
   if (!has_areas && !costs.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "area_costs[", costs.begin()->first, "]: the ", v1::GraphKind_Name(graph),
+        "area_costs[", SmallestKey(costs), "]: the ", v1::GraphKind_Name(graph),
         " graph of map \"", map.name, "\" has no areas (only grid cells are areas)"));
   }
   const Point start = ToPoint(request.start()), end = ToPoint(request.end());

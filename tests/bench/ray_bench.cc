@@ -82,7 +82,7 @@ int Run() {
     std::vector<Point> points;
     for (int i = 0; i < nq; ++i) points.push_back({ux(rng), uy(rng)});
     const double maxd = absl::GetFlag(FLAGS_max_distance);
-    const AreaCostTable costs;
+    const GridCostTable costs = GridCostTable::Defaults();
     double us[8] = {0};
     int agree = 0, sink = 0;
     // Three passes over the queries in blocks of 1/40, each block through

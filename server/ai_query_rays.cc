@@ -16,6 +16,7 @@
 #include "core/status_macros.h"
 #include "server/area_costs.h"
 #include "server/graph_kinds.h"
+#include "server/path_query.h"
 
 namespace wayfinder::server {
 namespace {
@@ -29,18 +30,6 @@ absl::Status CheckRadius(double radius) {
   if (std::isfinite(radius) && radius >= 0) return absl::OkStatus();
   return absl::InvalidArgumentError(
       absl::StrCat("agent_radius: must be a finite number >= 0, got ", radius));
-}
-
-// The mesh of the smallest built radius >= `radius`, as FindPath picks it.
-absl::StatusOr<const Navmesh*> MeshFor(const MapSnapshot& map, double radius) {
-  for (const auto& mesh : map.navmeshes) {
-    if (mesh->agent_radius() >= radius) return mesh.get();
-  }
-  std::vector<std::string> radii;
-  for (const auto& mesh : map.navmeshes) radii.push_back(absl::StrCat(mesh->agent_radius()));
-  return absl::FailedPreconditionError(absl::StrCat(
-      "agent_radius: ", radius, " is larger than every navmesh built for map \"", map.name,
-      "\" (radii: ", absl::StrJoin(radii, ", "), ")"));
 }
 
 Point ToPoint(const v1::Point& p) { return {p.x(), p.y()}; }
@@ -91,7 +80,8 @@ absl::StatusOr<v1::RaycastResponse> RunRaycast(const MapSnapshot& map,
       hit = RaycastQuadtree(*map.quadtree, start, end, costs.empty() ? nullptr : &table);
       break;
     case v1::NAVMESH: {
-      WF_ASSIGN_OR_RETURN(const Navmesh* mesh, MeshFor(map, request.agent_radius()));
+      WF_ASSIGN_OR_RETURN(const Navmesh* mesh,
+                          NavmeshFor(map, request.agent_radius(), "agent_radius"));
       hit = RaycastNavmesh(*mesh, start, end);
       break;
     }
@@ -132,7 +122,8 @@ absl::StatusOr<v1::NearestPointResponse> RunNearestPoint(const MapSnapshot& map,
       r = NearestQuadtreePoint(*map.quadtree, p, max_distance);
       break;
     case v1::NAVMESH: {
-      WF_ASSIGN_OR_RETURN(const Navmesh* mesh, MeshFor(map, request.agent_radius()));
+      WF_ASSIGN_OR_RETURN(const Navmesh* mesh,
+                          NavmeshFor(map, request.agent_radius(), "agent_radius"));
       r = NearestNavmeshPoint(*mesh, p, max_distance);
       break;
     }

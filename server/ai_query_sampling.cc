@@ -14,6 +14,7 @@
 #include "core/random_points.h"
 #include "core/status_macros.h"
 #include "server/graph_kinds.h"
+#include "server/path_query.h"
 
 namespace wayfinder::server {
 namespace {
@@ -24,19 +25,6 @@ absl::Status CheckRadius(double r, absl::string_view field) {
   if (std::isfinite(r) && r >= 0) return absl::OkStatus();
   return absl::InvalidArgumentError(
       absl::StrCat(field, ": must be a finite number >= 0, got ", r));
-}
-
-// The mesh of the smallest built radius >= `radius` (as FindPath chooses).
-absl::StatusOr<const Navmesh*> MeshFor(const MapSnapshot& map, double radius,
-                                       absl::string_view field) {
-  for (const auto& mesh : map.navmeshes) {
-    if (mesh->agent_radius() >= radius) return mesh.get();
-  }
-  std::vector<std::string> radii;
-  for (const auto& mesh : map.navmeshes) radii.push_back(absl::StrCat(mesh->agent_radius()));
-  return absl::FailedPreconditionError(absl::StrCat(
-      field, ": ", radius, " is larger than every navmesh built for map \"", map.name,
-      "\" (radii: ", absl::StrJoin(radii, ", "), ")"));
 }
 
 Point ToPoint(const v1::Point& p) { return {p.x(), p.y()}; }
@@ -91,7 +79,8 @@ absl::Status RunRandomPoints(const MapSnapshot& map, const v1::RandomPointsReque
       points = RandomQuadtreePoints(*map.quadtree, q);
       break;
     case v1::NAVMESH: {
-      WF_ASSIGN_OR_RETURN(const Navmesh* mesh, MeshFor(map, request.agent_radius(), "agent_radius"));
+      WF_ASSIGN_OR_RETURN(const Navmesh* mesh,
+                          NavmeshFor(map, request.agent_radius(), "agent_radius"));
       points = RandomNavmeshPoints(*mesh, q);
       break;
     }

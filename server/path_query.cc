@@ -30,19 +30,6 @@ thread_local QuadtreeSearchScratch tls_quadtree_scratch;
 thread_local NavmeshSearchScratch tls_navmesh_scratch;
 thread_local HexSearchScratch tls_hex_scratch;
 
-// The mesh of the smallest built radius >= `radius`.
-absl::StatusOr<const Navmesh*> MeshFor(const MapSnapshot& map, double radius) {
-  for (const auto& mesh : map.navmeshes) {
-    if (mesh->agent_radius() >= radius) return mesh.get();
-  }
-  std::vector<std::string> radii;
-  for (const auto& mesh : map.navmeshes) radii.push_back(absl::StrCat(mesh->agent_radius()));
-  return absl::FailedPreconditionError(absl::StrCat(
-      "options.agent_radius: ", radius, " is larger than every navmesh built for map \"",
-      map.name, "\" (radii: ", absl::StrJoin(radii, ", "),
-      "); rebuild it with build.navmesh.agent_radii including ", radius));
-}
-
 // Whether the point was sent at all; the graph's search applies the rest of
 // the rule (core/map_area.h).
 absl::Status CheckPoint(bool has, const v1::Point& p, absl::string_view field) {
@@ -82,6 +69,19 @@ v1::PathStatus ToProto(PathStatus status) {
 }
 
 }  // namespace
+
+absl::StatusOr<const Navmesh*> NavmeshFor(const MapSnapshot& map, double radius,
+                                          absl::string_view field) {
+  for (const auto& mesh : map.navmeshes) {
+    if (mesh->agent_radius() >= radius) return mesh.get();
+  }
+  std::vector<std::string> radii;
+  for (const auto& mesh : map.navmeshes) radii.push_back(absl::StrCat(mesh->agent_radius()));
+  return absl::FailedPreconditionError(absl::StrCat(
+      field, ": ", radius, " is larger than every navmesh built for map \"", map.name,
+      "\" (radii: ", absl::StrJoin(radii, ", "),
+      "); rebuild it with build.navmesh.agent_radii including ", radius));
+}
 
 absl::Status RunFindPath(const MapSnapshot& map, const v1::FindPathRequest& request,
                          const QueryLimits& limits, absl::Time deadline,
@@ -159,7 +159,7 @@ absl::Status RunFindPath(const MapSnapshot& map, const v1::FindPathRequest& requ
             "options.area_costs: not supported on the NAVMESH graph yet (meshes carry no "
             "areas yet); use GRID");
       }
-      WF_ASSIGN_OR_RETURN(const Navmesh* mesh, MeshFor(map, options.agent_radius()));
+      WF_ASSIGN_OR_RETURN(const Navmesh* mesh, NavmeshFor(map, options.agent_radius(), "options.agent_radius"));
       NavmeshPathOptions navmesh_options;
       navmesh_options.snap_distance = options.snap_distance();
       switch (options.navmesh_method()) {

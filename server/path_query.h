@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "server/map_snapshot.h"
 #include "wayfinder/v1/wayfinder.pb.h"
@@ -17,6 +18,12 @@ struct QueryLimits {
   // Requests asking for more are clamped to this.
   uint64_t max_max_expansions = uint64_t{1} << 26;
 };
+
+// The NAVMESH of `map` a query with agent radius `radius` (from request
+// field `field`) runs on: the smallest built radius >= it, as FindPath
+// chooses; FAILED_PRECONDITION naming the built radii when none is.
+absl::StatusOr<const Navmesh*> NavmeshFor(const MapSnapshot& map, double radius,
+                                          absl::string_view field);
 
 // Answers one FindPathRequest against one snapshot: validates the request,
 // converts it to engine types, runs the search of the chosen graph with this

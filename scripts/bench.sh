@@ -9,6 +9,8 @@
 #      µs/query in process, expansions, length / optimal, validity.
 #   2. NAVMESH beside Recast/Detour (wayfinder-navbench), and on seeded
 #      polygon worlds against exact shortest paths.
+#      Raycast and NearestPoint beside Detour's raycast and
+#      findNearestPoly (wayfinder-raybench).
 #   3. Flow fields (wayfinder-flowbench); build cost and limits
 #      (wayfinder-buildbench).
 #   4. Micro-benchmarks with google-benchmark (wayfinder-micro): graph build
@@ -69,6 +71,15 @@ else
   run "$bench/wayfinder-scen" --data_dir="$data" --filter=den312d --quadtree_sample=5
   run "$bench/wayfinder-navbench" --data_dir="$data" --sample=20 --filter=den312d \
     --worlds=2 --world_queries=10
+fi
+
+# 2b. Raycast and NearestPoint beside Detour's raycast and findNearestPoly
+# on the same meshes.
+say ""
+if [ "$mode" = full ]; then
+  run "$bench/wayfinder-raybench" --data_dir="$data" --queries=40000
+else
+  run "$bench/wayfinder-raybench" --data_dir="$data" --queries=2000
 fi
 
 # 3. Flow fields.

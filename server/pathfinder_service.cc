@@ -516,19 +516,30 @@ grpc::ServerUnaryReactor* PathfinderService::FindPaths(grpc::CallbackServerConte
     for (int i = 0; i < request->queries_size(); ++i) {
       const v1::FindPathRequest& query = request->queries(i);
       v1::FindPathResponse* out = response->add_results();
-      Resolved map = maps->now[i];
-      if (map.ok() && *map == nullptr) {
-        Resolved waited;
+      std::shared_ptr<const MapSnapshot> map;
+      absl::Status status = maps->now[i].status();
+      if (status.ok()) map = *maps->now[i];
+      if (status.ok() && map == nullptr) {  // waited for
+        Resolved waited = absl::UnknownError("not waited for");
         {
           absl::MutexLock lock(&maps->mu);
           waited = maps->awaited.at(query.map());
         }
-        // The wait for the highest min_version of this name failed: a
-        // lower one of this query may have arrived meanwhile.
-        if (!waited.ok()) map = ResolveNow("map", query.map(), query.min_version());
-        if (waited.ok() || (map.ok() && *map == nullptr)) map = std::move(waited);
+        if (waited.ok()) {
+          map = *std::move(waited);
+        } else {
+          // The wait for the highest min_version of this name failed: a
+          // lower one of this query may have arrived meanwhile.
+          Resolved again = ResolveNow("map", query.map(), query.min_version());
+          if (!again.ok()) {
+            status = again.status();
+          } else if (*again != nullptr) {
+            map = *std::move(again);
+          } else {
+            status = waited.status();
+          }
+        }
       }
-      absl::Status status = map.status();
       if (status.ok() && absl::Now() >= deadline) {
         status = absl::DeadlineExceededError(
             server_bound ? absl::StrCat("the server's bound on a call's duration (",
@@ -537,7 +548,7 @@ grpc::ServerUnaryReactor* PathfinderService::FindPaths(grpc::CallbackServerConte
                          : "the call's deadline passed before this query");
       }
       if (status.ok()) {
-        status = RunFindPath(**map, query, query_limits_, deadline, cancelled, *out);
+        status = RunFindPath(*map, query, query_limits_, deadline, cancelled, *out);
         if (status.ok()) continue;
       }
       // The query's own error, its field path prefixed with its index.

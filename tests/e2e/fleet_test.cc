@@ -75,7 +75,10 @@ class Replica {
       : dsn_(std::move(dsn)),
         index_(index),
         port_(FreePort()),
-        log_(absl::StrCat(::testing::TempDir(), "/fleet-replica-", index, ".log")) {
+        // Named by this test process too: a failed run's logs are kept,
+        // and a later run must not overwrite them.
+        log_(absl::StrCat(::testing::TempDir(), "/fleet-", getpid(), "-replica-", index,
+                          ".log")) {
     std::remove(log_.c_str());  // this run's only (restarts append)
     // Reconnect quickly after a kill (gRPC's default backoff grows to
     // minutes, and calls fail fast meanwhile).
@@ -89,7 +92,11 @@ class Replica {
   }
   ~Replica() {
     Kill();
-    if (!::testing::Test::HasFailure()) std::remove(log_.c_str());  // kept to debug a failure
+    if (!::testing::Test::HasFailure()) {
+      std::remove(log_.c_str());
+    } else {
+      std::fprintf(stderr, "replica %d's log is kept: %s\n", index_, log_.c_str());
+    }
   }
 
   void Start() {

@@ -451,7 +451,14 @@ TEST(FleetTest, ReplicasOnPostgresSurviveKillsAndAnOutage) {
         request.mutable_goal()->set_x(7.5);
         request.mutable_goal()->set_y(1.5);
         v1::FindPathResponse response;
-        const grpc::Status s = replica->stub().FindPath(Ctx(5).get(), request, &response);
+        // Wait for the connection: the test's channel to a replica killed
+        // and restarted during the run may still be in its reconnect
+        // backoff, and a fail-fast call would fail with "connection
+        // refused" although the replica is up (it just answered ListMaps
+        // over a fresh channel).
+        std::unique_ptr<grpc::ClientContext> ctx = Ctx(5);
+        ctx->set_wait_for_ready(true);
+        const grpc::Status s = replica->stub().FindPath(ctx.get(), request, &response);
         ASSERT_TRUE(s.ok()) << name << " on replica " << replica->index() << ": "
                             << s.error_message();
         EXPECT_EQ(response.length() > 7.001, ledger.walled)

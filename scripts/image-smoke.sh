@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # `make image`: builds docker/Dockerfile into an image and smoke-tests it.
-#   usage: scripts/image-smoke.sh BUILD_DIR [IMAGE_TAG]
+#   usage: [IMAGE_PROGRAMS=prebuilt|source] scripts/image-smoke.sh BUILD_DIR [IMAGE_TAG]
+#
+# The image carries BUILD_DIR's programs (prebuilt, the default) or compiles
+# its own from this tree inside the build (source), see "build" below.
 #
 # With a Docker engine (`docker info` succeeds): docker build / docker run.
 # Without one (our machines): buildah, as ../shared/CONTAINERS.md describes --
@@ -126,9 +129,31 @@ EOT
 }
 
 # -------------------------------------------------------------------- build
+# IMAGE_PROGRAMS=prebuilt (`make image`'s default): the image carries the
+# programs of BUILD_DIR, stripped, from a build context of their own (the
+# Dockerfile's source stages are skipped). IMAGE_PROGRAMS=source: they are
+# compiled inside the build, from this tree.
+programs=${IMAGE_PROGRAMS:-prebuilt}
+context=.
+build_args=(--build-arg "PROGRAMS=$programs")
+case "$programs" in
+  source) ;;
+  prebuilt)
+    context=$(mktemp -d /tmp/wayfinder-image-context.XXXXXX)
+    trap 'rm -rf "$context"' EXIT   # until cleanup() below takes over
+    mkdir -p "$context/prebuilt" "$context/docker" "$context/examples"
+    for p in server/wayfinder-server client/wayfinder client/wayfinder-probe client/wayfinder-load; do
+      [ -x "$build/$p" ] || die "$build/$p missing (make build first)"
+      install -s -m 0755 "$build/$p" "$context/prebuilt/"
+    done
+    cp docker/entrypoint.sh docker/healthcheck.sh "$context/docker/"
+    cp -r examples/maps "$context/examples/"
+    ;;
+  *) die "IMAGE_PROGRAMS must be prebuilt or source, not '$programs'" ;;
+esac
 tb=$SECONDS
 if [ "$engine" = docker ]; then
-  docker build -f docker/Dockerfile -t "$tag" .
+  docker build -f docker/Dockerfile "${build_args[@]}" -t "$tag" "$context"
 else
   if ! have_image docker.io/library/debian:bookworm ||
      ! have_image docker.io/library/debian:bookworm-slim; then
@@ -138,8 +163,18 @@ else
   bud=("${B[@]}" bud --pull=never --isolation chroot --format docker --layers -f docker/Dockerfile)
   # The build-dependency stage gets a name of its own, so that pruning below
   # keeps it as the cache of the next build.
-  "${bud[@]}" --target deps -t localhost/wayfinder-build-deps:latest .
-  "${bud[@]}" -t "$tag" .
+  if [ "$programs" = source ]; then
+    "${bud[@]}" --target deps -t localhost/wayfinder-build-deps:latest .
+  fi
+  # buildah 1.28 leaves the working container of a stage without steps
+  # (the Dockerfile's `FROM programs-${PROGRAMS} AS programs`) behind, and
+  # it would pin its image against the prune below: remove whatever
+  # containers this build left.
+  before=$("${B[@]}" containers -q | sort)
+  "${bud[@]}" "${build_args[@]}" -t "$tag" "$context"
+  for leftover in $(comm -13 <(echo "$before") <("${B[@]}" containers -q | sort)); do
+    "${B[@]}" rm "$leftover" >/dev/null
+  done
   # vfs has no copy-on-write: every cached layer is a full copy of its
   # image (the build stage ~1.6 GB). Drop the untagged leftovers (earlier
   # builds' layers, this build's build stage) unless IMAGE_PRUNE=0.
@@ -174,6 +209,7 @@ cleanup() {
   fi
   $SUDO rm -rf "$data"
   rm -f "$log"
+  [ "$context" = . ] || rm -rf "$context"
   if [ -n "$host_pid" ]; then kill -KILL "$host_pid" 2>/dev/null || true; fi
   [ -z "$pgdir" ] || scripts/throwaway-postgres.sh destroy "$pgdir" >/dev/null 2>&1 || true
 }

@@ -1,5 +1,5 @@
 // QUADTREE graphs: pinned leaves, neighbours and paths on hand-made maps
-// (seed 003's bitmap, seed 000's rectangle field), merging, minimum size,
+// (the bitmap and the rectangle field of the design posts), merging, minimum size,
 // point location, and a property test on seeded random maps: every path of
 // every smoothing mode stays in free space, and FUNNEL is never shorter than
 // the true any-angle optimum (a visibility-graph Dijkstra) and close to it.
@@ -7,6 +7,7 @@
 #include "core/quadtree.h"
 
 #include "core/line_of_sight.h"
+#include "tests/reference/grid_visibility.h"
 
 #include <algorithm>
 #include <cmath>
@@ -69,55 +70,12 @@ bool EntersInterior(const Point& p, const Point& q, const Rect& box) {
   return mx > box.x0 && mx < box.x1 && my > box.y0 && my < box.y1;
 }
 
-bool SegmentFree(const GridMap& m, const Point& p, const Point& q) {
-  return SegmentInFreeSpace(m, p, q);
-}
-
 bool PathFree(const GridMap& m, const std::vector<Point>& pts) { return PathInFreeSpace(m, pts); }
 
 double PolylineLength(const std::vector<Point>& pts) {
   double len = 0;
   for (size_t i = 1; i < pts.size(); ++i) len += Distance(pts[i - 1], pts[i]);
   return len;
-}
-
-// The true shortest any-angle path: Dijkstra over a visibility graph of the
-// start, the goal and every grid corner of a blocked cell, never through a
-// zero-width pinch (see IsPinchCorner).
-double AnyAngleShortest(const GridMap& m, const Point& s, const Point& g) {
-  std::vector<Point> v = {s, g};
-  for (uint32_t y = 0; y <= m.height(); ++y) {
-    for (uint32_t x = 0; x <= m.width(); ++x) {
-      bool blocked_near = false;
-      for (int dy = -1; dy <= 0; ++dy) {
-        for (int dx = -1; dx <= 0; ++dx) {
-          const int cx = int(x) + dx, cy = int(y) + dy;
-          if (m.InBounds(cx, cy) && !m.IsFree(cx, cy)) blocked_near = true;
-        }
-      }
-      if (blocked_near && !IsPinchCorner(m, int(x), int(y))) v.push_back({double(x), double(y)});
-    }
-  }
-  std::vector<double> dist(v.size(), std::numeric_limits<double>::infinity());
-  std::vector<bool> done(v.size(), false);
-  dist[0] = 0;
-  for (;;) {
-    size_t u = v.size();
-    for (size_t i = 0; i < v.size(); ++i) {
-      if (!done[i] && (u == v.size() || dist[i] < dist[u])) u = i;
-    }
-    if (u == v.size() || std::isinf(dist[u])) break;
-    if (u == 1) return dist[1];
-    done[u] = true;
-    for (size_t w = 0; w < v.size(); ++w) {
-      if (done[w]) continue;
-      const double nd = dist[u] + Distance(v[u], v[w]);
-      if (nd < dist[w] && SegmentFree(m, v[u], v[w])) {
-        dist[w] = nd;
-      }
-    }
-  }
-  return std::numeric_limits<double>::infinity();
 }
 
 std::set<std::tuple<uint32_t, uint32_t, double, double, double, double>> LinkSet(
@@ -132,8 +90,7 @@ std::set<std::tuple<uint32_t, uint32_t, double, double, double, double>> LinkSet
   return out;
 }
 
-// Seed 000's all-pairs neighbour test, as the obvious reference for the
-// sweep.
+// The all-pairs neighbour test, the obvious reference for the sweep.
 std::set<std::tuple<uint32_t, uint32_t, double, double, double, double>> BruteLinks(
     const QuadtreeGraph& g) {
   std::set<std::tuple<uint32_t, uint32_t, double, double, double, double>> out;
@@ -464,7 +421,7 @@ TEST(QuadtreeSearchTest, RandomMapsPathsAreValidAndNearOptimal) {
         EXPECT_NEAR(r->length, PolylineLength(r->waypoints), 1e-9);
         if (mode == Smoothing::kFunnel) {
           funnel_len = r->length;
-          const double best = AnyAngleShortest(m, s, t);
+          const double best = reference::GridAnyAngleShortest(m, s, t);
           ASSERT_GE(r->length, best - 1e-9);
           const double ratio = best > 0 ? r->length / best : 1;
           ratio_sum += ratio;

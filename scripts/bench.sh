@@ -6,9 +6,10 @@
 #   usage: scripts/bench.sh BUILD_DIR DATA_DIR full|quick
 #
 #   1. GRID and QUADTREE on the Moving AI scenarios (wayfinder-scen):
-#      µs/query in process, expansions, length / optimal, validity.
-#   2. NAVMESH beside Recast/Detour (wayfinder-navbench), and on seeded
-#      polygon worlds against exact shortest paths.
+#      µs/query in process, expansions, length / optimal, validity; also
+#      on seeded caves, city and rocks maps (1024², 256² in quick).
+#   2. NAVMESH beside Recast/Detour (wayfinder-navbench), on the same maps,
+#      and on seeded polygon worlds against exact shortest paths.
 #      Raycast and NearestPoint beside Detour's raycast and
 #      findNearestPoly (wayfinder-raybench).
 #   3. Flow fields (wayfinder-flowbench); build cost and limits
@@ -63,14 +64,16 @@ say ""
 
 # 1-2. Scenarios and navmeshes.
 if [ "$mode" = full ]; then
-  run "$bench/wayfinder-scen" --data_dir="$data" --grid_sample=4 --quadtree_sample=20
+  run "$bench/wayfinder-scen" --data_dir="$data" --grid_sample=4 --quadtree_sample=20 \
+    --generated=1024
   # Recast needs minutes for the 1-wide maze and the 40% random map: left out.
   run "$bench/wayfinder-navbench" --data_dir="$data" --sample=20 \
-    --skip=maze512-1,random512-40,Aurora,Boston
+    --skip=maze512-1,random512-40,Aurora,Boston --generated=1024
 else
-  run "$bench/wayfinder-scen" --data_dir="$data" --filter=den312d --quadtree_sample=5
+  run "$bench/wayfinder-scen" --data_dir="$data" --filter=den312d --quadtree_sample=5 \
+    --generated=256
   run "$bench/wayfinder-navbench" --data_dir="$data" --sample=20 --filter=den312d \
-    --worlds=2 --world_queries=10
+    --worlds=2 --world_queries=10 --generated=256
 fi
 
 # 2b. Raycast and NearestPoint beside Detour's raycast and findNearestPoly

@@ -48,7 +48,12 @@ std::unique_ptr<DetourBaseline> DetourBaseline::Build(const GridMap& grid) {
   dtNavMeshParams params = {};
   params.tileWidth = params.tileHeight = kTileSize;
   params.maxTiles = tiles_x * tiles_y;
-  params.maxPolys = 1 << 15;
+  // Detour packs salt, tile and polygon indices in 32-bit references and
+  // needs at least 10 bits of salt: the polygon bits shrink as tiles grow
+  // (a tile of kTileSize² cells never has more polygons than cells).
+  int tile_bits = 0;
+  while ((1 << tile_bits) < params.maxTiles) ++tile_bits;
+  params.maxPolys = 1 << std::min(15, 22 - tile_bits);
   if (dtStatusFailed(out->mesh_->init(&params))) return nullptr;
   for (int ty = 0; ty < tiles_y; ++ty) {
     for (int tx = 0; tx < tiles_x; ++tx) {

@@ -33,12 +33,16 @@
 #include "core/navmesh.h"
 #include "tests/bench/detour_baseline.h"
 #include "tests/reference/benchmark_data.h"
+#include "tests/reference/generated_maps.h"
 #include "tests/reference/polygon_world.h"
 
 ABSL_FLAG(std::string, data_dir, WAYFINDER_DATA_DIR,
           "directory holding movingai/<set>/<map>.map and .map.scen");
 ABSL_FLAG(std::string, filter, "", "only maps whose name contains this");
 ABSL_FLAG(int, sample, 5, "every Nth scenario (0 = skip the Moving AI part)");
+ABSL_FLAG(int, generated, 0,
+          "also seeded caves, city and rocks maps of this side (0 = none), 100 problems each "
+          "with Dijkstra optimal lengths (tests/reference/generated_maps.h)");
 ABSL_FLAG(int, worlds, 12, "seeded polygon worlds (0 = skip)");
 ABSL_FLAG(int, world_queries, 50, "queries per polygon world");
 ABSL_FLAG(std::vector<std::string>, skip, {},
@@ -112,7 +116,12 @@ int RunMovingAi(int sample, uint64_t* invalid) {
     std::fprintf(stderr, "wayfinder-navbench: %s (--data_dir)\n", maps.status().ToString().c_str());
     return 2;
   }
-  std::printf("NAVMESH on Moving AI maps, every %d%s scenario, start/goal at cell centres; "
+  if (const int side = absl::GetFlag(FLAGS_generated); side > 0) {
+    for (auto& m : wayfinder::reference::GeneratedBenchmarkMaps(side, 10, 10, 1)) {
+      maps->push_back(std::move(m));
+    }
+  }
+  std::printf("NAVMESH on Moving AI maps (and generated ones: --generated), every %d%s scenario, start/goal at cell centres; "
               "ratio = length / published octile optimum (any-angle paths are shorter); "
               "valid = every segment inside the map's free space.\n\n",
               sample, sample == 1 ? "" : "th");

@@ -28,6 +28,7 @@
 #include "core/movingai.h"
 #include "core/quadtree.h"
 #include "tests/reference/benchmark_data.h"
+#include "tests/reference/generated_maps.h"
 
 ABSL_FLAG(std::string, data_dir, WAYFINDER_DATA_DIR,
           "directory holding movingai/<set>/<map>.map and .map.scen");
@@ -41,6 +42,9 @@ ABSL_FLAG(int, passes, 1,
           "GRID: run the map's scenarios this many times over and time each query by its "
           "median over the passes (robust against a loaded machine; the other queries in "
           "between keep the caches as cold as in one pass)");
+ABSL_FLAG(int, generated, 0,
+          "also seeded caves, city and rocks maps of this side (0 = none), 100 problems "
+          "each with Dijkstra optimal lengths (tests/reference/generated_maps.h)");
 ABSL_FLAG(bool, jump_points, true,
           "GRID: jump point search (as the server on uniform-cost maps); false = plain A*");
 
@@ -56,7 +60,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "wayfinder-scen: %s (--data_dir)\n", loaded.status().ToString().c_str());
     return 2;
   }
-  const std::vector<wayfinder::reference::MovingAiMap>& maps = *loaded;
+  std::vector<wayfinder::reference::MovingAiMap> maps = std::move(*loaded);
+  if (const int side = absl::GetFlag(FLAGS_generated); side > 0) {
+    for (auto& m : wayfinder::reference::GeneratedBenchmarkMaps(side, 10, 10, 1)) {
+      maps.push_back(std::move(m));
+    }
+  }
   auto request_of = [](const wayfinder::ScenarioProblem& p) {
     wayfinder::PathRequest req;
     req.start = {p.start_x + 0.5, p.start_y + 0.5};

@@ -3,6 +3,7 @@
 #include <recastnavigation/DetourNavMesh.h>
 #include <recastnavigation/DetourNavMeshBuilder.h>
 #include <recastnavigation/DetourNavMeshQuery.h>
+#include <recastnavigation/DetourNode.h>
 #include <recastnavigation/Recast.h>
 
 #include <algorithm>
@@ -39,7 +40,7 @@ DetourBaseline::~DetourBaseline() {
   dtFreeNavMesh(mesh_);
 }
 
-std::unique_ptr<DetourBaseline> DetourBaseline::Build(const GridMap& grid) {
+std::unique_ptr<DetourBaseline> DetourBaseline::Build(const GridMap& grid, float max_error) {
   std::unique_ptr<DetourBaseline> out(new DetourBaseline());
   rcContext ctx(false);
   const int tiles_x = (static_cast<int>(grid.width()) + kTileSize - 1) / kTileSize;
@@ -74,7 +75,7 @@ std::unique_ptr<DetourBaseline> DetourBaseline::Build(const GridMap& grid) {
       if (!rcBuildCompactHeightfield(&ctx, 2, 1, *b.hf, *b.chf) ||
           !rcBuildDistanceField(&ctx, *b.chf) ||
           !rcBuildRegions(&ctx, *b.chf, kBorder, /*minRegionArea=*/0, /*mergeRegionArea=*/400) ||
-          !rcBuildContours(&ctx, *b.chf, /*maxError=*/0.f, /*maxEdgeLen=*/0, *b.cset) ||
+          !rcBuildContours(&ctx, *b.chf, max_error, /*maxEdgeLen=*/0, *b.cset) ||
           !rcBuildPolyMesh(&ctx, *b.cset, DT_VERTS_PER_POLYGON, *b.pmesh)) {
         std::fprintf(stderr, "recast failed on tile %d,%d\n", tx, ty);
         return nullptr;
@@ -107,10 +108,15 @@ std::unique_ptr<DetourBaseline> DetourBaseline::Build(const GridMap& grid) {
         return nullptr;
       }
       out->polygons_ += b.pmesh->npolys;
+      out->memory_bytes_ += static_cast<size_t>(data_size);
     }
   }
   out->query_ = dtAllocNavMeshQuery();
   if (dtStatusFailed(out->query_->init(out->mesh_, 65535))) return nullptr;
+  // dtNavMeshQuery's node pool (nodes, a 16-bit next link each, a hash of
+  // a quarter as many 16-bit heads) and its open list (a pointer a node).
+  constexpr size_t kNodes = 65535;
+  out->memory_bytes_ += kNodes * (sizeof(dtNode) + 2 + sizeof(void*)) + (kNodes / 4 + 1) * 2;
   out->corridor_.resize(kMaxPath);
   out->straight_.resize(3 * 4096);
   return out;
@@ -174,6 +180,29 @@ bool DetourBaseline::Nearest(const Point& p, double d, Point* out) {
   query_->findNearestPoly(c, half, &filter, &ref, q);
   if (ref == 0) return false;
   *out = {q[0], q[2]};
+  return true;
+}
+
+namespace {
+uint64_t* frand_state = nullptr;
+float Frand() {
+  *frand_state = *frand_state * 6364136223846793005ull + 1442695040888963407ull;
+  return static_cast<float>((*frand_state >> 40) * (1.0 / 16777216.0));
+}
+}  // namespace
+
+bool DetourBaseline::RandomPointAroundCircle(unsigned int start_ref, const Point& center,
+                                             double radius, uint64_t* rng_state, Point* out) {
+  dtQueryFilter filter;
+  const float c[3] = {float(center.x), kCellHeight, float(center.y)};
+  frand_state = rng_state;
+  dtPolyRef ref = 0;
+  float p[3];
+  const dtStatus st =
+      query_->findRandomPointAroundCircle(start_ref, c, float(radius), &filter, Frand, &ref, p);
+  frand_state = nullptr;
+  if (dtStatusFailed(st) || ref == 0) return false;
+  *out = {p[0], p[2]};
   return true;
 }
 

@@ -5,6 +5,8 @@
 // from the same grid maps so the benchmark can run the same queries through
 // both. Bench only: the product does not use it.
 
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -22,8 +24,10 @@ class DetourBaseline {
   // free cell), then Recast's standard pipeline in 64x64 tiles: compact
   // heightfield, distance field, watershed regions, contours (simplification
   // error 0, so walls stay on cell edges), polygons of up to 6 vertices,
-  // Detour tiles with a BV tree. nullptr if Recast fails.
-  static std::unique_ptr<DetourBaseline> Build(const GridMap& grid);
+  // Detour tiles with a BV tree. nullptr if Recast fails. `max_error`:
+  // rcBuildContours' simplification error instead of 0 (Recast's demo
+  // and most games ship 1.3: a coarser mesh that cuts blocked corners).
+  static std::unique_ptr<DetourBaseline> Build(const GridMap& grid, float max_error = 0.f);
   ~DetourBaseline();
 
   struct Result {
@@ -43,13 +47,25 @@ class DetourBaseline {
   // found, and its nearest point.
   bool Nearest(const Point& p, double d, Point* out);
 
+  // findRandomPointAroundCircle from the polygon start_ref (found with
+  // LocateStart) within `radius` of `center`, with Detour's own frand fed
+  // from `rng_state` (a 64-bit LCG). Detour picks a reachable polygon that
+  // overlaps the circle, weighted by its area, then a point of it: the
+  // point may lie outside the circle.
+  bool RandomPointAroundCircle(unsigned int start_ref, const Point& center, double radius,
+                               uint64_t* rng_state, Point* out);
+
   int polygons() const { return polygons_; }
+  // The tiles' data (polygons, vertices, links, BV trees) and the query's
+  // node pool, in bytes.
+  size_t memory_bytes() const { return memory_bytes_; }
 
  private:
   DetourBaseline() = default;
   dtNavMesh* mesh_ = nullptr;
   dtNavMeshQuery* query_ = nullptr;
   int polygons_ = 0;
+  size_t memory_bytes_ = 0;
   std::vector<unsigned int> corridor_;  // dtPolyRef
   std::vector<float> straight_;
 };

@@ -43,6 +43,9 @@ ABSL_FLAG(int, sample, 5, "every Nth scenario (0 = skip the Moving AI part)");
 ABSL_FLAG(int, generated, 0,
           "also seeded caves, city and rocks maps of this side (0 = none), 100 problems each "
           "with Dijkstra optimal lengths (tests/reference/generated_maps.h)");
+ABSL_FLAG(double, detour_max_error, 0,
+          "Recast's contour simplification error for the Detour baseline (0: walls on cell "
+          "edges, as ours; 1.3: Recast's default, which most games ship)");
 ABSL_FLAG(int, worlds, 12, "seeded polygon worlds (0 = skip)");
 ABSL_FLAG(int, world_queries, 50, "queries per polygon world");
 ABSL_FLAG(std::vector<std::string>, skip, {},
@@ -128,9 +131,10 @@ int RunMovingAi(int sample, uint64_t* invalid) {
   std::printf("| map | free cells | Wayfinder polygons | build ms | Detour polygons | build ms |"
               " Wayfinder µs/query | Detour µs/query | Wayfinder ratio | Detour ratio |"
               " Wayfinder ≤ Detour | Wayfinder valid | Detour valid | Detour complete |"
-              " VERTICES µs | VERTICES ratio | ANY_ANGLE µs | ANY_ANGLE ratio | ANY_ANGLE ≤ Detour | ANY_ANGLE valid |\n");
+              " VERTICES µs | VERTICES ratio | ANY_ANGLE µs | ANY_ANGLE ratio | ANY_ANGLE ≤ Detour | ANY_ANGLE valid |"
+              " Wayfinder MiB | Detour MiB |\n");
   std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-              "---:|---:|---:|---:|\n");
+              "---:|---:|---:|---:|---:|---:|\n");
   Stats all_wf, all_dt, all_vx, all_ex;
   uint64_t all_not_longer = 0, all_both = 0, all_ex_not_longer = 0, all_ex_both = 0;
   double all_wf_build = 0, all_dt_build = 0;
@@ -151,7 +155,8 @@ int RunMovingAi(int sample, uint64_t* invalid) {
       return 2;
     }
     t0 = Clock::now();
-    auto detour = wayfinder::bench::DetourBaseline::Build(*m.grid);
+    auto detour = wayfinder::bench::DetourBaseline::Build(
+        *m.grid, static_cast<float>(absl::GetFlag(FLAGS_detour_max_error)));
     const double dt_build = MicrosSince(t0) / 1000;
     if (detour == nullptr) {
       std::fprintf(stderr, "%s: Detour build failed\n", m.name.c_str());
@@ -234,13 +239,15 @@ int RunMovingAi(int sample, uint64_t* invalid) {
       }
     }
     std::printf("| %s | %llu | %zu | %.1f | %d | %.1f | %.1f | %.1f | %.4f | %.4f | %.1f%% | "
-                "%.1f%% | %.1f%% | %.1f%% | %.1f | %.4f | %.1f | %.4f | %.1f%% | %.1f%% |\n",
+                "%.1f%% | %.1f%% | %.1f%% | %.1f | %.4f | %.1f | %.4f | %.1f%% | %.1f%% | "
+                "%.2f | %.2f |\n",
                 m.name.c_str(), static_cast<unsigned long long>(m.grid->free_cells()),
                 mesh->num_polygons(), wf_build, detour->polygons(), dt_build, wf.micros(),
                 dt.micros(), wf.mean(), dt.mean(), both ? 100.0 * not_longer / both : 0.0,
                 wf.valid_pct(), dt.valid_pct(), dt.n ? 100.0 * dt.ok / dt.n : 0.0, vx.micros(),
                 vx.mean(), ex.micros(), ex.mean(),
-                ex_both ? 100.0 * ex_not_longer / ex_both : 0.0, ex.valid_pct());
+                ex_both ? 100.0 * ex_not_longer / ex_both : 0.0, ex.valid_pct(),
+                mesh->MemoryBytes() / 1048576.0, detour->memory_bytes() / 1048576.0);
     std::fflush(stdout);
     all_wf.Merge(wf);
     all_dt.Merge(dt);
@@ -255,7 +262,7 @@ int RunMovingAi(int sample, uint64_t* invalid) {
     *invalid += wf.ok - wf.valid + vx.ok - vx.valid + ex.ok - ex.valid;
   }
   std::printf("| **all** (%llu paths) | | | %.1f | | %.1f | %.1f | %.1f | %.4f | %.4f | %.1f%% | "
-              "%.2f%% | %.2f%% | %.1f%% | %.1f | %.4f | %.1f | %.4f | %.1f%% | %.2f%% |\n\n",
+              "%.2f%% | %.2f%% | %.1f%% | %.1f | %.4f | %.1f | %.4f | %.1f%% | %.2f%% | | |\n\n",
               static_cast<unsigned long long>(all_wf.n), all_wf_build, all_dt_build,
               all_wf.micros(), all_dt.micros(), all_wf.mean(), all_dt.mean(),
               all_both ? 100.0 * all_not_longer / all_both : 0.0, all_wf.valid_pct(),

@@ -11,7 +11,8 @@
 #   2. NAVMESH beside Recast/Detour (wayfinder-navbench), on the same maps,
 #      and on seeded polygon worlds against exact shortest paths.
 #      Raycast and NearestPoint beside Detour's raycast and
-#      findNearestPoly (wayfinder-raybench).
+#      findNearestPoly (wayfinder-raybench); RandomPoints beside
+#      findRandomPointAroundCircle (wayfinder-samplebench).
 #   3. Flow fields (wayfinder-flowbench); build cost and limits
 #      (wayfinder-buildbench).
 #   4. Micro-benchmarks with google-benchmark (wayfinder-micro): graph build
@@ -87,6 +88,14 @@ if [ "$mode" = full ]; then
   run "$bench/wayfinder-raybench" --data_dir="$data" --queries=40000
 else
   run "$bench/wayfinder-raybench" --data_dir="$data" --queries=2000
+fi
+# RandomPoints (one point in a circle, reachable from its centre) beside
+# Detour's findRandomPointAroundCircle.
+say ""
+if [ "$mode" = full ]; then
+  run "$bench/wayfinder-samplebench" --data_dir="$data" --queries=20000
+else
+  run "$bench/wayfinder-samplebench" --data_dir="$data" --queries=1000
 fi
 
 # 3. Flow fields.

@@ -217,6 +217,32 @@ bool Navmesh::Contains(uint32_t t, const Point& p) const {
   return true;
 }
 
+void Navmesh::PolygonsInBox(double x0, double y0, double x1, double y1,
+                            std::vector<uint32_t>* out) const {
+  out->clear();
+  if (buckets_x_ == 0 || !(x0 <= x1) || !(y0 <= y1)) return;
+  auto cell = [this](double v, double min, uint32_t n) {
+    const double f = std::floor((v - min) / bucket_size_);
+    return static_cast<uint32_t>(std::clamp(f, 0.0, static_cast<double>(n - 1)));
+  };
+  if (x1 < min_x_ || y1 < min_y_ || x0 > min_x_ + buckets_x_ * bucket_size_ ||
+      y0 > min_y_ + buckets_y_ * bucket_size_) {
+    return;
+  }
+  const uint32_t i0 = cell(x0, min_x_, buckets_x_), i1 = cell(x1, min_x_, buckets_x_);
+  const uint32_t j0 = cell(y0, min_y_, buckets_y_), j1 = cell(y1, min_y_, buckets_y_);
+  for (uint32_t j = j0; j <= j1; ++j) {
+    for (uint32_t i = i0; i <= i1; ++i) {
+      const navmesh_internal::Slot& b = bucket_[size_t{j} * buckets_x_ + i];
+      out->insert(out->end(), bucket_items_.begin() + b.begin,
+                  bucket_items_.begin() + b.begin + b.count);
+    }
+  }
+  // A polygon is listed in every bucket its box meets.
+  std::sort(out->begin(), out->end());
+  out->erase(std::unique(out->begin(), out->end()), out->end());
+}
+
 uint32_t Navmesh::Locate(const Point& p) const {
   if (buckets_x_ == 0 || !IsFinite(p)) return kNone;
   const double fi = std::floor((p.x - min_x_) / bucket_size_);

@@ -419,6 +419,11 @@ class Navmesh {
   // The polygon containing `p` (edges included), or kNone. Expected O(1):
   // a bucket grid over the mesh's bounds.
   uint32_t Locate(const Point& p) const;
+  // Every polygon listed in a bucket that meets the box [x0, x1] x [y0, y1]
+  // (a superset of the polygons meeting it), each once, ascending, into
+  // *out (cleared first).
+  void PolygonsInBox(double x0, double y0, double x1, double y1,
+                     std::vector<uint32_t>* out) const;
   // The point of the mesh nearest to `p` and its polygon, searching the
   // buckets within `max_distance`; kNone when there is none.
   uint32_t Nearest(const Point& p, double max_distance, Point* nearest) const;

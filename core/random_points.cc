@@ -347,7 +347,10 @@ absl::StatusOr<std::vector<Point>> RandomNavmeshPoints(const Navmesh& mesh,
                                                        const RandomPointsQuery& q) {
   WF_RETURN_IF_ERROR(CheckQuery(q));
   const size_t n = mesh.num_polygons();
+  // Reachable: the centre's component label, or where that label is stale
+  // (it may cover several components) a flood from the centre's polygon.
   std::vector<uint8_t> reach;
+  uint32_t component = Navmesh::kNone;
   if (q.reachable_from_center) {
     WF_RETURN_IF_ERROR(CheckOnMap(q.center, mesh.map_area(), "center"));
     const uint32_t start = mesh.Locate(q.center);
@@ -356,12 +359,9 @@ absl::StatusOr<std::vector<Point>> RandomNavmeshPoints(const Navmesh& mesh,
           absl::StrCat("center: (", q.center.x, ", ", q.center.y, ") is not on the mesh of radius ",
                        mesh.agent_radius()));
     }
-    reach.assign(n, 0);
-    const uint32_t component = mesh.component(start);
-    if (!mesh.component_stale(component)) {
-      for (uint32_t p = 0; p < n; ++p) reach[p] = mesh.component(p) == component;
-    } else {
-      // The label may cover several components: flood through shared sides.
+    component = mesh.component(start);
+    if (mesh.component_stale(component)) {
+      reach.assign(n, 0);
       std::vector<uint32_t> stack{start};
       reach[start] = 1;
       while (!stack.empty()) {
@@ -383,8 +383,22 @@ absl::StatusOr<std::vector<Point>> RandomNavmeshPoints(const Navmesh& mesh,
   std::vector<Domain> domains;
   std::vector<double> weights;
   const bool circle = q.radius > 0;
-  for (uint32_t p = 0; p < n; ++p) {
-    if (q.reachable_from_center && !reach[p]) continue;
+  // The candidates, ascending (the same order with or without a circle, so
+  // a seed draws the same points): with a circle only the polygons the
+  // bucket index lists under its box.
+  std::vector<uint32_t> candidates;
+  if (circle) {
+    mesh.PolygonsInBox(q.center.x - q.radius, q.center.y - q.radius, q.center.x + q.radius,
+                       q.center.y + q.radius, &candidates);
+  } else {
+    candidates.resize(n);
+    for (uint32_t p = 0; p < n; ++p) candidates[p] = p;
+  }
+  for (uint32_t p : candidates) {
+    if (q.reachable_from_center &&
+        (reach.empty() ? mesh.component(p) != component : !reach[p])) {
+      continue;
+    }
     const auto poly = mesh.polygon(p);
     if (poly.size() < 3) continue;
     Rect box{v[poly[0]].x, v[poly[0]].y, v[poly[0]].x, v[poly[0]].y};

@@ -23,6 +23,10 @@ struct ServerConfig {
   // host:port of the Prometheus /metrics endpoint (plain HTTP); port 0 picks
   // a free port (see WayfinderServer::metrics_port()); empty = no metrics.
   std::string metrics_listen;
+  // host:port of the HTTP/JSON port (server/http/http_edge.h: every RPC as
+  // POST /v1/<Rpc>, WatchMaps as Server-Sent Events), with the same tokens
+  // and TLS files as gRPC; port 0 picks a free port; empty = off.
+  std::string http_listen;
   // Whether /metrics labels per-map series with the map's name
   // (wayfinder_map_memory_bytes{map}). /metrics has no authentication, so
   // unset = names only when auth_tokens_file is empty: a server that makes

@@ -31,6 +31,9 @@ const wayfinder::server::ServerConfig kDefaults;
 
 ABSL_FLAG(std::string, listen, kDefaults.listen,
           "host:port to serve gRPC on (port 0 = any free port)");
+ABSL_FLAG(std::string, http_listen, "",
+          "host:port of the HTTP/JSON API (POST /v1/<Rpc>, WatchMaps as Server-Sent Events), "
+          "with the same tokens and TLS as gRPC; empty = off");
 ABSL_FLAG(std::string, metrics_listen, "",
           "host:port to serve Prometheus metrics on (http://HOST:PORT/metrics); "
           "empty = no metrics endpoint");
@@ -171,6 +174,7 @@ int main(int argc, char** argv) {
   wayfinder::server::ServerConfig config;
   config.listen = absl::GetFlag(FLAGS_listen);
   config.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  config.http_listen = absl::GetFlag(FLAGS_http_listen);
   config.metrics_map_names = absl::GetFlag(FLAGS_metrics_map_names);
   config.data_dir = absl::GetFlag(FLAGS_data_dir);
   config.postgres_dsn = absl::GetFlag(FLAGS_postgres_dsn);

@@ -148,6 +148,23 @@ absl::StatusOr<std::unique_ptr<WayfinderServer>> WayfinderServer::Start(
         absl::StrCat("--listen: cannot listen on ", config.listen,
                      " (address in use, or not a valid host:port)"));
   }
+  if (!config.http_listen.empty()) {
+    grpc::ChannelArguments args;
+    args.SetMaxReceiveMessageSize(config.max_message_bytes);
+    args.SetMaxSendMessageSize(config.max_message_bytes);
+    absl::StatusOr<std::unique_ptr<http::HttpEdge>> edge = http::HttpEdge::Start(
+        {.listen = config.http_listen,
+         .tls_cert_file = config.tls_cert_file,
+         .tls_key_file = config.tls_key_file,
+         .tls_client_ca_file = config.tls_client_ca_file,
+         .max_body_bytes = static_cast<size_t>(config.max_message_bytes)},
+        s->server_->InProcessChannel(args));
+    if (!edge.ok()) return edge.status();
+    s->http_ = *std::move(edge);
+    spdlog::info("HTTP/JSON API on {}://{} (port {})",
+                 config.tls_cert_file.empty() ? "http" : "https", config.http_listen,
+                 s->http_->port());
+  }
   grpc::HealthCheckServiceInterface* health = s->server_->GetHealthCheckService();
   health->SetServingStatus(false);
   spdlog::info("listening on {} (port {}), {} workers, queue {}, {} calls per connection, {}, {}",
@@ -179,6 +196,7 @@ void WayfinderServer::Shutdown(absl::Duration grace) {
   shut_down_ = true;
   if (follower_ != nullptr) follower_->Stop();  // before: it may report SERVING
   server_->GetHealthCheckService()->SetServingStatus(false);
+  if (http_ != nullptr) http_->Stop();  // its event streams, then its listener
   service_->StopWatches();  // they never end by themselves: Shutdown would wait out its grace
   server_->Shutdown(absl::ToChronoTime(absl::Now() + grace));
   pool_->Shutdown();

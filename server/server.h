@@ -9,6 +9,7 @@
 #include "absl/time/time.h"
 #include "server/auth.h"
 #include "server/config.h"
+#include "server/http/http_edge.h"
 #include "server/map_registry.h"
 #include "server/storage/map_store.h"
 #include "server/metrics.h"
@@ -42,6 +43,8 @@ class WayfinderServer {
 
   // The port actually bound (useful with port 0).
   int port() const { return port_; }
+  // The HTTP/JSON port actually bound; 0 without config.http_listen.
+  int http_port() const { return http_ != nullptr ? http_->port() : 0; }
   // The /metrics HTTP port actually bound; 0 without config.metrics_listen.
   int metrics_port() const { return metrics_ != nullptr ? metrics_->port() : 0; }
   const MapRegistry& registry() const { return *registry_; }
@@ -71,6 +74,8 @@ class WayfinderServer {
   std::unique_ptr<WorkerPool> pool_;
   std::unique_ptr<PathfinderService> service_;
   std::unique_ptr<grpc::Server> server_;
+  // After server_: stopped first (its calls go to server_ in process).
+  std::unique_ptr<http::HttpEdge> http_;
   // After server_: destroyed first, so scrapes stop before the parts they read.
   std::unique_ptr<Metrics> metrics_;
   int port_ = 0;

@@ -1,0 +1,283 @@
+// The HTTP/JSON port (--http_listen, server/http/): every unary RPC as
+// POST /v1/<Rpc> in protobuf's JSON mapping, errors as {code, status,
+// message} with the matching HTTP status, the same bearer tokens as gRPC,
+// bounded bodies, and WatchMaps as Server-Sent Events that end when the
+// server stops. A raw-socket HTTP/1.1 client with receive timeouts, so
+// that nothing here can hang.
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <thread>
+
+#include <google/protobuf/struct.pb.h>
+#include <google/protobuf/util/json_util.h>
+#include <gtest/gtest.h>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "server/http/rpc_json.h"
+#include "service_test_util.h"
+
+namespace wayfinder::testing {
+namespace {
+
+void WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream(path) << text;
+}
+
+struct HttpResponse {
+  int status = 0;
+  std::string body;
+};
+
+int Connect(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return -1;
+  timeval timeout{10, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+  if (connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+bool SendAll(int fd, const std::string& data) {
+  size_t sent = 0;
+  while (sent < data.size()) {
+    const ssize_t n = send(fd, data.data() + sent, data.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) return false;
+    sent += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+std::string Request(const std::string& method, const std::string& path, const std::string& body,
+                    const std::string& token) {
+  std::string r = absl::StrCat(method, " ", path, " HTTP/1.1\r\nHost: 127.0.0.1\r\n",
+                               "Connection: close\r\nContent-Type: application/json\r\n");
+  if (!token.empty()) absl::StrAppend(&r, "Authorization: Bearer ", token, "\r\n");
+  absl::StrAppend(&r, "Content-Length: ", body.size(), "\r\n\r\n", body);
+  return r;
+}
+
+HttpResponse Http(int port, const std::string& method, const std::string& path,
+                  const std::string& body = "", const std::string& token = "") {
+  HttpResponse out;
+  const int fd = Connect(port);
+  if (fd < 0) return out;
+  std::string raw;
+  if (SendAll(fd, Request(method, path, body, token))) {
+    char buf[4096];
+    for (;;) {
+      const ssize_t n = recv(fd, buf, sizeof buf, 0);
+      if (n <= 0) break;
+      raw.append(buf, static_cast<size_t>(n));
+    }
+  }
+  close(fd);
+  const size_t sp = raw.find(' ');
+  if (sp == std::string::npos || !absl::SimpleAtoi(raw.substr(sp + 1, 3), &out.status)) return out;
+  const size_t end = raw.find("\r\n\r\n");
+  if (end != std::string::npos) out.body = raw.substr(end + 4);
+  return out;
+}
+
+google::protobuf::Struct Json(const std::string& text) {
+  google::protobuf::Struct s;
+  EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(text, &s).ok()) << text;
+  return s;
+}
+
+double Number(const google::protobuf::Struct& s, const std::string& key) {
+  auto it = s.fields().find(key);
+  return it == s.fields().end() ? -1 : it->second.number_value();
+}
+
+std::string Text(const google::protobuf::Struct& s, const std::string& key) {
+  auto it = s.fields().find(key);
+  return it == s.fields().end() ? "" : it->second.string_value();
+}
+
+// "AAAA..." : base64 of width * height zero bytes, a free grid.
+const char kPutMap[] =
+    R"({"map":{"name":"m","grid":{"width":4,"height":3,"cells":"AAAAAAAAAAAAAAAA"},)"
+    R"("build":{"graphs":["GRID"]}}})";
+
+server::ServerConfig HttpConfig() {
+  server::ServerConfig config;
+  config.http_listen = "127.0.0.1:0";
+  return config;
+}
+
+TEST(HttpApiTest, UnaryCallsRoundTripAsJson) {
+  ServerHarness h(HttpConfig());
+  const int port = h.server().http_port();
+  ASSERT_GT(port, 0);
+  HttpResponse put = Http(port, "POST", "/v1/PutMap", kPutMap);
+  ASSERT_EQ(put.status, 200) << put.body;
+  EXPECT_EQ(Text(Json(put.body), "version"), "1");
+  HttpResponse path = Http(port, "POST", "/v1/FindPath",
+                           R"({"map":"m","start":{"x":0.5,"y":0.5},"goal":{"x":3.5,"y":2.5}})");
+  ASSERT_EQ(path.status, 200) << path.body;
+  const google::protobuf::Struct p = Json(path.body);
+  EXPECT_EQ(Text(p, "status"), "FOUND");
+  // The same call over gRPC.
+  v1::FindPathRequest req;
+  req.set_map("m");
+  req.mutable_start()->set_x(0.5);
+  req.mutable_start()->set_y(0.5);
+  req.mutable_goal()->set_x(3.5);
+  req.mutable_goal()->set_y(2.5);
+  v1::FindPathResponse grpc_path;
+  ASSERT_TRUE(h.stub().FindPath(Ctx().get(), req, &grpc_path).ok());
+  EXPECT_DOUBLE_EQ(Number(p, "length"), grpc_path.length());
+  HttpResponse list = Http(port, "POST", "/v1/ListMaps", "{}");
+  ASSERT_EQ(list.status, 200) << list.body;
+  EXPECT_TRUE(absl::StrContains(list.body, "\"name\":\"m\"")) << list.body;
+  HttpResponse edit = Http(
+      port, "POST", "/v1/UpdateMap",
+      R"({"map":"m","edits":[{"addObstacle":{"id":"b","rect":{"x":1,"y":1,"width":1,"height":1}}}]})");
+  ASSERT_EQ(edit.status, 200) << edit.body;
+  EXPECT_EQ(Text(Json(edit.body), "version"), "2");
+}
+
+// Every unary RPC of the service answers on its path: an empty request is
+// refused by the RPC itself (its own error, not "no such RPC"), with the
+// HTTP status matching the gRPC code.
+TEST(HttpApiTest, EveryRpcHasItsPathAndErrorsMapToHttpStatuses) {
+  ServerHarness h(HttpConfig());
+  const int port = h.server().http_port();
+  const google::protobuf::ServiceDescriptor* service =
+      google::protobuf::DescriptorPool::generated_pool()->FindServiceByName("wayfinder.v1.Pathfinder");
+  ASSERT_NE(service, nullptr);
+  for (int i = 0; i < service->method_count(); ++i) {
+    const google::protobuf::MethodDescriptor* m = service->method(i);
+    SCOPED_TRACE(m->name());
+    if (m->server_streaming()) continue;  // WatchMaps: below
+    HttpResponse r = Http(port, "POST", "/v1/" + m->name(), "{}");
+    if (m->client_streaming()) {
+      EXPECT_EQ(r.status, 501) << r.body;
+      continue;
+    }
+    if (r.status == 200) continue;  // e.g. ListMaps
+    const google::protobuf::Struct e = Json(r.body);
+    const int code = static_cast<int>(Number(e, "code"));
+    EXPECT_EQ(r.status, server::http::HttpStatusFor(static_cast<grpc::StatusCode>(code)));
+    EXPECT_FALSE(absl::StrContains(Text(e, "message"), "no RPC named")) << r.body;
+    EXPECT_FALSE(Text(e, "status").empty());
+  }
+  HttpResponse unknown = Http(port, "POST", "/v1/FindTreasure", "{}");
+  EXPECT_EQ(unknown.status, 404);
+  EXPECT_EQ(Number(Json(unknown.body), "code"), 5);
+  HttpResponse bad_json = Http(port, "POST", "/v1/FindPath", "{\"map\": ");
+  EXPECT_EQ(bad_json.status, 400);
+  EXPECT_EQ(Number(Json(bad_json.body), "code"), 3);
+  HttpResponse unknown_field = Http(port, "POST", "/v1/FindPath", R"({"mapp":"m"})");
+  EXPECT_EQ(unknown_field.status, 400);
+  EXPECT_TRUE(absl::StrContains(Text(Json(unknown_field.body), "message"), "mapp"));
+  HttpResponse no_map = Http(port, "POST", "/v1/FindPath",
+                             R"({"map":"nope","start":{"x":0.5,"y":0.5},"goal":{"x":1.5,"y":0.5}})");
+  EXPECT_EQ(no_map.status, 404);
+  EXPECT_EQ(Text(Json(no_map.body), "status"), "NOT_FOUND");
+  EXPECT_EQ(Http(port, "GET", "/v1/FindPath").status, 405);
+}
+
+TEST(HttpApiTest, BodiesAreBounded) {
+  server::ServerConfig config = HttpConfig();
+  config.max_message_bytes = 1 << 20;
+  ServerHarness h(config);
+  HttpResponse r = Http(h.server().http_port(), "POST", "/v1/PutMap",
+                        absl::StrCat(R"({"map":{"name":")", std::string(2 << 20, 'x'), "\"}}"));
+  EXPECT_EQ(r.status, 413);
+  EXPECT_EQ(Number(Json(r.body), "code"), 8);  // RESOURCE_EXHAUSTED
+}
+
+constexpr char kReadToken[] = "read-token-0123456789";
+constexpr char kAdminToken[] = "admin-token-0123456789";
+
+TEST(HttpApiTest, TheSameBearerTokensAsGrpc) {
+  TempDir dir;
+  const std::string tokens = dir.path() + "/tokens";
+  WriteFile(tokens, absl::StrCat("read ", kReadToken, "\nadmin ", kAdminToken, "\n"));
+  server::ServerConfig config = HttpConfig();
+  config.auth_tokens_file = tokens;
+  ServerHarness h(config);
+  const int port = h.server().http_port();
+  HttpResponse none = Http(port, "POST", "/v1/PutMap", kPutMap);
+  EXPECT_EQ(none.status, 401);
+  EXPECT_EQ(Number(Json(none.body), "code"), 16);
+  HttpResponse wrong = Http(port, "POST", "/v1/PutMap", kPutMap, "not-a-token-at-all-123");
+  EXPECT_EQ(wrong.status, 401);
+  HttpResponse reader = Http(port, "POST", "/v1/PutMap", kPutMap, kReadToken);
+  EXPECT_EQ(reader.status, 403);
+  EXPECT_EQ(Number(Json(reader.body), "code"), 7);
+  EXPECT_EQ(Http(port, "POST", "/v1/PutMap", kPutMap, kAdminToken).status, 200);
+  EXPECT_EQ(Http(port, "POST", "/v1/GetMap", R"({"name":"m"})", kReadToken).status, 200);
+  EXPECT_EQ(Http(port, "GET", "/v1/WatchMaps?maps=m").status, 401);
+}
+
+// Reads Server-Sent Events from fd until `done` says so (or 10 s pass).
+std::string ReadEvents(int fd, const std::function<bool(const std::string&)>& done) {
+  std::string raw;
+  char buf[4096];
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!done(raw) && std::chrono::steady_clock::now() < give_up) {
+    const ssize_t n = recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) break;
+    raw.append(buf, static_cast<size_t>(n));
+  }
+  return raw;
+}
+
+int Count(const std::string& s, const std::string& what) {
+  int n = 0;
+  for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST(HttpApiTest, WatchMapsStreamsServerSentEventsUntilTheServerStops) {
+  ServerHarness h(HttpConfig());
+  const int port = h.server().http_port();
+  ASSERT_EQ(Http(port, "POST", "/v1/PutMap", kPutMap).status, 200);
+  const int fd = Connect(port);
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(SendAll(fd, Request("GET", "/v1/WatchMaps?maps=m", "", "")));
+  std::string events =
+      ReadEvents(fd, [](const std::string& raw) { return Count(raw, "event: map") >= 1; });
+  EXPECT_TRUE(absl::StartsWith(events, "HTTP/1.1 200")) << events;
+  EXPECT_TRUE(absl::StrContains(events, "Content-Type: text/event-stream")) << events;
+  EXPECT_TRUE(absl::StrContains(events, R"(data: {"map":"m","version":"1","kind":"PUT"})"))
+      << events;
+  ASSERT_EQ(Http(port, "POST", "/v1/UpdateMap",
+                 R"({"map":"m","edits":[{"addObstacle":{"id":"b","rect":{"x":1,"y":1,"width":1,"height":1}}}]})")
+                .status,
+            200);
+  events += ReadEvents(fd, [](const std::string& raw) { return Count(raw, "event: map") >= 1; });
+  EXPECT_TRUE(absl::StrContains(events, R"("version":"2","kind":"UPDATE")")) << events;
+  EXPECT_TRUE(absl::StrContains(events, R"("obstaclesAdded":["b"])")) << events;
+  // Stopping the server ends the stream (with its final status), never
+  // waits on it.
+  std::thread stop([&h] { h.Stop(); });
+  events += ReadEvents(fd, [](const std::string& raw) { return absl::StrContains(raw, "event: end"); });
+  stop.join();
+  close(fd);
+  EXPECT_TRUE(absl::StrContains(events, "event: end")) << events;
+  EXPECT_TRUE(absl::StrContains(events, R"("status":"UNAVAILABLE")")) << events;
+}
+
+}  // namespace
+}  // namespace wayfinder::testing

@@ -23,6 +23,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "server/http/http_edge.h"
 #include "server/http/rpc_json.h"
 #include "service_test_util.h"
 
@@ -228,6 +229,21 @@ TEST(HttpApiTest, TheSameBearerTokensAsGrpc) {
   EXPECT_EQ(Http(port, "POST", "/v1/PutMap", kPutMap, kAdminToken).status, 200);
   EXPECT_EQ(Http(port, "POST", "/v1/GetMap", R"({"name":"m"})", kReadToken).status, 200);
   EXPECT_EQ(Http(port, "GET", "/v1/WatchMaps?maps=m").status, 401);
+}
+
+// TLS on the HTTP port uses the gRPC port's files; where the port cannot
+// serve HTTPS the server refuses to start it rather than serve plain text.
+TEST(HttpApiTest, TlsIsServedOrRefusedNeverDowngraded) {
+  TempDir dir;
+  auto edge = server::http::HttpEdge::Start(
+      {.listen = "127.0.0.1:0",
+       .tls_cert_file = dir.path() + "/missing-cert.pem",
+       .tls_key_file = dir.path() + "/missing-key.pem"},
+      grpc::CreateChannel("127.0.0.1:1", grpc::InsecureChannelCredentials()));
+  ASSERT_FALSE(edge.ok());
+  EXPECT_TRUE(absl::StrContains(edge.status().message(), "--http_listen") ||
+              absl::StrContains(edge.status().message(), "--tls_cert"))
+      << edge.status();
 }
 
 // Reads Server-Sent Events from fd until `done` says so (or 10 s pass).

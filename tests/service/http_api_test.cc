@@ -235,11 +235,12 @@ TEST(HttpApiTest, TheSameBearerTokensAsGrpc) {
 // serve HTTPS the server refuses to start it rather than serve plain text.
 TEST(HttpApiTest, TlsIsServedOrRefusedNeverDowngraded) {
   TempDir dir;
+  server::http::HttpEdgeOptions options;
+  options.listen = "127.0.0.1:0";
+  options.tls_cert_file = dir.path() + "/missing-cert.pem";
+  options.tls_key_file = dir.path() + "/missing-key.pem";
   auto edge = server::http::HttpEdge::Start(
-      {.listen = "127.0.0.1:0",
-       .tls_cert_file = dir.path() + "/missing-cert.pem",
-       .tls_key_file = dir.path() + "/missing-key.pem"},
-      grpc::CreateChannel("127.0.0.1:1", grpc::InsecureChannelCredentials()));
+      options, grpc::CreateChannel("127.0.0.1:1", grpc::InsecureChannelCredentials()));
   ASSERT_FALSE(edge.ok());
   EXPECT_TRUE(absl::StrContains(edge.status().message(), "--http_listen") ||
               absl::StrContains(edge.status().message(), "--tls_cert"))

@@ -14,11 +14,6 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kSqrt2 = 1.4142135623730951;
 
-// Most unsettled targets the heuristic looks at (as distances.cc): with
-// more, the search runs as Dijkstra over the jump points until enough
-// are settled.
-constexpr size_t kMaxHeuristicTargets = 32;
-
 // DistanceScratch::dir per cell: the direction the node was reached by
 // (an index into kSteps), kAll for the source, plus kClosed once expanded.
 constexpr uint8_t kAll = 8;
@@ -56,15 +51,18 @@ struct Target {
 // cells single-goal jump point search would reach through that run). Each
 // such sighting offers the target a length, and the target is settled when
 // its best offer leaves the open list: every unexpanded jump point then has
-// f = g + h >= that offer, and h (the least octile distance to any
-// unsettled target) never overestimates, so no later run can offer less.
-// Keeping the targets out of the jump point graph keeps that graph the one
-// whose optimality jump point search proves; a target that is a jump
-// point is also sighted by the run ending on it.
+// f = g + h >= that offer's key, and h (the octile distance to the target
+// aimed at) is consistent, so no later run can offer less. Keeping the
+// targets out of the jump point graph keeps that graph the one whose
+// optimality jump point search proves; a target that is a jump point is
+// also sighted by the run ending on it.
 //
-// When a target is settled the heuristic (a minimum over fewer targets)
-// can only grow; it stays consistent, so the open list is re-keyed and the
-// search goes on for the others.
+// The heuristic aims at one target at a time, the nearest to the source
+// first; once it is settled the next one, the open list re-keyed. Any
+// consistent heuristic keeps A*'s invariant (the expanded nodes hold
+// exact lengths, the open list the frontier), so switching is exact, and
+// the nodes expanded for one target serve the next (a minimum over all
+// unsettled targets instead pulled the search towards every one at once).
 absl::Status JumpPointDistancesFrom(const GridGraph& graph, DistanceScratch& s, uint32_t source,
                                     const std::vector<uint32_t>& goals,
                                     const SearchBudget& budget, double* row) {
@@ -81,12 +79,15 @@ absl::Status JumpPointDistancesFrom(const GridGraph& graph, DistanceScratch& s, 
       pending.push_back({t, t % w, t / w, t == source ? 0.0 : kInf});
     }
   }
-  auto h = [&](int64_t x, int64_t y) {
-    if (pending.size() > kMaxHeuristicTargets) return 0.0;
-    double best = kInf;
-    for (const Target& t : pending) best = std::min(best, Octile(t.x - x, t.y - y));
-    return best;
-  };
+  // The targets nearest the source (octile) first; the heuristic aims at
+  // the first unsettled one (`current`).
+  const int64_t sx = source % w, sy = source / w;
+  std::sort(pending.begin(), pending.end(), [&](const Target& a, const Target& b) {
+    return Octile(a.x - sx, a.y - sy) < Octile(b.x - sx, b.y - sy);
+  });
+  int64_t cx = pending.empty() ? 0 : pending.front().x;
+  int64_t cy = pending.empty() ? 0 : pending.front().y;
+  auto h = [&](int64_t x, int64_t y) { return Octile(cx - x, cy - y); };
 
   using Entry = DistanceScratch::Entry;
   // Entries with target == 1 are offers to the target at `cell`, not jump
@@ -103,11 +104,11 @@ absl::Status JumpPointDistancesFrom(const GridGraph& graph, DistanceScratch& s, 
   auto offer = [&](Target& t, double cost) {
     if (cost < t.cost) {
       t.cost = cost;
-      push({cost, cost, t.cell, 1});
+      push({cost + h(t.x, t.y), cost, t.cell, 1});
     }
   };
   for (Target& t : pending) {
-    if (t.cell == source) push({0.0, 0.0, t.cell, 1});
+    if (t.cell == source) push({h(t.x, t.y), 0.0, t.cell, 1});
   }
   auto reach = [&](uint32_t next, double g, uint8_t dir) {
     if (s.generation[next] == stamp) {
@@ -161,16 +162,21 @@ absl::Status JumpPointDistancesFrom(const GridGraph& graph, DistanceScratch& s, 
                              [&](const Target& t) { return t.cell == e.cell; });
       if (it == pending.end() || e.g > it->cost) continue;  // settled or stale
       settled.push_back({it->cell, it->cost});
+      const bool was_current = it == pending.begin();
       pending.erase(it);
       if (pending.empty()) break;
-      // The heuristic grew: new keys for the open list, stale entries out.
+      if (!was_current) continue;
+      // Aim at the next target: new keys for the open list, stale entries
+      // out.
+      cx = pending.front().x;
+      cy = pending.front().y;
       size_t kept = 0;
       for (const Entry& o : heap) {
         if (o.target != 0) {
           const bool live = std::any_of(pending.begin(), pending.end(), [&](const Target& t) {
             return t.cell == o.cell && t.cost == o.g;
           });
-          if (live) heap[kept++] = o;
+          if (live) heap[kept++] = {o.g + h(o.cell % w, o.cell / w), o.g, o.cell, 1};
         } else if (o.g <= s.dist[o.cell] && (s.dir[o.cell] & kClosed) == 0) {
           heap[kept++] = {o.g + h(o.cell % w, o.cell / w), o.g, o.cell, 0};
         }

@@ -269,6 +269,7 @@ TEST(RaycastHex, DenseSampling) {
 // the point lies where the graph's own locator finds the node.
 TEST(NearestPoint, EqualsScanOnEveryGraph) {
   std::mt19937_64 rng(15);
+  int navmesh_found = 0;
   for (int m = 0; m < 40; ++m) {
     const GridMap grid = RandomGrid(rng, m % 4 == 0 ? 0.95 : 0.5, false);
     auto shared = std::make_shared<GridMap>(grid);
@@ -340,9 +341,17 @@ TEST(NearestPoint, EqualsScanOnEveryGraph) {
       if (r.found) {
         EXPECT_NEAR(r.distance, best, 1e-9);
         EXPECT_TRUE(mesh.Contains(r.node, r.point));
+        // A point on the map (its right and bottom sides are off it), one
+        // that FindPath and Raycast take as a start.
+        EXPECT_TRUE(mesh.map_area().Contains(r.point))
+            << "navmesh map " << m << " q " << q << ": (" << r.point.x << ", " << r.point.y
+            << ")";
+        EXPECT_NE(mesh.Locate(r.point), Navmesh::kNone);
+        ++navmesh_found;
       }
     }
   }
+  EXPECT_GT(navmesh_found, 800);
 }
 
 // Rays between lattice points: through cell corners and along grid lines,

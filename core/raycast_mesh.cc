@@ -166,7 +166,7 @@ Navmesh::RayWalk Navmesh::WalkRay(const Point& a, uint32_t from, const Point& b)
     int best_k = -1, tied_k = -1;
     for (size_t k = 0; k < v.size(); ++k) {
       const Point& u = vertices_[v[k]];
-      const Point& w = vertices_[v[(k + 1) % v.size()]];
+      const Point& w = vertices_[v[k + 1 == v.size() ? 0 : k + 1]];
       const double s0 = Cross(u, w, a), s1 = Cross(u, w, b);
       if (!(s1 < 0) || s0 <= s1) continue;
       const double t = s0 / (s0 - s1);

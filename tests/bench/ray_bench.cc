@@ -4,7 +4,8 @@
 // interleaved in rounds so that machine noise hits both alike. Then
 // FindDistances 10 x 10 (core/distances.h) beside one FindPath, the mean
 // over the same 100 pairs, per graph kind, interleaved the same way.
-#include <chrono>
+#include <time.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -32,16 +33,26 @@ ABSL_FLAG(std::vector<std::string>, maps,
 ABSL_FLAG(int, queries, 20000, "queries per map and kind");
 ABSL_FLAG(double, ray_length, 64, "longest ray, cells");
 ABSL_FLAG(double, max_distance, 4, "NearestPoint max_distance (Detour: half extents)");
-ABSL_FLAG(int, distance_rounds, 20, "FindDistances rounds per map (each: 10 x 10 and 100 FindPaths)");
+ABSL_FLAG(int, distance_rounds, 20,
+          "FindDistances rounds per map (each: 10 x 10 and 100 FindPaths); 0: none");
 
 namespace wayfinder {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+// This thread's CPU time rather than the wall clock: on a machine shared
+// with other work the time a query is descheduled is not its own, and at
+// a load of several per core it was most of the wall time and half of the
+// noise.
+struct Clock {
+  using time_point = double;  // microseconds
+  static time_point now() {
+    timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec * 1e-3;
+  }
+};
 
-double Micros(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration<double, std::micro>(b - a).count();
-}
+double Micros(Clock::time_point a, Clock::time_point b) { return b - a; }
 
 // FindDistances 10 x 10 between seeded free cells of the first source's
 // component, beside one FindPath (the mean of the same 100 pairs): GRID
@@ -233,7 +244,9 @@ int Run() {
                 us[3] / per, us[4] / per, us[5] / per, us[4] / us[5], us[6] / per, us[7] / per,
                 100.0 * agree / nq);
     if (sink == -1) std::printf("\n");
-    distance_rows.push_back(DistancesRow(name, shared, mesh, tree));
+    if (absl::GetFlag(FLAGS_distance_rounds) > 0) {
+      distance_rows.push_back(DistancesRow(name, shared, mesh, tree));
+    }
   }
   std::printf("\nFindDistances 10 x 10 (us per call) beside one FindPath (us, the mean of the "
               "same 100 pairs); ratio = 10 x 10 / one FindPath (target <= 3)\n\n");

@@ -20,7 +20,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "client/client.h"
-#include "client/svg.h"
+#include "client/cli_common.h"
 #include "google/protobuf/util/json_util.h"
 
 ABSL_FLAG(std::string, server, "127.0.0.1:50051", "server address: host:port; several replicas as ipv4:host:port,host:port,... or "
@@ -65,11 +65,13 @@ ABSL_FLAG(double, radius, 0, "random: only points within this distance of --cent
 ABSL_FLAG(bool, reachable, false, "random: only points reachable from --center");
 ABSL_FLAG(std::string, sources, "", "distances: the sources, X,Y;X,Y;...");
 ABSL_FLAG(std::string, targets, "", "distances: the targets, X,Y;X,Y;...");
+ABSL_FLAG(uint32_t, random, 0, "render: draw this many random points (with --seed, --center, --radius, --reachable)");
+ABSL_FLAG(std::string, map_file, "",
+          "render: the map's file (as given to put-map): draw its links and areas");
 
 namespace {
 
-namespace v1 = wayfinder::v1;
-using wayfinder::client::Client;
+using namespace wayfinder::cli;  // NOLINT: the commands' shared pieces
 
 constexpr char kUsage[] = R"(Talk to a Wayfinder pathfinding server.
 
@@ -112,6 +114,11 @@ Commands:
                               field (--flow X,Y, repeatable goals) as SVG
       [--graph=quadtree] [--agent_radius=R] [--smoothing=..]
       [--navmesh_method=..]
+      [--ray X0,Y0,X1,Y1]     raycasts (repeatable): the walk, hit, normal
+      [--nearest X,Y]         nearest points (repeatable; --max_distance)
+      [--random=N]            N random points (--seed, --center, --radius,
+                              --reachable)
+      [--map_file=FILE]       the map's file: draws its links and areas
   random NAME N               N random walkable points, uniform by area
       [--graph=..] [--seed=S] [--center=X,Y --radius=R] [--reachable]
       [--agent_radius=R]
@@ -141,25 +148,6 @@ Security: --token_file=FILE (or $WAYFINDER_TOKEN) sends a bearer token;
 Maps larger than 4 MiB are sent with the chunked UploadMap automatically.
 
 Exit status: 0 success, 1 the server answered an error, 2 usage error.)";
-
-int Usage(const std::string& problem) {
-  std::fprintf(stderr, "wayfinder: %s\n(run 'wayfinder help' for usage)\n", problem.c_str());
-  return 2;
-}
-
-int Fail(const absl::Status& status) {
-  std::fprintf(stderr, "error: %s\n", status.ToString().c_str());
-  return 1;
-}
-
-void PrintJson(const google::protobuf::Message& message) {
-  google::protobuf::util::JsonPrintOptions options;
-  options.add_whitespace = true;
-  options.preserve_proto_field_names = true;
-  std::string out;
-  (void)google::protobuf::util::MessageToJsonString(message, &out, options);
-  std::fputs(out.c_str(), stdout);
-}
 
 std::string Bytes(uint64_t n) {
   if (n >= (uint64_t{1} << 20)) return absl::StrFormat("%.1f MiB", n / 1048576.0);
@@ -198,119 +186,6 @@ void PrintInfo(const v1::MapInfo& info) {
                    n.clip_ms(), n.triangulate_ms(), n.link_ms(), Bytes(n.memory_bytes()));
     }
   }
-}
-
-template <typename Enum>
-bool ParseEnum(const std::string& flag, const std::string& text,
-               bool (*parse)(const std::string&, Enum*), Enum* out, std::string* problem) {
-  if (text.empty()) return true;
-  if (!parse(absl::AsciiStrToUpper(text), out)) {
-    *problem = absl::StrCat("--", flag, ": unknown value \"", text, "\"");
-    return false;
-  }
-  return true;
-}
-
-// --graph, --smoothing and --navmesh_method (find-path and render); the
-// problem with them, or "".
-std::string ParsePathFlags(v1::GraphKind* graph, v1::Smoothing* smoothing,
-                           v1::NavmeshMethod* method) {
-  *graph = v1::GRAPH_KIND_UNSPECIFIED;
-  *smoothing = v1::SMOOTHING_UNSPECIFIED;
-  *method = v1::NAVMESH_METHOD_UNSPECIFIED;
-  std::string problem;
-  if (!ParseEnum("graph", absl::GetFlag(FLAGS_graph), &v1::GraphKind_Parse, graph, &problem) ||
-      !ParseEnum("smoothing", absl::GetFlag(FLAGS_smoothing), &v1::Smoothing_Parse, smoothing,
-                 &problem)) {
-    return problem;
-  }
-  ParseEnum("navmesh_method", absl::GetFlag(FLAGS_navmesh_method), &v1::NavmeshMethod_Parse,
-            method, &problem);
-  return problem;
-}
-
-// Parses args[first..first + n) as numbers; the problem, or "".
-std::string ParseArgs(const std::string& command, const std::vector<std::string>& args,
-                      size_t first, size_t n, double* out) {
-  for (size_t i = 0; i < n; ++i) {
-    if (!absl::SimpleAtod(args[first + i], &out[i])) {
-      return absl::StrCat(command, ": \"", args[first + i], "\" is not a number");
-    }
-  }
-  return "";
-}
-
-int Raycast(Client& client, const std::vector<std::string>& args) {
-  if (args.size() != 5) return Usage("raycast takes NAME X0 Y0 X1 Y1");
-  double c[4];
-  if (std::string problem = ParseArgs("raycast", args, 1, 4, c); !problem.empty()) {
-    return Usage(problem);
-  }
-  v1::RaycastRequest request;
-  request.set_map(args[0]);
-  request.mutable_start()->set_x(c[0]);
-  request.mutable_start()->set_y(c[1]);
-  request.mutable_end()->set_x(c[2]);
-  request.mutable_end()->set_y(c[3]);
-  v1::GraphKind graph = v1::GRAPH_KIND_UNSPECIFIED;
-  std::string problem;
-  if (!ParseEnum("graph", absl::GetFlag(FLAGS_graph), &v1::GraphKind_Parse, &graph, &problem)) {
-    return Usage(problem);
-  }
-  request.set_graph(graph);
-  request.set_agent_radius(absl::GetFlag(FLAGS_agent_radius));
-  request.set_min_version(absl::GetFlag(FLAGS_min_version));
-  auto response = client.Raycast(request);
-  if (!response.ok()) return Fail(response.status());
-  if (absl::GetFlag(FLAGS_json)) {
-    PrintJson(*response);
-    return 0;
-  }
-  if (response->hit()) {
-    absl::PrintF("HIT at (%.9g, %.9g)  fraction %.9g  normal (%.6g, %.6g)  cost %.9g  map version %d\n",
-                 response->hit_point().x(), response->hit_point().y(), response->fraction(),
-                 response->normal().x(), response->normal().y(), response->cost(),
-                 response->map_version());
-  } else {
-    absl::PrintF("CLEAR  cost %.9g  map version %d\n", response->cost(), response->map_version());
-  }
-  return 0;
-}
-
-int Nearest(Client& client, const std::vector<std::string>& args) {
-  if (args.size() != 3) return Usage("nearest takes NAME X Y");
-  double c[2];
-  if (std::string problem = ParseArgs("nearest", args, 1, 2, c); !problem.empty()) {
-    return Usage(problem);
-  }
-  v1::NearestPointRequest request;
-  request.set_map(args[0]);
-  request.mutable_point()->set_x(c[0]);
-  request.mutable_point()->set_y(c[1]);
-  v1::GraphKind graph = v1::GRAPH_KIND_UNSPECIFIED;
-  std::string problem;
-  if (!ParseEnum("graph", absl::GetFlag(FLAGS_graph), &v1::GraphKind_Parse, &graph, &problem)) {
-    return Usage(problem);
-  }
-  request.set_graph(graph);
-  request.set_max_distance(absl::GetFlag(FLAGS_max_distance));
-  request.set_agent_radius(absl::GetFlag(FLAGS_agent_radius));
-  request.set_min_version(absl::GetFlag(FLAGS_min_version));
-  auto response = client.NearestPoint(request);
-  if (!response.ok()) return Fail(response.status());
-  if (absl::GetFlag(FLAGS_json)) {
-    PrintJson(*response);
-    return 0;
-  }
-  if (response->found()) {
-    absl::PrintF("FOUND (%.9g, %.9g)  distance %.9g  node %d  map version %d\n",
-                 response->point().x(), response->point().y(), response->distance(),
-                 response->node(), response->map_version());
-  } else {
-    absl::PrintF("NOT_FOUND within %.9g  map version %d\n", request.max_distance(),
-                 response->map_version());
-  }
-  return 0;
 }
 
 int PutMap(Client& client, const std::vector<std::string>& args) {
@@ -541,179 +416,8 @@ std::vector<std::string> TakeRepeated(const std::string& name, int* argc, char**
   return values;
 }
 
-// "A,B,..." as exactly `n` numbers.
-bool ParseNumbers(const std::string& text, size_t n, std::vector<double>* out) {
-  std::vector<std::string> parts = absl::StrSplit(text, ',');
-  if (parts.size() != n) return false;
-  out->resize(n);
-  for (size_t i = 0; i < n; ++i) {
-    if (!absl::SimpleAtod(parts[i], &(*out)[i])) return false;
-  }
-  return true;
-}
-
-int Render(Client& client, const std::vector<std::string>& args,
-           const std::vector<std::string>& paths, const std::vector<std::string>& flows) {
-  if (args.size() != 1) return Usage("render takes one NAME");
-  const std::string out = absl::GetFlag(FLAGS_out);
-  if (out.empty()) return Usage("render needs --out=FILE.svg");
-  v1::GraphKind graph;
-  v1::Smoothing smoothing;
-  v1::NavmeshMethod method;
-  if (std::string problem = ParsePathFlags(&graph, &smoothing, &method); !problem.empty()) {
-    return Usage(problem);
-  }
-  v1::GetGraphRequest graph_request;
-  graph_request.set_map(args[0]);
-  graph_request.set_graph(graph);
-  graph_request.set_agent_radius(absl::GetFlag(FLAGS_agent_radius));
-  graph_request.set_min_version(absl::GetFlag(FLAGS_min_version));
-  auto geometry = client.GetGraph(graph_request);
-  if (!geometry.ok()) return Fail(geometry.status());
-
-  wayfinder::client::RenderInput input;
-  input.geometry = &*geometry;
-  for (const std::string& p : paths) {
-    std::vector<double> c;
-    if (!ParseNumbers(p, 4, &c)) return Usage(absl::StrCat("--path: \"", p, "\" is not SX,SY,GX,GY"));
-    v1::FindPathRequest request;
-    request.set_map(args[0]);
-    request.set_graph(geometry->graph());
-    request.mutable_start()->set_x(c[0]);
-    request.mutable_start()->set_y(c[1]);
-    request.mutable_goal()->set_x(c[2]);
-    request.mutable_goal()->set_y(c[3]);
-    request.mutable_options()->set_smoothing(smoothing);
-    request.mutable_options()->set_navmesh_method(method);
-    request.mutable_options()->set_agent_radius(absl::GetFlag(FLAGS_agent_radius));
-    request.mutable_options()->set_snap_distance(absl::GetFlag(FLAGS_snap_distance));
-    auto path = client.FindPath(request);
-    if (!path.ok()) return Fail(path.status());
-    input.paths.push_back(*std::move(path));
-  }
-  absl::StatusOr<v1::FlowField> field;
-  if (!flows.empty()) {
-    v1::GetFlowFieldRequest request;
-    request.set_map(args[0]);
-    if (geometry->graph() == v1::HEX || geometry->graph() == v1::GRID) {
-      request.set_graph(geometry->graph());
-    }
-    for (const std::string& f : flows) {
-      std::vector<double> c;
-      if (!ParseNumbers(f, 2, &c)) return Usage(absl::StrCat("--flow: \"", f, "\" is not X,Y"));
-      v1::Point* g = request.add_goals();
-      g->set_x(c[0]);
-      g->set_y(c[1]);
-    }
-    field = client.GetFlowField(request);
-    if (!field.ok()) return Fail(field.status());
-    input.flow = &*field;
-  }
-  const std::string svg = wayfinder::client::RenderSvg(input);
-  std::ofstream file(out, std::ios::binary);
-  file << svg;
-  if (!file.good()) return Fail(absl::UnavailableError(absl::StrCat("cannot write ", out)));
-  if (!absl::GetFlag(FLAGS_json)) {
-    absl::PrintF("wrote %s (%d bytes): %s of %s version %d, %d paths%s\n", out, svg.size(),
-                 v1::GraphKind_Name(geometry->graph()), args[0], geometry->map_version(),
-                 input.paths.size(), input.flow != nullptr ? ", a flow field" : "");
-  }
-  return 0;
-}
-
 // One line per event until the stream ends (or the process is
 // interrupted); flushed, so that a pipe sees each event as it comes.
-// "X,Y" into p; false when it is not two numbers.
-bool ParsePoint(absl::string_view text, v1::Point* p) {
-  std::vector<std::string> xy = absl::StrSplit(text, ',');
-  double x, y;
-  if (xy.size() != 2 || !absl::SimpleAtod(xy[0], &x) || !absl::SimpleAtod(xy[1], &y)) return false;
-  p->set_x(x);
-  p->set_y(y);
-  return true;
-}
-
-int RandomPoints(Client& client, const std::vector<std::string>& args) {
-  uint32_t count;
-  if (args.size() != 2 || !absl::SimpleAtoi(args[1], &count)) {
-    return Usage("random takes NAME and a count N");
-  }
-  v1::RandomPointsRequest request;
-  request.set_map(args[0]);
-  request.set_count(count);
-  request.set_seed(absl::GetFlag(FLAGS_seed));
-  request.set_radius(absl::GetFlag(FLAGS_radius));
-  request.set_reachable_from_center(absl::GetFlag(FLAGS_reachable));
-  request.set_agent_radius(absl::GetFlag(FLAGS_agent_radius));
-  request.set_min_version(absl::GetFlag(FLAGS_min_version));
-  const std::string center = absl::GetFlag(FLAGS_center);
-  if (!center.empty() && !ParsePoint(center, request.mutable_center())) {
-    return Usage(absl::StrCat("--center: \"", center, "\" is not X,Y"));
-  }
-  std::string problem;
-  v1::GraphKind graph = v1::GRAPH_KIND_UNSPECIFIED;
-  if (!ParseEnum("graph", absl::GetFlag(FLAGS_graph), &v1::GraphKind_Parse, &graph, &problem)) {
-    return Usage(problem);
-  }
-  request.set_graph(graph);
-  auto response = client.RandomPoints(request);
-  if (!response.ok()) return Fail(response.status());
-  if (absl::GetFlag(FLAGS_json)) {
-    PrintJson(*response);
-    return 0;
-  }
-  for (const v1::Point& p : response->points()) absl::PrintF("%.6f %.6f\n", p.x(), p.y());
-  absl::PrintF("# %d points, map version %d\n", response->points_size(), response->map_version());
-  return 0;
-}
-
-int Distances(Client& client, const std::vector<std::string>& args) {
-  if (args.size() != 1) return Usage("distances takes one NAME");
-  v1::FindDistancesRequest request;
-  request.set_map(args[0]);
-  for (auto [flag, list] : {std::pair{"sources", request.mutable_sources()},
-                            std::pair{"targets", request.mutable_targets()}}) {
-    const std::string text = absl::GetFlag(std::string(flag) == "sources" ? FLAGS_sources
-                                                                         : FLAGS_targets);
-    if (text.empty()) return Usage(absl::StrCat("distances needs --", flag, "='X,Y;X,Y;...'"));
-    for (absl::string_view item : absl::StrSplit(text, ';', absl::SkipEmpty())) {
-      if (!ParsePoint(item, list->Add())) {
-        return Usage(absl::StrCat("--", flag, ": \"", item, "\" is not X,Y"));
-      }
-    }
-  }
-  v1::GraphKind graph;
-  v1::Smoothing smoothing;
-  v1::NavmeshMethod method;
-  if (std::string problem = ParsePathFlags(&graph, &smoothing, &method); !problem.empty()) {
-    return Usage(problem);
-  }
-  request.set_graph(graph);
-  request.mutable_options()->set_smoothing(smoothing);
-  request.mutable_options()->set_navmesh_method(method);
-  request.mutable_options()->set_agent_radius(absl::GetFlag(FLAGS_agent_radius));
-  request.mutable_options()->set_snap_distance(absl::GetFlag(FLAGS_snap_distance));
-  request.mutable_options()->set_max_expansions(absl::GetFlag(FLAGS_max_expansions));
-  request.set_min_version(absl::GetFlag(FLAGS_min_version));
-  auto response = client.FindDistances(request);
-  if (!response.ok()) return Fail(response.status());
-  if (absl::GetFlag(FLAGS_json)) {
-    PrintJson(*response);
-    return 0;
-  }
-  const int targets = request.targets_size();
-  for (int i = 0; i < request.sources_size(); ++i) {
-    std::vector<std::string> row;
-    for (int j = 0; j < targets; ++j) {
-      row.push_back(absl::StrFormat("%.6g", response->costs(i * targets + j)));
-    }
-    absl::PrintF("%s\n", absl::StrJoin(row, " "));
-  }
-  absl::PrintF("# %d x %d costs, map version %d\n", request.sources_size(), targets,
-               response->map_version());
-  return 0;
-}
-
 int Watch(Client& client, const std::vector<std::string>& args) {
   const bool json = absl::GetFlag(FLAGS_json);
   const absl::Status status = client.WatchMaps(args, [json](const v1::MapEvent& event) {
@@ -756,8 +460,11 @@ int main(int argc, char** argv) {
   absl::SetFlagsUsageConfig(usage_config);
   absl::SetProgramUsageMessage(kUsage);
   const std::vector<std::string> goals = TakeRepeated("goal", &argc, argv);
-  const std::vector<std::string> paths = TakeRepeated("path", &argc, argv);
-  const std::vector<std::string> flows = TakeRepeated("flow", &argc, argv);
+  RenderRepeated render;
+  render.paths = TakeRepeated("path", &argc, argv);
+  render.flows = TakeRepeated("flow", &argc, argv);
+  render.rays = TakeRepeated("ray", &argc, argv);
+  render.nearest = TakeRepeated("nearest", &argc, argv);
   std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
   std::vector<std::string> args(positional.begin() + 1, positional.end());
   if (args.empty() || args[0] == "help") {
@@ -786,7 +493,7 @@ int main(int argc, char** argv) {
   if (command == "update") return Update(*client, args);
   if (command == "find-path") return FindPath(*client, args);
   if (command == "flow-field") return FlowField(*client, args, goals);
-  if (command == "render") return Render(*client, args, paths, flows);
+  if (command == "render") return Render(*client, args, render);
   if (command == "raycast") return Raycast(*client, args);
   if (command == "nearest") return Nearest(*client, args);
   if (command == "watch") return Watch(*client, args);

@@ -4,7 +4,9 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -88,6 +90,107 @@ double RoundLength(double about) {
   return 10 * p;
 }
 
+// A colour per area id (the same id, the same colour in every drawing).
+std::string AreaColour(uint32_t id) {
+  static constexpr const char* kPalette[] = {"#a5d6a7", "#90caf9", "#ffcc80", "#ce93d8",
+                                             "#80cbc4", "#ef9a9a", "#fff59d", "#bcaaa4"};
+  return kPalette[id % 8];
+}
+
+// Area polygons, filled by id, half transparent over the map.
+void AppendAreas(const std::vector<v1::Area>& areas, double u, std::string* svg) {
+  for (const v1::Area& a : areas) {
+    std::string pts;
+    for (const auto& p : a.polygon().points()) absl::StrAppend(&pts, N(p.x()), ",", N(p.y()), " ");
+    absl::StrAppend(svg, "<polygon class=\"area\" data-area=\"", a.id(), "\" fill=\"",
+                    AreaColour(a.id()), "\" fill-opacity=\"0.6\" stroke=\"#555\" stroke-width=\"",
+                    N(0.5 * u), "\" points=\"", pts, "\"/>\n");
+  }
+}
+
+// An arrow head at (tx, ty) pointing along the unit (dx, dy), as path data.
+std::string Head(double tx, double ty, double dx, double dy, double len) {
+  return absl::StrCat("M", N(tx - len * (dx - 0.5 * dy)), " ", N(ty - len * (dy + 0.5 * dx)), "L",
+                      N(tx), " ", N(ty), "L", N(tx - len * (dx + 0.5 * dy)), " ",
+                      N(ty - len * (dy - 0.5 * dx)));
+}
+
+// Links: a line start -> end with a head at the end, and at the start too
+// when the link goes both ways.
+void AppendLinks(const std::vector<v1::Link>& links, double u, std::string* svg) {
+  for (const v1::Link& l : links) {
+    const double x0 = l.start().x(), y0 = l.start().y(), x1 = l.end().x(), y1 = l.end().y();
+    const double len = std::hypot(x1 - x0, y1 - y0);
+    std::string d = absl::StrCat("M", N(x0), " ", N(y0), "L", N(x1), " ", N(y1));
+    if (len > 0) {
+      const double dx = (x1 - x0) / len, dy = (y1 - y0) / len;
+      absl::StrAppend(&d, Head(x1, y1, dx, dy, 8 * u));
+      if (l.bidirectional()) absl::StrAppend(&d, Head(x0, y0, -dx, -dy, 8 * u));
+    }
+    absl::StrAppend(svg, "<path class=\"link\" data-link=\"", Escape(l.id()),
+                    "\" fill=\"none\" stroke=\"#1565c0\" stroke-width=\"", N(2 * u),
+                    "\" stroke-dasharray=\"", N(6 * u), " ", N(3 * u), "\" d=\"", d, "\"/>\n");
+  }
+}
+
+// Rays, nearest queries and random points, over everything else.
+void AppendQueries(const RenderInput& input, double u, std::string* svg) {
+  for (const RenderInput::Ray& r : input.rays) {
+    const v1::RaycastResponse& a = r.response;
+    const double x0 = r.start.x(), y0 = r.start.y();
+    // The segment asked, thin; the part walked, thick (to the hit or end).
+    const double hx = a.hit() ? a.hit_point().x() : r.end.x();
+    const double hy = a.hit() ? a.hit_point().y() : r.end.y();
+    absl::StrAppend(svg, "<path class=\"ray\" fill=\"none\" stroke=\"#00838f\" stroke-width=\"",
+                    N(u), "\" stroke-dasharray=\"", N(3 * u), " ", N(3 * u), "\" d=\"M", N(x0),
+                    " ", N(y0), "L", N(r.end.x()), " ", N(r.end.y()), "\"/>\n");
+    absl::StrAppend(svg, "<path class=\"ray-walk\" fill=\"none\" stroke=\"#00838f\" ",
+                    "stroke-width=\"", N(2.5 * u), "\" d=\"M", N(x0), " ", N(y0), "L", N(hx), " ",
+                    N(hy), "\"/>\n");
+    if (!a.hit()) continue;
+    // A cross at the hit point and the normal as an arrow 16 px long.
+    const double c = 4 * u, nl = 16 * u;
+    const double nx = a.normal().x(), ny = a.normal().y();
+    std::string d = absl::StrCat("M", N(hx - c), " ", N(hy - c), "l", N(2 * c), " ", N(2 * c),
+                                 "M", N(hx - c), " ", N(hy + c), "l", N(2 * c), " ", N(-2 * c));
+    absl::StrAppend(svg, "<path class=\"ray-hit\" fill=\"none\" stroke=\"#c62828\" ",
+                    "stroke-width=\"", N(2 * u), "\" d=\"", d, "\"/>\n");
+    if (nx != 0 || ny != 0) {
+      const double tx = hx + nx * nl, ty = hy + ny * nl;
+      absl::StrAppend(svg, "<path class=\"ray-normal\" fill=\"none\" stroke=\"#c62828\" ",
+                      "stroke-width=\"", N(1.5 * u), "\" d=\"M", N(hx), " ", N(hy), "L", N(tx),
+                      " ", N(ty), Head(tx, ty, nx, ny, 5 * u), "\"/>\n");
+    }
+  }
+  for (const RenderInput::Nearest& q : input.nearest) {
+    const double px = q.point.x(), py = q.point.y();
+    absl::StrAppend(svg, "<circle class=\"nearest-query\" cx=\"", N(px), "\" cy=\"", N(py),
+                    "\" r=\"", N(3 * u), "\" fill=\"none\" stroke=\"#ef6c00\" stroke-width=\"",
+                    N(1.5 * u), "\"/>\n");
+    if (q.response.found()) {
+      const double ax = q.response.point().x(), ay = q.response.point().y();
+      absl::StrAppend(svg, "<path class=\"nearest-line\" stroke=\"#ef6c00\" stroke-width=\"",
+                      N(u), "\" d=\"M", N(px), " ", N(py), "L", N(ax), " ", N(ay), "\"/>\n",
+                      "<circle class=\"nearest\" cx=\"", N(ax), "\" cy=\"", N(ay), "\" r=\"",
+                      N(3 * u), "\" fill=\"#ef6c00\"/>\n");
+    } else if (q.max_distance > 0 && q.max_distance < 1e8) {
+      absl::StrAppend(svg, "<circle class=\"nearest-none\" cx=\"", N(px), "\" cy=\"", N(py),
+                      "\" r=\"", N(q.max_distance), "\" fill=\"none\" stroke=\"#ef6c00\" ",
+                      "stroke-dasharray=\"", N(3 * u), " ", N(3 * u), "\" stroke-width=\"", N(u),
+                      "\"/>\n");
+    }
+  }
+  if (!input.random_points.empty()) {
+    std::string dots;
+    for (const v1::Point& p : input.random_points) {
+      absl::StrAppend(&dots, "M", N(p.x() - 1.5 * u), " ", N(p.y()), "a", N(1.5 * u), " ",
+                      N(1.5 * u), " 0 1 0 ", N(3 * u), " 0a", N(1.5 * u), " ", N(1.5 * u),
+                      " 0 1 0 ", N(-3 * u), " 0");
+    }
+    absl::StrAppend(svg, "<path class=\"random-points\" fill=\"#2e7d32\" d=\"", dots, "\"/>\n");
+  }
+}
+
 }  // namespace
 
 std::string RenderSvg(const RenderInput& input, const RenderOptions& options) {
@@ -167,6 +270,8 @@ std::string RenderSvg(const RenderInput& input, const RenderOptions& options) {
                       "\" d=\"", outline, "\"/>\n");
     }
   }
+
+  AppendAreas(input.areas, u, &svg);
 
   // The graph.
   if (g.leaves_size() > 0) {
@@ -253,6 +358,8 @@ std::string RenderSvg(const RenderInput& input, const RenderOptions& options) {
     }
   }
 
+  AppendLinks(input.links, u, &svg);
+
   // Paths.
   static constexpr const char* kColours[] = {"#e53935", "#fb8c00", "#8e24aa", "#00897b"};
   for (size_t i = 0; i < input.paths.size(); ++i) {
@@ -272,6 +379,8 @@ std::string RenderSvg(const RenderInput& input, const RenderOptions& options) {
     absl::StrAppend(&svg, "<path fill=\"", colour, "\" d=\"", dots, "\"/>\n");
   }
 
+  AppendQueries(input, u, &svg);
+
   // Legend: what is drawn, and a scale bar.
   const double ly = H + 18 * u, font = 12 * u;
   std::string what = absl::StrCat(g.map(), " v", g.map_version(), ", ",
@@ -288,6 +397,15 @@ std::string RenderSvg(const RenderInput& input, const RenderOptions& options) {
   if (input.flow != nullptr) {
     absl::StrAppend(&what, "; flow field, ", input.flow->stats().reachable_cells(),
                     " cells reach a goal");
+  }
+  if (!input.areas.empty()) absl::StrAppend(&what, "; ", input.areas.size(), " areas");
+  if (!input.links.empty()) absl::StrAppend(&what, "; ", input.links.size(), " links");
+  if (!input.rays.empty()) absl::StrAppend(&what, "; ", input.rays.size(), " rays");
+  if (!input.nearest.empty()) {
+    absl::StrAppend(&what, "; ", input.nearest.size(), " nearest queries");
+  }
+  if (!input.random_points.empty()) {
+    absl::StrAppend(&what, "; ", input.random_points.size(), " random points");
   }
   absl::StrAppend(&svg, "<text x=\"", N(4 * u), "\" y=\"", N(ly), "\" font-family=\"sans-serif\" ",
                   "font-size=\"", N(font), "\">", Escape(what), "</text>\n");

@@ -21,13 +21,36 @@ struct RenderOptions {
 };
 
 // What to draw, bottom to top: the map (blocked cells merged into
-// rectangles, or obstacle polygons), the graph (quadtree leaves and
-// portals, navmesh polygons), flow-field arrows, paths with their
-// waypoints, and a legend with a scale bar.
+// rectangles, or obstacle polygons), area polygons, the graph (quadtree
+// leaves and portals, navmesh polygons), flow-field arrows, links, paths
+// with their waypoints, rays, nearest queries, random points, and a legend
+// with a scale bar.
 struct RenderInput {
   const v1::GraphGeometry* geometry = nullptr;
   std::vector<v1::FindPathResponse> paths;
   const v1::FlowField* flow = nullptr;
+  // Raycasts: the segment asked (start to end) and the answer: the walked
+  // part, a cross at the hit point and the side's normal as a short arrow.
+  struct Ray {
+    v1::Point start, end;
+    v1::RaycastResponse response;
+  };
+  std::vector<Ray> rays;
+  // NearestPoint queries: the query point, a line to the answer, the
+  // answer's dot (or a ring of the max distance when none was found).
+  struct Nearest {
+    v1::Point point;
+    double max_distance = 0;
+    v1::NearestPointResponse response;
+  };
+  std::vector<Nearest> nearest;
+  // RandomPoints answers: small dots.
+  std::vector<v1::Point> random_points;
+  // The map's off-mesh links (arrows start -> end, a head at both ends when
+  // bidirectional) and area polygons (filled, one colour per area id),
+  // drawn under the paths.
+  std::vector<v1::Link> links;
+  std::vector<v1::Area> areas;
 };
 
 // A self-contained SVG document. Large maps stay light: blocked cells

@@ -4,10 +4,13 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/distances_jump.h"
 #include "core/grid_search.h"
 #include "core/status_macros.h"
 
@@ -82,7 +85,7 @@ absl::Status SearchFrom(DistanceScratch& s, uint32_t source, const std::vector<u
   heap.clear();
   s.dist[source] = 0;
   s.generation[source] = g;
-  if (!pending.empty()) heap.push_back({h(source), 0.0, source});
+  if (!pending.empty()) heap.push_back({h(source), 0.0, source, 0});
   uint64_t expansions = 0;
   while (!pending.empty() && !heap.empty()) {
     std::pop_heap(heap.begin(), heap.end(), cmp);
@@ -99,7 +102,7 @@ absl::Status SearchFrom(DistanceScratch& s, uint32_t source, const std::vector<u
       size_t kept = 0;
       for (const Entry& o : heap) {
         if (o.g <= s.dist[o.cell] && s.target_mark[o.cell] != g + 2) {
-          heap[kept++] = {o.g + h(o.cell), o.g, o.cell};
+          heap[kept++] = {o.g + h(o.cell), o.g, o.cell, 0};
         }
       }
       heap.resize(kept);
@@ -111,7 +114,7 @@ absl::Status SearchFrom(DistanceScratch& s, uint32_t source, const std::vector<u
       if (s.generation[next] != g || nd < s.dist[next]) {
         s.generation[next] = g;
         s.dist[next] = nd;
-        heap.push_back({nd + h(next), nd, next});
+        heap.push_back({nd + h(next), nd, next, 0});
         std::push_heap(heap.begin(), heap.end(), cmp);
       }
     });
@@ -153,22 +156,76 @@ absl::StatusOr<std::vector<double>> GridDistances(const GridGraph& graph,
                                                   absl::Span<const Point> sources,
                                                   absl::Span<const Point> targets,
                                                   const SearchBudget& budget,
-                                                  DistanceScratch& scratch) {
+                                                  DistanceScratch& scratch,
+                                                  const GridCostTable* costs) {
   const GridMap& map = graph.map();
-  auto locate = [&map](const Point& p, const std::string& field) {
-    return LocateFreeCell(map, p, field);
+  // A table that changes no cell of the map is no table (as FindGridPath).
+  if (costs != nullptr && costs->SameAsMapOn(map)) costs = nullptr;
+  auto locate = [&map, costs](const Point& p, const std::string& field) -> absl::StatusOr<uint32_t> {
+    WF_ASSIGN_OR_RETURN(const uint32_t cell, LocateFreeCell(map, p, field));
+    if (costs != nullptr && !costs->Passable(map.cells()[cell])) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          field, ": cell (", cell % map.width(), ", ", cell / map.width(), ") has area ",
+          map.cells()[cell], ", which options.area_costs makes impassable"));
+    }
+    return cell;
   };
   WF_ASSIGN_OR_RETURN(const std::vector<uint32_t> from, Cells(sources, "sources", locate));
   WF_ASSIGN_OR_RETURN(const std::vector<uint32_t> to, Cells(targets, "targets", locate));
+  auto connected = [&graph](uint32_t a, uint32_t b) { return graph.MaybeConnected(a, b); };
   const uint32_t w = map.width();
-  const bool uniform = map.uniform_cost();
-  // The step costs of GridAStar::Run, term for term, so that equal paths
-  // sum to equal doubles.
+
+  // Every walkable cell at one cost: jump points, lengths times that cost.
+  std::optional<double> uniform;
+  if (costs == nullptr && map.uniform_cost()) uniform = 1.0;
+  if (costs != nullptr) uniform = costs->UniformOn(map);
+  if (uniform.has_value() && graph.has_runs()) {
+    const double scale = *uniform;
+    return FromSmallerSide(from, to, [&](uint32_t root, const std::vector<uint32_t>& others,
+                                          double* row) -> absl::Status {
+      Begin(scratch, map.size());
+      WF_RETURN_IF_ERROR(
+          internal::JumpPointDistancesFrom(graph, scratch, root, others, budget, row));
+      if (scale != 1.0) {
+        for (size_t j = 0; j < others.size(); ++j) row[j] *= scale;
+      }
+      return absl::OkStatus();
+    });
+  }
+
+  // Multipliers per byte: the table's, or the map's own (max(b, 1)).
+  const GridCostTable own = GridCostTable::Defaults();
+  const GridCostTable& table = costs != nullptr ? *costs : own;
+  const double* mult = table.multiplier.data();
+  const uint8_t* cells = map.cells().data();
+  const double h_scale = costs != nullptr ? costs->MinMultiplier() : 1.0;
+  const bool plain = costs == nullptr && map.uniform_cost();
+  // The step costs of GridAStar::Run / RunWithCosts, term for term, so that
+  // equal paths sum to equal doubles. A table's impassable bytes are walls:
+  // no step onto them and no diagonal past them.
   auto expand = [&](uint32_t cell, double g, auto&& relax) {
-    const uint8_t m = graph.moves(cell);
-    const double here = uniform ? 1.0 : map.Cost(cell);
+    uint8_t m = graph.moves(cell);
+    if (costs != nullptr) {
+      // Drop the steps onto impassable cells, then the diagonals whose
+      // orthogonal neighbours are not both passable.
+      static constexpr int kDx[8] = {1, 1, 0, -1, -1, -1, 0, 1};
+      static constexpr int kDy[8] = {0, 1, 1, 1, 0, -1, -1, -1};
+      for (int d = 0; d < 8; ++d) {
+        if ((m & (1 << d)) != 0 &&
+            mult[cells[static_cast<int64_t>(cell) + kDx[d] + int64_t{kDy[d]} * w]] ==
+                GridCostTable::kImpassable) {
+          m = static_cast<uint8_t>(m & ~(1 << d));
+        }
+      }
+      for (int d = 1; d < 8; d += 2) {
+        if ((m & (1 << ((d + 7) % 8))) == 0 || (m & (1 << ((d + 1) % 8))) == 0) {
+          m = static_cast<uint8_t>(m & ~(1 << d));
+        }
+      }
+    }
+    const double here = plain ? 1.0 : mult[cells[cell]];
     auto step = [&](uint32_t next, double len) {
-      relax(next, g + (uniform ? len : len * 0.5 * (here + map.Cost(next))));
+      relax(next, g + (plain ? len : len * 0.5 * (here + mult[cells[next]])));
     };
     if (m & (1 << 0)) step(cell + 1, 1.0);
     if (m & (1 << 2)) step(cell + w, 1.0);
@@ -179,13 +236,12 @@ absl::StatusOr<std::vector<double>> GridDistances(const GridGraph& graph,
     if (m & (1 << 5)) step(cell - w - 1, kSqrt2);
     if (m & (1 << 7)) step(cell - w + 1, kSqrt2);
   };
-  auto connected = [&graph](uint32_t a, uint32_t b) { return graph.MaybeConnected(a, b); };
-  // Octile distance: every multiplier is >= 1, so it never overestimates,
-  // and it is consistent (FindGridPath's A* uses it).
-  auto octile = [w](uint32_t a, uint32_t b) {
+  // Octile distance times the least multiplier: a lower bound on every
+  // path, and consistent (FindGridPath's A* uses it).
+  auto octile = [w, h_scale](uint32_t a, uint32_t b) {
     const double dx = std::abs(double(a % w) - double(b % w));
     const double dy = std::abs(double(a / w) - double(b / w));
-    return std::max(dx, dy) + (kSqrt2 - 1) * std::min(dx, dy);
+    return h_scale * (std::max(dx, dy) + (kSqrt2 - 1) * std::min(dx, dy));
   };
   return FromSmallerSide(from, to, [&](uint32_t root, const std::vector<uint32_t>& others,
                                         double* row) {

@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "core/geometry.h"
+#include "core/grid_costs.h"
 #include "core/grid_graph.h"
 #include "core/hex_grid.h"
 #include "core/path.h"
@@ -25,10 +26,15 @@ struct DistanceScratch {
   std::vector<uint32_t> generation;
   // Per cell: stamp + 1 while an unsettled target, stamp + 2 once closed.
   std::vector<uint32_t> target_mark;
-  // The open list: (f, g, cell).
+  // Per cell, jump point search only: the direction a node was reached by
+  // and whether it was expanded (valid when generation == stamp).
+  std::vector<uint8_t> dir;
+  // The open list: (f, g, cell); `target` 1 marks an offer of a length to
+  // the target at `cell` rather than a node (jump point search).
   struct Entry {
     double f, g;
     uint32_t cell;
+    uint32_t target;
   };
   std::vector<Entry> heap;
   // Advances by 3 per search.
@@ -38,13 +44,19 @@ struct DistanceScratch {
 // Path costs from every source to every target, row-major:
 // costs[i * targets.size() + j], +infinity when unreachable.
 //
-// GRID: one multi-target A* per source over the cells with FindGridPath's
-// rules (8 neighbours, no corner cutting, a step costs its length times the
-// mean of the two cells' multipliers; heuristic: the octile distance to the
-// nearest unsettled target), stopped once every target cell is settled:
-// each cost equals FindGridPath's length (A* and jump point search find
-// optimal paths under the same rules). HEX: the same with unit steps and
-// the hex distance, equal to FindHexPath's step count.
+// GRID: one multi-target search per source with FindGridPath's rules (8
+// neighbours, no corner cutting, a step costs its length times the mean of
+// the two cells' multipliers), stopped once every target cell is settled;
+// each cost equals FindGridPath's length (every method finds optimal paths
+// under the same rules). Where every walkable cell costs the same (a map
+// of uniform cost, under `costs` if given) it is a multi-target jump point
+// search (distances_jump.h; lengths times the table's multiplier), else a
+// multi-target A* over the cells (heuristic: the octile distance to the
+// nearest unsettled target, times the table's least multiplier). `costs`
+// is a query's table as FindGridPath's (null: the map's own); a source or
+// target on a byte it makes impassable is FAILED_PRECONDITION naming the
+// point. HEX: multi-target A* with unit steps and the hex distance, equal
+// to FindHexPath's step count.
 // Step costs are symmetric, so with more sources than targets the searches
 // run from the targets. Sources and targets follow FindPath's point rules; errors name
 // "sources[i]" / "targets[j]" (INVALID_ARGUMENT off the map or not finite,
@@ -56,7 +68,8 @@ absl::StatusOr<std::vector<double>> GridDistances(const GridGraph& graph,
                                                   absl::Span<const Point> sources,
                                                   absl::Span<const Point> targets,
                                                   const SearchBudget& budget,
-                                                  DistanceScratch& scratch);
+                                                  DistanceScratch& scratch,
+                                                  const GridCostTable* costs = nullptr);
 absl::StatusOr<std::vector<double>> HexDistances(const HexGraph& graph,
                                                  absl::Span<const Point> sources,
                                                  absl::Span<const Point> targets,

@@ -210,9 +210,14 @@ void Navmesh::BucketRange(uint32_t t, uint32_t* i0, uint32_t* i1, uint32_t* j0,
 }
 
 bool Navmesh::Contains(uint32_t t, const Point& p) const {
+  // Side by side from the last vertex round (no modulo per side: this is
+  // the inner loop of Locate).
   const auto v = polygon(t);
+  const Point* prev = &vertices_[v[v.size() - 1]];
   for (size_t k = 0; k < v.size(); ++k) {
-    if (Cross(vertices_[v[k]], vertices_[v[(k + 1) % v.size()]], p) < 0) return false;
+    const Point* next = &vertices_[v[k]];
+    if (Cross(*prev, *next, p) < 0) return false;
+    prev = next;
   }
   return true;
 }
@@ -293,7 +298,8 @@ uint32_t Navmesh::Nearest(const Point& p, double max_distance, Point* nearest) c
       seen[bucket_items_[k]] = stamp;
       const auto v = polygon(bucket_items_[k]);
       for (size_t e = 0; e < v.size(); ++e) {
-        const Point q = ClosestOnSegment(p, vertices_[v[e]], vertices_[v[(e + 1) % v.size()]]);
+        const Point q =
+            ClosestOnSegment(p, vertices_[v[e]], vertices_[v[e + 1 == v.size() ? 0 : e + 1]]);
         const double d2 = DistanceSquared(p, q);
         if (d2 <= best_d2) {
           best_d2 = d2;

@@ -5,10 +5,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <queue>
 #include <tuple>
 #include <vector>
 
+#include "core/map_area.h"
 #include "core/navmesh_internal.h"
 
 namespace wayfinder {
@@ -48,6 +50,37 @@ void ForEachRingCell(int64_t cx, int64_t cy, int64_t r, int64_t w, int64_t h, F&
 
 bool RingCoversMap(int64_t cx, int64_t cy, int64_t r, int64_t w, int64_t h) {
   return cx - r <= 0 && cy - r <= 0 && cx + r >= w - 1 && cy + r >= h - 1;
+}
+
+// The free cell of `map` nearest to p, by rings of cells round (cx, cy)
+// growing outward: `lower_bound(r)` is a distance from p that no cell of
+// ring r or beyond is nearer than, and the search stops once it passes
+// max_distance or the best so far. `nearest(x, y)` is the point of free
+// cell (x, y) nearest p. Returns the cell index (-1 for none) and sets
+// *best, *best_d2.
+template <typename LowerBound, typename NearestIn>
+int64_t RingSearch(const GridMap& map, int64_t cx, int64_t cy, const Point& p,
+                   double max_distance, LowerBound&& lower_bound, NearestIn&& nearest,
+                   Point* best, double* best_d2) {
+  const int64_t w = map.width(), h = map.height();
+  int64_t best_cell = -1;
+  *best_d2 = INFINITY;
+  for (int64_t r = 0;; ++r) {
+    const double lb = lower_bound(r);
+    if (lb > max_distance || lb * lb > *best_d2) break;
+    ForEachRingCell(cx, cy, r, w, h, [&](int64_t x, int64_t y) {
+      if (!map.IsFree(map.Index(x, y))) return;
+      const Point q = nearest(x, y);
+      const double d2 = DistanceSquared(p, q);
+      if (d2 < *best_d2) {
+        *best_d2 = d2;
+        *best = q;
+        best_cell = y * w + x;
+      }
+    });
+    if (RingCoversMap(cx, cy, r, w, h)) break;
+  }
+  return best_cell;
 }
 
 }  // namespace
@@ -91,25 +124,15 @@ NearestResult NearestGridPoint(const GridMap& map, const Point& p, double max_di
   const int64_t w = map.width(), h = map.height();
   const int64_t cx = std::clamp<int64_t>(static_cast<int64_t>(std::clamp(std::floor(p.x), -1.0, double(w))), 0, w - 1);
   const int64_t cy = std::clamp<int64_t>(static_cast<int64_t>(std::clamp(std::floor(p.y), -1.0, double(h))), 0, h - 1);
-  double best_d2 = INFINITY;
+  double best_d2;
   Point best;
-  int64_t best_cell = -1;
-  for (int64_t r = 0;; ++r) {
-    // Every cell of ring r is at least r - 1 from p.
-    const double lb = std::max<double>(0, r - 1);
-    if (lb > max_distance || lb * lb > best_d2) break;
-    ForEachRingCell(cx, cy, r, w, h, [&](int64_t x, int64_t y) {
-      if (!map.IsFree(map.Index(x, y))) return;
-      const Point q = ClampToBox(p, x, y, x + 1, y + 1);
-      const double d2 = DistanceSquared(p, q);
-      if (d2 < best_d2) {
-        best_d2 = d2;
-        best = q;
-        best_cell = y * w + x;
-      }
-    });
-    if (RingCoversMap(cx, cy, r, w, h)) break;
-  }
+  // Every cell of ring r is at least r - 1 from p.
+  const int64_t best_cell = RingSearch(
+      map, cx, cy, p, max_distance, [](int64_t r) { return std::max<double>(0, r - 1); },
+      [&p](int64_t x, int64_t y) {
+        return ClampToBox(p, double(x), double(y), x + 1.0, y + 1.0);
+      },
+      &best, &best_d2);
   if (best_cell < 0 || std::sqrt(best_d2) > max_distance) return out;
   const double x = best_cell % w, y = best_cell / w;
   out.found = true;
@@ -137,26 +160,17 @@ NearestResult NearestHexPoint(const HexGraph& graph, const Point& p, double max_
   // at least r - 3/2 away (centres r apart in x, r - 1/2 in y; half-width
   // 5/8 and half-height 1/2 on both sides).
   const int64_t shift = std::max(std::abs(cx - c0), std::abs(cy - r0));
-  double best_d2 = INFINITY;
+  double best_d2;
   Point best;
-  int64_t best_cell = -1;
-  for (int64_t r = 0;; ++r) {
-    const double lb = std::max<double>(0, double(r - shift) - 1.5);
-    if (lb > max_distance || lb * lb > best_d2) break;
-    ForEachRingCell(cx, cy, r, w, h, [&](int64_t x, int64_t y) {
-      if (!map.IsFree(map.Index(x, y))) return;
-      Point corners[6];
-      HexCorners(x, y, corners);
-      const Point q = NearestInConvex(corners, 6, p);
-      const double d2 = DistanceSquared(p, q);
-      if (d2 < best_d2) {
-        best_d2 = d2;
-        best = q;
-        best_cell = y * w + x;
-      }
-    });
-    if (RingCoversMap(cx, cy, r, w, h)) break;
-  }
+  int64_t best_cell = RingSearch(
+      map, cx, cy, p, max_distance,
+      [shift](int64_t r) { return std::max<double>(0, double(r - shift) - 1.5); },
+      [&p](int64_t x, int64_t y) {
+        Point corners[6];
+        HexCorners(x, y, corners);
+        return NearestInConvex(corners, 6, p);
+      },
+      &best, &best_d2);
   if (best_cell < 0 || std::sqrt(best_d2) > max_distance) return out;
   // On the hexagon's side: 1e-9 toward the centre, so that the point's
   // nearest centre is this cell's.
@@ -234,6 +248,19 @@ NearestResult NearestNavmeshPoint(const Navmesh& mesh, const Point& p, double ma
   Point q;
   const uint32_t poly = mesh.Nearest(p, max_distance, &q);
   if (poly == Navmesh::kNone) return out;
+  const MapArea area = mesh.map_area();
+  if (!area.Contains(q)) {
+    // On the map's right or bottom side (a polygon side there): off the
+    // half-open map, where FindPath and Raycast refuse a start. A few ulps
+    // toward the polygon's centroid stay inside the (convex) polygon and
+    // come off that side.
+    const Point c = mesh.Centroid(poly);
+    const double dx = c.x - q.x, dy = c.y - q.y, dl = std::sqrt(dx * dx + dy * dy);
+    const double step =
+        16 * std::numeric_limits<double>::epsilon() * std::max({1.0, area.x1, area.y1});
+    if (dl > 0) q = {q.x + dx / dl * step, q.y + dy / dl * step};
+    q = IntoHalfOpen(q, area.x0, area.y0, area.x1, area.y1);
+  }
   out.found = true;
   out.point = q;
   out.distance = Distance(p, q);

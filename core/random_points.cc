@@ -151,6 +151,34 @@ Point InBox(const Rect& b, std::mt19937_64& rng) {
   return {b.x0 + u * b.width(), b.y0 + v * b.height()};
 }
 
+// GRID and HEX: points in the cells of columns [x0, x1) and rows [y0, y1)
+// whose `allowed` holds, each cell's region inside its box `box_of(x, y)`
+// and accepted by `keep(cell, p)`. Rejection draws in the rectangle first
+// (DrawInRectangle); when they give up, Sample over the list of the
+// allowed cells' boxes clipped to the circle, row by row.
+template <typename Allowed, typename BoxOf, typename Keep>
+absl::StatusOr<std::vector<Point>> SampleCells(const RandomPointsQuery& q, const GridMap& map,
+                                               int64_t x0, int64_t y0, int64_t x1, int64_t y1,
+                                               Allowed&& allowed, BoxOf&& box_of, Keep&& keep) {
+  Drawn drawn(q);
+  DrawInRectangle(
+      q, x0, y0, x1, y1, map.width(), allowed,
+      [&box_of](int64_t x, int64_t y, std::mt19937_64& rng) { return InBox(box_of(x, y), rng); },
+      keep, drawn);
+  if (drawn.points.size() >= q.count) return std::move(drawn.points);
+  std::vector<Domain> domains;
+  for (int64_t y = y0; y < y1; ++y) {
+    for (int64_t x = x0; x < x1; ++x) {
+      const uint32_t i = map.Index(static_cast<uint32_t>(x), static_cast<uint32_t>(y));
+      Rect box;
+      if (allowed(i) && Clip(q, box_of(x, y), &box)) domains.push_back({i, box});
+    }
+  }
+  return Sample(
+      q, domains, nullptr, [](const Domain& d, std::mt19937_64& rng) { return InBox(d.box, rng); },
+      keep, std::move(drawn));
+}
+
 // Marks the cells reachable from `start` by breadth-first search over a
 // moves() byte per cell (bit d: step d allowed), `step(cell, d)` the
 // neighbour.
@@ -215,29 +243,12 @@ absl::StatusOr<std::vector<Point>> RandomGridPoints(const GridGraph& graph,
   auto keep = [w](uint32_t id, const Point& p) {
     return p.x < id % w + 1.0 && p.y < id / w + 1.0;
   };
-  Drawn drawn(q);
-  DrawInRectangle(
-      q, x0, y0, x1, y1, w, allowed,
-      [](int64_t x, int64_t y, std::mt19937_64& rng) {
-        return InBox({double(x), double(y), double(x + 1), double(y + 1)}, rng);
-      },
-      keep, drawn);
-  if (drawn.points.size() >= q.count) return std::move(drawn.points);
-  std::vector<Domain> domains;
-  for (int64_t y = y0; y < y1; ++y) {
-    for (int64_t x = x0; x < x1; ++x) {
-      const uint32_t i = map.Index(static_cast<uint32_t>(x), static_cast<uint32_t>(y));
-      Rect box;
-      if (allowed(i) && Clip(q, {double(x), double(y), double(x + 1), double(y + 1)}, &box)) {
-        domains.push_back({i, box});
-      }
-    }
-  }
   // Points on a cell's right or bottom side belong to the next cell: keep
   // only points inside the cell's half-open square.
-  return Sample(
-      q, domains, nullptr, [](const Domain& d, std::mt19937_64& rng) { return InBox(d.box, rng); },
-      keep, std::move(drawn));
+  return SampleCells(
+      q, map, x0, y0, x1, y1, allowed,
+      [](int64_t x, int64_t y) { return Rect{double(x), double(y), double(x + 1), double(y + 1)}; },
+      keep);
 }
 
 absl::StatusOr<std::vector<Point>> RandomHexPoints(const HexGraph& graph,
@@ -280,32 +291,15 @@ absl::StatusOr<std::vector<Point>> RandomHexPoints(const HexGraph& graph,
     r0 = std::max<int64_t>(0, static_cast<int64_t>(std::floor(c.y0 - 1)));
     r1 = std::min<int64_t>(map.height(), static_cast<int64_t>(std::floor(c.y1)) + 1);
   }
-  Drawn drawn(q);
-  DrawInRectangle(
-      q, c0, r0, c1, r1, w, allowed,
-      [](int64_t col, int64_t row, std::mt19937_64& rng) {
-        const Point ctr = hex::Centre(col, row);
-        return InBox({ctr.x - 0.625, ctr.y - 0.5, ctr.x + 0.625, ctr.y + 0.5}, rng);
-      },
-      keep, drawn);
-  if (drawn.points.size() >= q.count) return std::move(drawn.points);
-  std::vector<Domain> domains;
-  for (uint32_t col = static_cast<uint32_t>(c0); col < c1; ++col) {
-    for (uint32_t row = static_cast<uint32_t>(r0); row < r1; ++row) {
-      const uint32_t i = map.Index(col, row);
-      if (!allowed(i)) continue;
-      const Point ctr = hex::Centre(col, row);
-      Rect box;
-      if (Clip(q, {ctr.x - 0.625, ctr.y - 0.5, ctr.x + 0.625, ctr.y + 0.5}, &box)) {
-        domains.push_back({i, box});
-      }
-    }
-  }
   // A point is kept when its nearest centre is this cell (the hexagon, with
   // the map's own tie rule on its sides).
-  return Sample(
-      q, domains, nullptr, [](const Domain& d, std::mt19937_64& rng) { return InBox(d.box, rng); },
-      keep, std::move(drawn));
+  return SampleCells(
+      q, map, c0, r0, c1, r1, allowed,
+      [](int64_t col, int64_t row) {
+        const Point ctr = hex::Centre(col, row);
+        return Rect{ctr.x - 0.625, ctr.y - 0.5, ctr.x + 0.625, ctr.y + 0.5};
+      },
+      keep);
 }
 
 absl::StatusOr<std::vector<Point>> RandomQuadtreePoints(const QuadtreeGraph& graph,

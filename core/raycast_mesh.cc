@@ -56,6 +56,10 @@ bool JoinedAt(const QuadtreeGraph& g, uint32_t from, uint32_t to, const Point& q
   return false;
 }
 
+// The walk from `start` (in `leaf`) toward `end`, leaf to leaf.
+RayHit WalkLeaves(const QuadtreeGraph& graph, const Point& start, const Point& end, uint32_t leaf,
+                  const GridCostTable* costs);
+
 }  // namespace
 
 absl::StatusOr<RayHit> RaycastQuadtree(const QuadtreeGraph& graph, const Point& start,
@@ -74,6 +78,36 @@ absl::StatusOr<RayHit> RaycastQuadtree(const QuadtreeGraph& graph, const Point& 
   const Point d{end.x - start.x, end.y - start.y};
   const double len = std::sqrt(d.x * d.x + d.y * d.y);
   if (len == 0) return RayHit{false, end, 1, {0, 0}, 0};
+  RayHit best = WalkLeaves(graph, start, end, leaf, costs);
+  if (!best.hit || best.fraction > 0) return best;
+  // Stopped at once: the start lies on the boundary of the leaf LeafAt
+  // chose (a corner or side) and the walk leaves it there. Any walkable
+  // leaf whose closed box holds the start is as good a place to start (the
+  // start is in free space either way): the walk begins in the one it
+  // goes on into, on either side of a walk along a leaf side.
+  const double eps = 1e-9 / len;
+  const Point probe = At(start, d, eps);
+  const Point side{d.y / len * 1e-9, -d.x / len * 1e-9};
+  for (const Point& q : {probe, Point{probe.x + side.x, probe.y + side.y},
+                         Point{probe.x - side.x, probe.y - side.y}}) {
+    const uint32_t c = graph.LeafAt(q);
+    if (c == QuadtreeGraph::kNone || c == leaf || !graph.leaves()[c].rect.Contains(start) ||
+        !(LeafMultiplier(graph.leaves()[c], costs) < kInf)) {
+      continue;
+    }
+    const RayHit other = WalkLeaves(graph, start, end, c, costs);
+    if (!other.hit || other.fraction > best.fraction) best = other;
+    if (!best.hit) break;
+  }
+  return best;
+}
+
+namespace {
+
+RayHit WalkLeaves(const QuadtreeGraph& graph, const Point& start, const Point& end, uint32_t leaf,
+                  const GridCostTable* costs) {
+  const Point d{end.x - start.x, end.y - start.y};
+  const double len = std::sqrt(d.x * d.x + d.y * d.y);
   double t = 0, cost = 0;
   for (size_t step = 0; step <= graph.leaves().size(); ++step) {
     const QuadtreeGraph::Leaf& l = graph.leaves()[leaf];
@@ -109,8 +143,12 @@ absl::StatusOr<RayHit> RaycastQuadtree(const QuadtreeGraph& graph, const Point& 
     leaf = next;
     t = te;
   }
-  return absl::InternalError("QUADTREE raycast: walk did not end");
+  // Each step enters a leaf further along; more steps than leaves cannot
+  // happen. Answer a hit where the walk is.
+  return RayHit{true, At(start, d, t), t, {0, 0}, cost};
 }
+
+}  // namespace
 
 Navmesh::RayWalk Navmesh::WalkRay(const Point& a, uint32_t from, const Point& b) const {
   using navmesh_internal::Cross;
@@ -128,7 +166,7 @@ Navmesh::RayWalk Navmesh::WalkRay(const Point& a, uint32_t from, const Point& b)
     int best_k = -1, tied_k = -1;
     for (size_t k = 0; k < v.size(); ++k) {
       const Point& u = vertices_[v[k]];
-      const Point& w = vertices_[v[(k + 1) % v.size()]];
+      const Point& w = vertices_[v[k + 1 == v.size() ? 0 : k + 1]];
       const double s0 = Cross(u, w, a), s1 = Cross(u, w, b);
       if (!(s1 < 0) || s0 <= s1) continue;
       const double t = s0 / (s0 - s1);
@@ -200,9 +238,27 @@ absl::StatusOr<RayHit> RaycastNavmesh(const Navmesh& mesh, const Point& start, c
   }
   const double len = Distance(start, end);
   if (len == 0) return RayHit{false, end, 1, {0, 0}, 0};
-  const Navmesh::RayWalk walk = mesh.WalkRay(start, poly, end);
-  if (!walk.hit) return RayHit{false, end, 1, {0, 0}, len};
+  Navmesh::RayWalk walk = mesh.WalkRay(start, poly, end);
   const Point d{end.x - start.x, end.y - start.y};
+  if (walk.hit && walk.t <= 0) {
+    // Stopped at once: the start lies on the boundary of the polygon
+    // Locate chose (a vertex or side) and the walk leaves it there. Any
+    // polygon holding the start is as good a place to start: the walk
+    // begins in the one it goes on into, on either side of a walk along a
+    // side.
+    const double eps = 1e-9 / len;
+    const Point probe = At(start, d, eps);
+    const Point side{d.y / len * 1e-9, -d.x / len * 1e-9};
+    for (const Point& q : {probe, Point{probe.x + side.x, probe.y + side.y},
+                           Point{probe.x - side.x, probe.y - side.y}}) {
+      const uint32_t other = mesh.Locate(q);
+      if (other == Navmesh::kNone || other == poly || !mesh.Contains(other, start)) continue;
+      const Navmesh::RayWalk w = mesh.WalkRay(start, other, end);
+      if (!w.hit || w.t > walk.t) walk = w;
+      if (!walk.hit) break;
+    }
+  }
+  if (!walk.hit) return RayHit{false, end, 1, {0, 0}, len};
   return RayHit{true, At(start, d, walk.t), walk.t, walk.normal, walk.t * len};
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "core/map_area.h"
 #include "core/random_points.h"
 #include "core/status_macros.h"
+#include "server/area_costs.h"
 #include "server/graph_kinds.h"
 #include "server/path_query.h"
 
@@ -116,16 +118,28 @@ absl::Status RunFindDistances(const MapSnapshot& map, const v1::FindDistancesReq
   if (graph == v1::GRID || graph == v1::HEX) {
     // FindPath's option rules; smoothing does not change a GRID or HEX
     // length, so it is not looked at beyond being a known mode.
-    if (!options.area_costs().empty()) {
-      return absl::UnimplementedError(
-          "options.area_costs: per-query area costs are not supported by this server yet");
+    // FindPath's table rules: checked, a key per cell byte on GRID, none
+    // on HEX (walls only).
+    WF_RETURN_IF_ERROR(CheckAreaCosts(options.area_costs(), "options.area_costs"));
+    if (graph == v1::HEX && !options.area_costs().empty()) {
+      return absl::InvalidArgumentError(
+          "options.area_costs: the HEX graph has walls only, no cell costs or areas to price; "
+          "leave it empty");
     }
+    WF_ASSIGN_OR_RETURN(const std::optional<GridCostTable> table,
+                        GridCostsFrom(options.area_costs(), "options.area_costs"));
     WF_RETURN_IF_ERROR(CheckRadius(options.agent_radius(), "options.agent_radius"));
     if (graph == v1::GRID && options.grid_method() == v1::JUMP_POINT &&
         !map.grid->uniform_cost()) {
       return absl::InvalidArgumentError(
           "options.grid_method: JUMP_POINT needs a map of uniform cost (this map has cost "
           "multipliers); use A_STAR");
+    }
+    if (graph == v1::GRID && options.grid_method() == v1::JUMP_POINT && table.has_value() &&
+        !table->SameAsMapOn(*map.grid) && !table->UniformOn(*map.grid).has_value()) {
+      return absl::InvalidArgumentError(
+          "options.grid_method: JUMP_POINT needs uniform costs, and options.area_costs gives "
+          "this map's walkable cells several costs; use A_STAR");
     }
     if (options.grid_method() < v1::GRID_METHOD_UNSPECIFIED ||
         options.grid_method() > v1::JUMP_POINT) {
@@ -137,7 +151,8 @@ absl::Status RunFindDistances(const MapSnapshot& map, const v1::FindDistancesReq
     max_expansions = std::min(max_expansions, limits.max_max_expansions);
     const SearchBudget budget(max_expansions, deadline, std::move(cancelled));
     costs = graph == v1::GRID
-                ? GridDistances(*map.grid_graph, sources, targets, budget, tls_distance_scratch)
+                ? GridDistances(*map.grid_graph, sources, targets, budget, tls_distance_scratch,
+                                table.has_value() ? &*table : nullptr)
                 : HexDistances(*map.hex_graph, sources, targets, budget, tls_distance_scratch);
   } else {
     // FindPath itself per pair, with the request's options.

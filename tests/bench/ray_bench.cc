@@ -1,8 +1,11 @@
 // Raycast and NearestPoint (core/raycast.h, core/nearest_point.h) beside
 // Detour's dtNavMeshQuery::raycast and findNearestPoly on the same Moving AI
 // maps: microseconds per query, the same seeded queries through both,
-// interleaved in rounds so that machine noise hits both alike.
-#include <chrono>
+// interleaved in rounds so that machine noise hits both alike. Then
+// FindDistances 10 x 10 (core/distances.h) beside one FindPath, the mean
+// over the same 100 pairs, per graph kind, interleaved the same way.
+#include <time.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -13,6 +16,8 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "core/distances.h"
+#include "core/grid_search.h"
 #include "core/movingai.h"
 #include "core/navmesh.h"
 #include "core/nearest_point.h"
@@ -28,17 +33,122 @@ ABSL_FLAG(std::vector<std::string>, maps,
 ABSL_FLAG(int, queries, 20000, "queries per map and kind");
 ABSL_FLAG(double, ray_length, 64, "longest ray, cells");
 ABSL_FLAG(double, max_distance, 4, "NearestPoint max_distance (Detour: half extents)");
+ABSL_FLAG(int, distance_rounds, 20,
+          "FindDistances rounds per map (each: 10 x 10 and 100 FindPaths); 0: none");
 
 namespace wayfinder {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+// This thread's CPU time rather than the wall clock: on a machine shared
+// with other work the time a query is descheduled is not its own, and at
+// a load of several per core it was most of the wall time and half of the
+// noise.
+struct Clock {
+  using time_point = double;  // microseconds
+  static time_point now() {
+    timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec * 1e-3;
+  }
+};
 
-double Micros(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration<double, std::micro>(b - a).count();
+double Micros(Clock::time_point a, Clock::time_point b) { return b - a; }
+
+// FindDistances 10 x 10 between seeded free cells of the first source's
+// component, beside one FindPath (the mean of the same 100 pairs): GRID
+// (jump points for FindPath, as the server's default on these uniform maps,
+// and A*), QUADTREE and NAVMESH. Microseconds; returns the table's row.
+std::string DistancesRow(const std::string& name, const std::shared_ptr<const GridMap>& grid,
+                         const Navmesh& mesh, const QuadtreeGraph& tree) {
+  const GridGraph graph(grid);
+  // Without the jump point runs GridDistances is the multi-target A* over
+  // cells that it was before the jump point search: the "before" column.
+  const GridGraph no_runs(grid, false);
+  std::mt19937_64 rng(11);
+  std::vector<Point> sources, targets;
+  uint32_t component = 0;
+  while (sources.size() + targets.size() < 20) {
+    const uint32_t x = rng() % grid->width(), y = rng() % grid->height();
+    if (!grid->IsFree(x, y)) continue;
+    const uint32_t c = graph.component(grid->Index(x, y));
+    if (sources.empty()) component = c;
+    if (c != component) continue;
+    (sources.size() < 10 ? sources : targets).push_back(GridMap::Centre(x, y));
+  }
+  DistanceScratch ds;
+  GridSearchScratch gs;
+  QuadtreeSearchScratch qs;
+  NavmeshSearchScratch ns;
+  GridSearchOptions jps;
+  jps.method = GridMethod::kJumpPoint;
+  auto each_pair = [&](auto&& find) {
+    double sum = 0;
+    for (const Point& a : sources) {
+      for (const Point& b : targets) {
+        PathRequest r;
+        r.start = a;
+        r.goal = b;
+        sum += find(r)->length;
+      }
+    }
+    return sum;
+  };
+  auto quad = [&](const PathRequest& r) { return FindQuadtreePath(tree, r, {}, qs); };
+  auto nav = [&](const PathRequest& r) { return FindNavmeshPath(mesh, r, {}, {}, ns); };
+  auto pairwise = [&](auto&& find) {
+    return PairwiseDistances(10, 10, [&](size_t i, size_t j) {
+      PathRequest r;
+      r.start = sources[i];
+      r.goal = targets[j];
+      return find(r);
+    });
+  };
+  // 0 GRID 10x10, 1 JPS x100, 2 A* x100, 3 QUADTREE 10x10, 4 x100, 5 NAVMESH 10x10, 6 x100.
+  double us[7] = {0};
+  double before = 0;
+  int before_rounds = 0;
+  double sink = 0;
+  for (int round = 0; round < absl::GetFlag(FLAGS_distance_rounds); ++round) {
+    Clock::time_point t[8];
+    t[0] = Clock::now();
+    sink += (*GridDistances(graph, sources, targets, {}, ds))[0];
+    t[1] = Clock::now();
+    sink += each_pair([&](const PathRequest& r) { return FindGridPath(graph, r, {}, gs, jps); });
+    t[2] = Clock::now();
+    sink += each_pair([&](const PathRequest& r) { return FindGridPath(graph, r, {}, gs); });
+    t[3] = Clock::now();
+    sink += (*pairwise(quad))[0];
+    t[4] = Clock::now();
+    sink += each_pair(quad);
+    t[5] = Clock::now();
+    sink += (*pairwise(nav))[0];
+    t[6] = Clock::now();
+    sink += each_pair(nav);
+    t[7] = Clock::now();
+    for (int k = 0; k < 7; ++k) us[k] += Micros(t[k], t[k + 1]);
+    if (round < 3) {  // slow: a few rounds
+      const Clock::time_point b = Clock::now();
+      sink += (*GridDistances(no_runs, sources, targets, {}, ds))[0];
+      before += Micros(b, Clock::now());
+      ++before_rounds;
+    }
+  }
+  before /= before_rounds;
+  const double rounds = absl::GetFlag(FLAGS_distance_rounds);
+  for (double& u : us) u /= rounds;
+  // us[1], us[2], us[4], us[6] are 100 FindPaths: one is a hundredth.
+  char row[512];
+  std::snprintf(row, sizeof(row),
+                "| %s | %.0f | %.1f | %.1f | %.2f | %.1f | %.1f | %.2f | %.1f | %.1f | %.1f | %.1f "
+                "| %.1f | %.1f |%s\n",
+                name.c_str(), before, before / us[0], us[0], us[1] / 100, us[0] / (us[1] / 100), us[2] / 100,
+                us[0] / (us[2] / 100), us[3], us[4] / 100, us[3] / (us[4] / 100), us[5],
+                us[6] / 100, us[5] / (us[6] / 100), sink == -1 ? " " : "");
+  return row;
 }
 
 int Run() {
+  std::vector<std::string> distance_rows;
   std::printf("| map | cells | polys (ours / Detour) | raycast us: NAVMESH | Detour | ratio | "
               "GRID | QUADTREE | nearest us: NAVMESH | Detour | ratio | GRID | QUADTREE | "
               "hits agree |\n");
@@ -52,6 +162,7 @@ int Run() {
       std::fprintf(stderr, "%s: %s\n", path.c_str(), grid.status().ToString().c_str());
       return 2;
     }
+    const auto shared = std::make_shared<const GridMap>(*grid);
     const Navmesh mesh = *Navmesh::BuildFromGrid(*grid, {});
     QuadtreeOptions qo;
     qo.merge = true;
@@ -133,7 +244,16 @@ int Run() {
                 us[3] / per, us[4] / per, us[5] / per, us[4] / us[5], us[6] / per, us[7] / per,
                 100.0 * agree / nq);
     if (sink == -1) std::printf("\n");
+    if (absl::GetFlag(FLAGS_distance_rounds) > 0) {
+      distance_rows.push_back(DistancesRow(name, shared, mesh, tree));
+    }
   }
+  std::printf("\nFindDistances 10 x 10 (us per call) beside one FindPath (us, the mean of the "
+              "same 100 pairs); ratio = 10 x 10 / one FindPath (target <= 3)\n\n");
+  std::printf("| map | GRID before (A* over cells) | speed-up | GRID 10x10 | FindPath JPS | ratio | FindPath A* | ratio | QUADTREE 10x10 | "
+              "FindPath | ratio | NAVMESH 10x10 | FindPath | ratio |\n");
+  std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (const std::string& row : distance_rows) std::printf("%s", row.c_str());
   return 0;
 }
 

@@ -106,6 +106,29 @@ err=$(cli nearest rooms 0.5 0.5 --max_distance=0 2>&1); rc=$?
 set -e
 [ "$rc" -eq 1 ] && grep -q "INVALID_ARGUMENT: max_distance" <<<"$err" || fail "nearest 0: $rc $err"
 
+# Render with a ray that hits, a nearest query, random points, and the
+# links and areas of a map file (read by the CLI; the file is not uploaded):
+# each drawn as its own element.
+cat >"$work/extras.json" <<'JSON'
+{"name": "extras",
+ "polygons": {"walkable": [{"points": [{"x": 0, "y": 0}, {"x": 16, "y": 0}, {"x": 16, "y": 8}]}],
+              "areas": [{"id": 2, "polygon": {"points": [{"x": 2, "y": 2}, {"x": 6, "y": 2}, {"x": 6, "y": 6}]}}]},
+ "links": [{"id": "ladder", "start": {"x": 2.5, "y": 2.5}, "end": {"x": 5.5, "y": 2.5},
+            "cost": 3, "bidirectional": true}]}
+JSON
+out=$(cli render rooms --out="$work/extras.svg" --ray 1.5,1.5,20.5,1.5 --nearest=0.5,0.5 \
+      --max_distance=5 --random=7 --seed=2 --map_file="$work/extras.json") || fail "render: $out"
+grep -q "1 rays, 1 nearest, 7 random points, 1 links, 1 areas" <<<"$out" || fail "render output: $out"
+svg=$(cat "$work/extras.svg")
+for element in 'class="ray-hit"' 'class="ray-normal"' 'class="nearest"' 'class="random-points"' \
+               'data-link="ladder"' 'data-area="2"' 'L16 1.5"'; do
+  grep -qF "$element" <<<"$svg" || fail "render: no $element in the SVG"
+done
+set +e
+err=$(cli render rooms --out="$work/bad.svg" --ray=1,2,3 2>&1); rc=$?
+set -e
+[ "$rc" -eq 2 ] && grep -q -- "--ray: \"1,2,3\" is not X0,Y0,X1,Y1" <<<"$err" || fail "render --ray: $rc $err"
+
 # Flow field: two goals, a summary, a text picture and the binary message.
 out=$(cli flow-field rooms --goal 1.5,1.5 --goal=14.5,1.5 --out="$work/field.txt") \
   || fail "flow-field: $out"

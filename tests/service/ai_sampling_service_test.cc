@@ -119,6 +119,47 @@ TEST_F(AiSamplingTest, FindDistancesEqualFindPath) {
   }
 }
 
+// GRID with a query's cost table: equal to FindPath with the same table;
+// an impassable source named; HEX refuses a table; a bad multiplier named.
+TEST_F(AiSamplingTest, FindDistancesWithAreaCosts) {
+  v1::FindDistancesRequest request;
+  request.set_map("m");
+  request.set_graph(v1::GRID);
+  for (auto [x, y] : {std::pair{1.5, 1.5}, {8.5, 6.5}}) *request.add_sources() = Pt(x, y);
+  for (auto [x, y] : {std::pair{8.5, 3.5}, {0.5, 7.5}}) *request.add_targets() = Pt(x, y);
+  (*request.mutable_options()->mutable_area_costs())[0] = 2.5;
+  v1::FindDistancesResponse response;
+  ASSERT_TRUE(Distances(request, &response).ok());
+  ASSERT_EQ(response.costs_size(), 4);
+  for (int i = 0; i < 2; ++i) {
+    for (int j = 0; j < 2; ++j) {
+      v1::FindPathRequest path;
+      path.set_map("m");
+      path.set_graph(v1::GRID);
+      *path.mutable_start() = request.sources(i);
+      *path.mutable_goal() = request.targets(j);
+      *path.mutable_options() = request.options();
+      v1::FindPathResponse found;
+      ASSERT_TRUE(h_.stub().FindPath(Ctx().get(), path, &found).ok());
+      ASSERT_EQ(found.status(), v1::FOUND);
+      EXPECT_NEAR(response.costs(i * 2 + j), found.length(), 1e-9) << i << " " << j;
+    }
+  }
+  v1::FindDistancesRequest r = request;
+  (*r.mutable_options()->mutable_area_costs())[0] = INFINITY;
+  ExpectError(Distances(r, &response), StatusCode::FAILED_PRECONDITION, "sources[0]: ",
+              "every cell impassable");
+  r = request;
+  (*r.mutable_options()->mutable_area_costs())[3] = -1;
+  ExpectError(Distances(r, &response), StatusCode::INVALID_ARGUMENT, "options.area_costs[3]: ",
+              "negative multiplier");
+  r = request;
+  r.set_map("h");
+  r.set_graph(v1::HEX);
+  ExpectError(Distances(r, &response), StatusCode::INVALID_ARGUMENT, "options.area_costs: ",
+              "HEX with a table");
+}
+
 TEST_F(AiSamplingTest, RandomPointsBadArguments) {
   struct Case {
     const char* what;

@@ -2,11 +2,13 @@
 // the SVG renderer: the document parses as XML, holds the path's points,
 // and stays small for a 1024 x 1024 map.
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -202,6 +204,99 @@ TEST(RenderTest, SvgParsesHoldsThePathAndStaysSmall) {
     EXPECT_NE(svg.find("points=\"" + points + "\""), std::string::npos)
         << v1::GraphKind_Name(kind);
   }
+}
+
+// Rays (hit and clear), nearest queries (found and not), random points,
+// links and areas: each drawn as its own element, and the document still
+// parses.
+TEST(RenderTest, DrawsRaysNearestRandomPointsLinksAndAreas) {
+  TempDir dir;
+  ServerHarness h;
+  auto c = ClientFor(h);
+  std::vector<std::string> rows(16, std::string(16, '.'));
+  for (int y = 0; y < 16; ++y) rows[y][8] = '#';
+  ASSERT_TRUE(c->PutMap(GridMapFromRows("walls", rows)).ok());
+  auto geometry = c->GetGraph(GraphRequest("walls", v1::GRID));
+  ASSERT_TRUE(geometry.ok()) << geometry.status();
+  client::RenderInput input;
+  input.geometry = &*geometry;
+  for (auto [x0, y0, x1, y1] : {std::tuple{1.5, 2.5, 14.5, 2.5}, {1.5, 4.5, 6.5, 9.5}}) {
+    v1::RaycastRequest r;
+    r.set_map("walls");
+    *r.mutable_start() = Pt(x0, y0);
+    *r.mutable_end() = Pt(x1, y1);
+    auto hit = c->Raycast(r);
+    ASSERT_TRUE(hit.ok()) << hit.status();
+    input.rays.push_back({r.start(), r.end(), *hit});
+  }
+  ASSERT_TRUE(input.rays[0].response.hit());
+  ASSERT_FALSE(input.rays[1].response.hit());
+  for (auto [x, y, d] : {std::tuple{8.5, 3.5, 5.0}, {-20.0, 3.0, 2.0}}) {
+    v1::NearestPointRequest r;
+    r.set_map("walls");
+    *r.mutable_point() = Pt(x, y);
+    r.set_max_distance(d);
+    auto near = c->NearestPoint(r);
+    ASSERT_TRUE(near.ok()) << near.status();
+    input.nearest.push_back({r.point(), d, *near});
+  }
+  ASSERT_TRUE(input.nearest[0].response.found());
+  ASSERT_FALSE(input.nearest[1].response.found());
+  v1::RandomPointsRequest rp;
+  rp.set_map("walls");
+  rp.set_count(25);
+  auto random = c->RandomPoints(rp);
+  ASSERT_TRUE(random.ok()) << random.status();
+  input.random_points.assign(random->points().begin(), random->points().end());
+  v1::Link one_way, both;
+  one_way.set_id("jump");
+  *one_way.mutable_start() = Pt(6.5, 6.5);
+  *one_way.mutable_end() = Pt(10.5, 6.5);
+  both = one_way;
+  both.set_id("ladder");
+  both.set_bidirectional(true);
+  *both.mutable_start() = Pt(6.5, 12.5);
+  input.links = {one_way, both};
+  v1::Area mud;
+  mud.set_id(3);
+  for (auto [x, y] : {std::pair{1.0, 10.0}, {5.0, 10.0}, {5.0, 14.0}}) {
+    *mud.mutable_polygon()->add_points() = Pt(x, y);
+  }
+  input.areas = {mud};
+  const std::string svg = client::RenderSvg(input);
+  EXPECT_TRUE(ParsesAsXml(svg, dir.path()));
+  auto count = [&svg](const std::string& what) {
+    size_t n = 0;
+    for (size_t at = svg.find(what); at != std::string::npos; at = svg.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("class=\"ray\""), 2u);
+  EXPECT_EQ(count("class=\"ray-walk\""), 2u);
+  EXPECT_EQ(count("class=\"ray-hit\""), 1u);
+  EXPECT_EQ(count("class=\"ray-normal\""), 1u);
+  // The hit point: the first ray stops at the wall, x = 8.
+  EXPECT_NEAR(input.rays[0].response.hit_point().x(), 8, 1e-9);
+  EXPECT_NE(svg.find("L8 2.5\""), std::string::npos);
+  EXPECT_EQ(count("class=\"nearest\""), 1u);
+  EXPECT_EQ(count("class=\"nearest-none\""), 1u);
+  EXPECT_EQ(count("class=\"nearest-query\""), 2u);
+  // 25 dots: two arcs each.
+  const size_t at = svg.find("class=\"random-points\"");
+  ASSERT_NE(at, std::string::npos);
+  const size_t d_at = svg.find(" d=\"", at);
+  const std::string dots = svg.substr(d_at, svg.find("/>", d_at) - d_at);
+  EXPECT_EQ(std::count(dots.begin(), dots.end(), 'a'), 2 * 25);
+  // The one-way link has one head (two strokes), the bidirectional two.
+  for (auto [id, heads] : {std::pair{"jump", 1}, {"ladder", 2}}) {
+    const size_t l = svg.find(absl::StrCat("data-link=\"", id, "\""));
+    ASSERT_NE(l, std::string::npos) << id;
+    const size_t d = svg.find(" d=\"", l);
+    const std::string path = svg.substr(d, svg.find('"', d + 4) - d);
+    EXPECT_EQ(std::count(path.begin(), path.end(), 'M'), 1 + heads) << id << ": " << path;
+  }
+  EXPECT_NE(svg.find("data-area=\"3\""), std::string::npos);
+  EXPECT_NE(svg.find("points=\"1,10 5,10 5,14 \""), std::string::npos);
+  EXPECT_NE(svg.find("2 links"), std::string::npos);
 }
 
 }  // namespace

@@ -94,6 +94,145 @@ TEST(FindDistances, GridEqualsFindPathAndDijkstra) {
   EXPECT_GT(total_unreachable, 0u) << "the maps should have unreachable pairs";
 }
 
+// Random rectangles of wall on an open map (long straight runs and
+// corners: where jump points are), `bytes` > 2 gives free cells costs
+// 1..bytes, else uniform.
+std::shared_ptr<const GridMap> RandomRooms(uint32_t seed, uint32_t w, uint32_t h, int rects,
+                                           int bytes) {
+  std::mt19937 rng(seed);
+  std::vector<uint8_t> cells(size_t{w} * h, 0);
+  if (bytes > 2) {
+    for (uint8_t& c : cells) c = static_cast<uint8_t>(1 + rng() % bytes);
+  }
+  for (int r = 0; r < rects; ++r) {
+    const uint32_t x0 = rng() % w, y0 = rng() % h;
+    const uint32_t rw = 1 + rng() % (w / 4), rh = 1 + rng() % (h / 4);
+    for (uint32_t y = y0; y < std::min(h, y0 + rh); ++y) {
+      for (uint32_t x = x0; x < std::min(w, x0 + rw); ++x) cells[y * w + x] = GridMap::kBlocked;
+    }
+  }
+  return std::make_shared<const GridMap>(*GridMap::Create(w, h, std::move(cells)));
+}
+
+// Every entry against FindGridPath on the same pair with the same table.
+void ExpectGridMatchesFindPath(const GridGraph& graph, const std::vector<Point>& sources,
+                               const std::vector<Point>& targets, const GridCostTable* table,
+                               const std::string& what, size_t* unreachable = nullptr) {
+  DistanceScratch scratch;
+  auto costs = GridDistances(graph, sources, targets, {}, scratch, table);
+  ASSERT_TRUE(costs.ok()) << what << ": " << costs.status();
+  GridSearchScratch search;
+  GridSearchOptions options;
+  options.costs = table;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    for (size_t j = 0; j < targets.size(); ++j) {
+      PathRequest req;
+      req.start = sources[i];
+      req.goal = targets[j];
+      auto path = FindGridPath(graph, req, {}, search, options);
+      ASSERT_TRUE(path.ok()) << path.status();
+      const double want = path->status == PathStatus::kFound ? path->length : kInf;
+      ExpectNear((*costs)[i * targets.size() + j], want,
+                 what + " " + std::to_string(i) + "->" + std::to_string(j));
+      if (unreachable != nullptr) *unreachable += std::isinf(want);
+    }
+  }
+}
+
+// The uniform maps run the multi-target jump point search (the graph has
+// its runs): many seeded maps of walls and rooms, repeated and shared
+// points, more targets than the heuristic looks at, every entry equal to
+// a plain Dijkstra and to FindPath. The same maps without the run table
+// take the multi-target A*.
+TEST(FindDistances, JumpPointEqualsDijkstraOnSeededMaps) {
+  size_t unreachable = 0, pairs = 0;
+  for (uint32_t seed = 1; seed <= 200; ++seed) {
+    const uint32_t w = 20 + seed % 37, h = 16 + (seed * 7) % 29;
+    const auto map = seed % 3 == 0 ? RandomGrid(seed, w, h, static_cast<int>(seed % 45), false)
+                                   : RandomRooms(seed, w, h, 2 + static_cast<int>(seed % 9), 0);
+    if (map->free_cells() < 4) continue;
+    const GridGraph graph(map);
+    ASSERT_TRUE(graph.has_runs());
+    auto sources = FreePoints(*map, seed * 7, 1 + static_cast<int>(seed % 6));
+    auto targets = FreePoints(*map, seed * 13, seed % 10 == 0 ? 45 : 1 + static_cast<int>(seed % 11));
+    targets.push_back(sources.front());  // a source that is also a target
+    targets.push_back(targets.front());  // a target twice
+    DistanceScratch scratch;
+    auto costs = GridDistances(graph, sources, targets, {}, scratch);
+    ASSERT_TRUE(costs.ok()) << costs.status();
+    for (size_t i = 0; i < sources.size(); ++i) {
+      uint32_t sx, sy;
+      map->CellAt(sources[i], &sx, &sy);
+      const auto ref = reference::GridDistances(*map, map->Index(sx, sy));
+      for (size_t j = 0; j < targets.size(); ++j) {
+        uint32_t tx, ty;
+        map->CellAt(targets[j], &tx, &ty);
+        ExpectNear((*costs)[i * targets.size() + j], ref[map->Index(tx, ty)],
+                   "seed " + std::to_string(seed) + " " + std::to_string(i) + "->" +
+                       std::to_string(j));
+        unreachable += std::isinf(ref[map->Index(tx, ty)]);
+        ++pairs;
+      }
+    }
+    ExpectGridMatchesFindPath(graph, sources, targets, nullptr, "jump points");
+    const GridGraph no_runs(map, false);
+    ExpectGridMatchesFindPath(no_runs, sources, targets, nullptr, "no runs");
+  }
+  EXPECT_GT(unreachable, 0u);
+  EXPECT_GT(pairs, 7000u);
+}
+
+// Cost tables as FindPath takes them: one that keeps a uniform map uniform
+// (jump points, lengths scaled), one with several costs and impassable
+// bytes on a map of costs (multi-target A* with the table), one pricing
+// bytes the map does not hold (no table).
+TEST(FindDistances, GridWithCostTablesEqualsFindPath) {
+  for (uint32_t seed = 1; seed <= 24; ++seed) {
+    const bool weighted = seed % 2 == 0;
+    const auto map = RandomRooms(seed + 500, 40, 32, 5, weighted ? 6 : 0);
+    const GridGraph graph(map);
+    const auto sources = FreePoints(*map, seed * 3, 5);
+    auto targets = FreePoints(*map, seed * 5, 7);
+    GridCostTable table = GridCostTable::Defaults();
+    if (!weighted) {
+      table.multiplier[0] = table.multiplier[1] = 0.5 + seed % 4;
+      ExpectGridMatchesFindPath(graph, sources, targets, &table, "uniform table");
+      continue;
+    }
+    for (int b = 1; b <= 6; ++b) table.multiplier[b] = 0.25 + (seed * b) % 7;
+    // An impassable byte, with the points kept off it.
+    table.multiplier[1 + seed % 6] = GridCostTable::kImpassable;
+    std::vector<Point> s2, t2;
+    for (const Point& p : sources) {
+      if (table.Passable(map->cells()[map->Index(uint32_t(p.x), uint32_t(p.y))])) s2.push_back(p);
+    }
+    for (const Point& p : targets) {
+      if (table.Passable(map->cells()[map->Index(uint32_t(p.x), uint32_t(p.y))])) t2.push_back(p);
+    }
+    ExpectGridMatchesFindPath(graph, s2, t2, &table, "weighted table");
+    GridCostTable unused = GridCostTable::Defaults();
+    unused.multiplier[200] = 3;
+    ExpectGridMatchesFindPath(graph, sources, targets, &unused, "unused bytes");
+  }
+}
+
+TEST(FindDistances, PointOnAnImpassableByteIsNamed) {
+  const auto map = RandomRooms(3, 16, 16, 0, 4);
+  const GridGraph graph(map);
+  GridCostTable table = GridCostTable::Defaults();
+  const uint8_t byte = map->cells()[map->Index(2, 2)];
+  table.multiplier[byte] = GridCostTable::kImpassable;
+  DistanceScratch scratch;
+  std::vector<Point> good;
+  for (const Point& p : FreePoints(*map, 1, 50)) {
+    if (map->cells()[map->Index(uint32_t(p.x), uint32_t(p.y))] != byte) good = {p};
+  }
+  ASSERT_EQ(good.size(), 1u);
+  auto r = GridDistances(graph, good, {{2.5, 2.5}}, {}, scratch, &table);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition) << r.status();
+  EXPECT_NE(r.status().message().find("targets[0]"), std::string::npos) << r.status();
+}
+
 TEST(FindDistances, HexEqualsFindPathAndBfs) {
   for (uint32_t seed = 1; seed <= 4; ++seed) {
     const auto map = RandomGrid(seed + 100, 40, 30, 35, false);

@@ -269,6 +269,7 @@ TEST(RaycastHex, DenseSampling) {
 // the point lies where the graph's own locator finds the node.
 TEST(NearestPoint, EqualsScanOnEveryGraph) {
   std::mt19937_64 rng(15);
+  int navmesh_found = 0;
   for (int m = 0; m < 40; ++m) {
     const GridMap grid = RandomGrid(rng, m % 4 == 0 ? 0.95 : 0.5, false);
     auto shared = std::make_shared<GridMap>(grid);
@@ -340,16 +341,24 @@ TEST(NearestPoint, EqualsScanOnEveryGraph) {
       if (r.found) {
         EXPECT_NEAR(r.distance, best, 1e-9);
         EXPECT_TRUE(mesh.Contains(r.node, r.point));
+        // A point on the map (its right and bottom sides are off it), one
+        // that FindPath and Raycast take as a start.
+        EXPECT_TRUE(mesh.map_area().Contains(r.point))
+            << "navmesh map " << m << " q " << q << ": (" << r.point.x << ", " << r.point.y
+            << ")";
+        EXPECT_NE(mesh.Locate(r.point), Navmesh::kNone);
+        ++navmesh_found;
       }
     }
   }
+  EXPECT_GT(navmesh_found, 800);
 }
 
 // Rays between lattice points: through cell corners and along grid lines,
 // where the exact rules (seams, pinches, touching walls) decide.
 TEST(RaycastQuadtreeAndNavmesh, LatticeRaysEqualGrid) {
   std::mt19937_64 rng(16);
-  int differ_tree = 0, differ_mesh = 0, total = 0;
+  int differ_tree = 0, differ_mesh = 0, total = 0, on_line_rays = 0;
   for (int m = 0; m < 40; ++m) {
     const GridMap map = RandomGrid(rng, 0.3, false);
     const QuadtreeGraph tree = *QuadtreeGraph::Build(map, QuadtreeOptions{0, m % 2 == 0, 0});
@@ -368,9 +377,8 @@ TEST(RaycastQuadtreeAndNavmesh, LatticeRaysEqualGrid) {
                               : Point{a.x, double(y(rng)) + 0.5};
       const RayHit g = *RaycastGrid(map, a, b, GridCostTable::Defaults());
       if (on_line) {
-        // GRID against the exact segment test. QUADTREE and NAVMESH may
-        // stop a walk that starts on a corner at once where GRID lets it
-        // go (a start on a pinch corner): not compared here.
+        // GRID against the exact segment test; QUADTREE and NAVMESH then
+        // against GRID below, a start on a corner included.
         const double eps = 1e-9;
         if (g.fraction > eps) {
           EXPECT_TRUE(SegmentInFreeSpace(map, a, At(a, b, g.fraction - eps)));
@@ -379,30 +387,23 @@ TEST(RaycastQuadtreeAndNavmesh, LatticeRaysEqualGrid) {
           EXPECT_FALSE(SegmentInFreeSpace(map, a, At(a, b, std::min(1.0, g.fraction + eps))))
               << "a (" << a.x << ", " << a.y << ") b (" << b.x << ", " << b.y << ")";
         }
-        continue;
-      }
-      if (on_line) {
-        // GRID against the exact segment test. QUADTREE and NAVMESH may
-        // stop a walk that starts on a corner at once where GRID lets it
-        // go (a start on a pinch corner): not compared here.
-        const double eps = 1e-9;
-        if (g.fraction > eps) {
-          EXPECT_TRUE(SegmentInFreeSpace(map, a, At(a, b, g.fraction - eps)));
-        }
-        if (g.hit) {
-          EXPECT_FALSE(SegmentInFreeSpace(map, a, At(a, b, std::min(1.0, g.fraction + eps))))
-              << "a (" << a.x << ", " << a.y << ") b (" << b.x << ", " << b.y << ")";
-        }
-        continue;
       }
       const RayHit t = *RaycastQuadtree(tree, a, b, nullptr);
       const RayHit n = *RaycastNavmesh(mesh, a, b);
       ++total;
-      differ_tree += g.hit != t.hit || std::abs(g.fraction - t.fraction) > 1e-9;
-      differ_mesh += g.hit != n.hit || std::abs(g.fraction - n.fraction) > 1e-9;
+      const bool tree_differs = g.hit != t.hit || std::abs(g.fraction - t.fraction) > 1e-9;
+      const bool mesh_differs = g.hit != n.hit || std::abs(g.fraction - n.fraction) > 1e-9;
+      differ_tree += tree_differs;
+      differ_mesh += mesh_differs;
+      on_line_rays += on_line;
+      EXPECT_FALSE(tree_differs || mesh_differs)
+          << "map " << m << " a (" << a.x << ", " << a.y << ") b (" << b.x << ", " << b.y
+          << "): GRID " << g.fraction << " QUADTREE " << t.fraction << " NAVMESH "
+          << n.fraction;
     }
   }
-  EXPECT_GT(total, 1500);
+  EXPECT_GT(total, 2200);
+  EXPECT_GT(on_line_rays, 700);
   EXPECT_EQ(differ_tree, 0);
   EXPECT_EQ(differ_mesh, 0);
 }

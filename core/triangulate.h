@@ -33,7 +33,8 @@ inline constexpr double kTriangulationMaxCoordinate = 1099511627776.0;  // 2^40
 // another vertex is split there. Where two ring edges cross, a vertex is
 // added at the crossing rounded to the nearest lattice point (both edges
 // then bend through it, by at most ~0.7 lattice units): the same region up
-// to that rounding. An edge shared by two rings counts once. Delaunay:
+// to that rounding. An edge shared by two rings is a triangle edge that
+// both rings cross (so the parity is unchanged across it). Delaunay:
 // no triangle's circumcircle holds a vertex visible from its interior
 // (ties between co-circular points are broken arbitrarily).
 //

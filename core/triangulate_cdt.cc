@@ -260,7 +260,9 @@ absl::Status Triangulation::InsertConstraint(uint32_t a0, uint32_t b0) {
       const uint32_t x = head_[Next(e)];
       const int ox = x == b ? 0 : Orient(a, b, x);
       if (x == b || (ox == 0 && Dot(points_[a], points_[b], points_[x]) > 0)) {
-        fixed_[e] = fixed_[twin_[e]] = 1;
+        // Constrained already (another ring's edge): crossing it now
+        // crosses two rings.
+        fixed_[e] = fixed_[twin_[e]] = fixed_[e] == kOdd ? kEven : kOdd;
         next = x;
         break;
       }
@@ -306,7 +308,9 @@ absl::Status Triangulation::InsertConstraint(uint32_t a0, uint32_t b0) {
       }
     }
     if (end != kNone) {
-      Retriangulate(a, end, cavity, left, right);
+      if (!Retriangulate(a, end, cavity, left, right)) {
+        return absl::InternalError("triangulation: a segment's cavity does not re-triangulate");
+      }
       continue;
     }
     // The segment crosses constraint u-w: both are cut at a new vertex
@@ -320,14 +324,16 @@ absl::Status Triangulation::InsertConstraint(uint32_t a0, uint32_t b0) {
     }
     crossed_ = true;
     const uint32_t u = head_[h], w = head_[Next(h)];
-    fixed_[h] = fixed_[twin_[h]] = 0;
+    const uint8_t was = fixed_[h];
+    fixed_[h] = fixed_[twin_[h]] = kFree;
     const uint32_t s = Insert(Crossing(points_[a], points_[b], points_[u], points_[w]), kNone, h);
     work.insert(work.end(), {{s, b}, {a, s}, {s, w}, {u, s}});
+    if (was == kEven) work.insert(work.end(), {{s, w}, {u, s}});  // twice, as before
   }
   return absl::OkStatus();
 }
 
-void Triangulation::Retriangulate(uint32_t a, uint32_t b, const std::vector<uint32_t>& cavity,
+bool Triangulation::Retriangulate(uint32_t a, uint32_t b, const std::vector<uint32_t>& cavity,
                                   const std::vector<uint32_t>& left,
                                   const std::vector<uint32_t>& right) {
   // The cavity's outer sides, to link the new triangles to.
@@ -370,6 +376,7 @@ void Triangulation::Retriangulate(uint32_t a, uint32_t b, const std::vector<uint
   fill(a, b);
   chain_.assign(right.rbegin(), right.rend());
   fill(b, a);
+  if (pending_.size() != cavity.size()) return false;
 
   // Into the cavity's slots (as many triangles as removed), linked to the
   // outside through `boundary_` and to one another in pairs.
@@ -393,13 +400,16 @@ void Triangulation::Retriangulate(uint32_t a, uint32_t b, const std::vector<uint
   std::sort(inner_.begin(), inner_.end());
   const uint64_t constrained = Key(std::min(a, b), std::max(a, b));
   for (size_t i = 0; i + 1 < inner_.size(); i += 2) {
-    Link(inner_[i].second, inner_[i + 1].second, inner_[i].first == constrained ? 1 : 0);
+    Link(inner_[i].second, inner_[i + 1].second, inner_[i].first == constrained ? kOdd : kFree);
   }
+  return true;
 }
 
 std::vector<std::array<uint32_t, 3>> Triangulation::OddTriangles() const {
-  // 0-1 breadth-first search: a triangle's level is the fewest constrained
-  // edges crossed to reach it from the enclosing triangle's corner.
+  // 0-1 breadth-first search: a triangle's level is the fewest ring
+  // crossings (an edge in two rings: none, by parity) to reach it from the
+  // enclosing triangle's corner. Only its parity matters, and that is the
+  // same along every path.
   const size_t n = head_.size() / 3;
   std::vector<int32_t> level(n, -1);
   std::deque<uint32_t> queue;
@@ -412,11 +422,11 @@ std::vector<std::array<uint32_t, 3>> Triangulation::OddTriangles() const {
     for (uint32_t h = 3 * t; h < 3 * t + 3; ++h) {
       const uint32_t g = twin_[h];
       if (g == kNone) continue;
-      const int32_t l = level[t] + fixed_[h];
+      const int32_t l = level[t] + (fixed_[h] == kOdd ? 1 : 0);
       int32_t& to = level[g / 3];
       if (to != -1 && to <= l) continue;
       to = l;
-      if (fixed_[h]) {
+      if (fixed_[h] == kOdd) {
         queue.push_back(g / 3);
       } else {
         queue.push_front(g / 3);

@@ -34,6 +34,10 @@ using exact::IntPoint;
 
 inline constexpr uint32_t kNone = 0xffffffffu;
 
+// An edge's constraint: none, or in an odd or even number of rings (even:
+// still an edge of the triangulation, but crossing it leaves the parity).
+inline constexpr uint8_t kFree = 0, kOdd = 1, kEven = 2;
+
 class Triangulation {
  public:
   // Delaunay triangulation of `points` (distinct). Each difference of two
@@ -44,7 +48,8 @@ class Triangulation {
   explicit Triangulation(const std::vector<IntPoint>& points);
 
   // Makes the segment between vertices a and b a constrained edge (a
-  // chain of them when it passes through vertices or crosses constraints).
+  // chain of them when it passes through vertices or crosses constraints);
+  // once more for each ring edge along it.
   // Fails only when crossings keep adding vertices (more than the input
   // had points), which rounding to the lattice cannot do on real maps.
   absl::Status InsertConstraint(uint32_t a, uint32_t b);
@@ -54,9 +59,10 @@ class Triangulation {
   // constrained Delaunay one again).
   void RestoreDelaunay();
 
-  // The triangles a ray from them to infinity crosses constraints an odd
-  // number of times to reach (flood fill from outside, each constrained
-  // edge one crossing), as vertex triples, counter-clockwise.
+  // The triangles from which a ray to infinity crosses the rings an odd
+  // number of times (flood fill from outside, each constraint crossed as
+  // many times as rings run along it), as vertex triples,
+  // counter-clockwise.
   std::vector<std::array<uint32_t, 3>> OddTriangles() const;
 
   // Every vertex: the input points, the enclosing triangle's corners, the
@@ -102,7 +108,9 @@ class Triangulation {
 
   // Removes the triangles `cavity` and fills the polygon a, right chain,
   // b, left chain with constrained Delaunay triangles, a-b constrained.
-  void Retriangulate(uint32_t a, uint32_t b, const std::vector<uint32_t>& cavity,
+  // False (nothing changed) if the chains do not make as many triangles
+  // as the cavity had, which would be a bug.
+  bool Retriangulate(uint32_t a, uint32_t b, const std::vector<uint32_t>& cavity,
                      const std::vector<uint32_t>& left, const std::vector<uint32_t>& right);
 
   std::vector<IntPoint> points_;
@@ -112,7 +120,7 @@ class Triangulation {
   bool crossed_ = false;
   std::vector<uint32_t> head_;    // per half-edge
   std::vector<uint32_t> twin_;    // per half-edge, kNone on the outer edges
-  std::vector<uint8_t> fixed_;    // per half-edge: constrained
+  std::vector<uint8_t> fixed_;    // per half-edge: kFree, kOdd, kEven
   std::vector<uint32_t> out_;     // per vertex: a half-edge leaving it
   uint64_t random_ = 0x9e3779b97f4a7c15ull;
   uint32_t last_ = 0;             // a half-edge near the last insertion

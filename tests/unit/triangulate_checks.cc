@@ -180,26 +180,10 @@ std::string CheckTriangulation(const std::vector<std::vector<Point>>& rings,
   auto has_edge = [&](const IntPoint& a, const IntPoint& b) {
     return apex.count({a, b}) > 0 || apex.count({b, a}) > 0;
   };
-  // Ring edges in two rings (holes sharing a side) may have the region on
-  // neither side: no triangle edge there. Those are left to the area and
-  // centroid checks.
-  std::map<std::pair<IntPoint, IntPoint>, int,
-           bool (*)(const std::pair<IntPoint, IntPoint>&, const std::pair<IntPoint, IntPoint>&)>
-      ring_edges([](const std::pair<IntPoint, IntPoint>& a, const std::pair<IntPoint, IntPoint>& b) {
-        return Less(a.first, b.first) || (a.first == b.first && Less(a.second, b.second));
-      });
-  for (const auto& ring : lattice_rings) {
-    for (size_t i = 0; i < ring.size(); ++i) {
-      IntPoint a = ring[i], b = ring[(i + 1) % ring.size()];
-      if (Less(b, a)) std::swap(a, b);
-      ++ring_edges[{a, b}];
-    }
-  }
   for (const auto& ring : lattice_rings) {
     for (size_t i = 0; i < ring.size(); ++i) {
       const IntPoint a = ring[i], b = ring[(i + 1) % ring.size()];
       if (a == b) continue;
-      if (ring_edges[Less(a, b) ? std::pair{a, b} : std::pair{b, a}] > 1) continue;
       std::vector<IntPoint> on;
       auto lo = std::lower_bound(by_x.begin(), by_x.end(), IntPoint{std::min(a.x, b.x), INT64_MIN},
                                  Less);
@@ -213,13 +197,19 @@ std::string CheckTriangulation(const std::vector<std::vector<Point>>& rings,
                    static_cast<__int128>(q.y - a.y) * (b.y - a.y);
       });
       // A ring edge with the region on neither side (two rings sharing
-      // it) may have no triangle corner at its ends: not judged here (the
-      // area and centroids are).
-      if (on.size() < 2 || on.front() != a || on.back() != b) continue;
+      // it) may have no triangle corner at its ends: only its pieces that
+      // are triangle edges are noted (as constrained), the rest is left to
+      // the area and centroid checks.
+      const bool whole = on.size() >= 2 && on.front() == a && on.back() == b;
       for (size_t k = 0; k + 1 < on.size(); ++k) {
+        if (has_edge(on[k], on[k + 1])) {
+          constrained.insert({on[k], on[k + 1]});
+          constrained.insert({on[k + 1], on[k]});
+          continue;
+        }
         // A piece with the region on neither side (rings running along it
         // an even number of times) touches no triangle's interior.
-        if (!has_edge(on[k], on[k + 1]) && MeetsATriangle(triangles, on[k], on[k + 1])) {
+        if (whole && MeetsATriangle(triangles, on[k], on[k + 1])) {
           return absl::StrCat("ring edge ", Str(a), Str(b), " lacks the piece ", Str(on[k]),
                               Str(on[k + 1]));
         }

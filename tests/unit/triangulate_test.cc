@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <random>
 #include <string>
@@ -16,6 +17,8 @@
 #include <vector>
 
 #include "absl/time/clock.h"
+#include "core/movingai.h"
+#include "core/navmesh.h"
 #include "core/triangulate.h"
 #include "gtest/gtest.h"
 #include "tests/reference/polygon_world.h"
@@ -41,8 +44,10 @@ double Area(const Triangles& ts) {
 }
 
 // Compares ours with the oracle on `rings` (lattice points): the same
-// triangles, or both valid with the same area. Returns whether they were
-// the same.
+// triangles, or both valid with the same area. Where rings run along the
+// same edge CGAL counts one crossing there, not one per ring, and its
+// region differs: then the region's area by slabs decides, and ours must
+// have it. Returns whether the triangles were the same.
 bool Compare(const Rings& rings, const std::string& name, bool centroids = true) {
   const auto ours = TriangulateRings(rings);
   const auto cgal = CgalTriangulateRings(rings);
@@ -53,6 +58,13 @@ bool Compare(const Rings& rings, const std::string& name, bool centroids = true)
   testing::CheckOptions options;
   options.area = Area(*cgal);
   options.centroids = centroids;
+  if (std::abs(Area(*ours) - options.area) > 1e-9 * std::max(1.0, options.area)) {
+    options.area = testing::RegionArea(rings);
+    std::printf("%s: CGAL's area %.3f is not the region's %.3f (shared edges)\n", name.c_str(),
+                Area(*cgal), options.area);
+    EXPECT_EQ(CheckTriangulation(rings, *ours, options), "") << name << " (ours)";
+    return false;
+  }
   EXPECT_EQ(CheckTriangulation(rings, *ours, options), "") << name << " (ours)";
   if (!same) {
     EXPECT_EQ(ours->size(), cgal->size()) << name;
@@ -189,6 +201,37 @@ TEST(TriangulateTest, PolyanyaMeshOutlinesMatchCgal) {
   EXPECT_GT(meshes, 0);
 }
 
+// Grid maps' outlines through the polygon pipeline (as
+// wayfinder-navbench --grid_triangles builds them): large lattice inputs
+// where nearly every quad is co-circular. Prints both times.
+TEST(TriangulateTest, GridMapOutlinesMatchCgal) {
+  const std::filesystem::path dir = std::filesystem::path(WAYFINDER_DATA_DIR) / "movingai";
+  if (!std::filesystem::exists(dir)) GTEST_SKIP() << "no " << dir;
+  for (const char* name : {"room/8room_000.map", "random/random512-10-0.map",
+                           "maze/maze512-4-0.map", "dao/den520d.map"}) {
+    std::ifstream in(dir / name);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto grid = ParseMovingAiMap(text);
+    ASSERT_TRUE(grid.ok()) << name << ": " << grid.status();
+    const Rings rings = ClippedRings(PolygonsFromGrid(*grid), 0);
+    size_t points = 0;
+    for (const auto& r : rings) points += r.size();
+    const bool same = Compare(rings, name, /*centroids=*/false);
+    double ours_ms = 1e18, cgal_ms = 1e18;
+    for (int k = 0; k < 3; ++k) {
+      auto t0 = absl::Now();
+      ASSERT_TRUE(TriangulateRings(rings).ok());
+      ours_ms = std::min(ours_ms, absl::ToDoubleMilliseconds(absl::Now() - t0));
+      t0 = absl::Now();
+      ASSERT_TRUE(CgalTriangulateRings(rings).ok());
+      cgal_ms = std::min(cgal_ms, absl::ToDoubleMilliseconds(absl::Now() - t0));
+    }
+    std::printf("%s: %zu rings, %zu points, %s; best of 3: ours %.1f ms, CGAL %.1f ms\n", name,
+                rings.size(), points, same ? "identical to CGAL's" : "valid, differs (ties)",
+                ours_ms, cgal_ms);
+  }
+}
+
 Rings Square(double x0, double y0, double x1, double y1) {
   return {{{x0, y0}, {x1, y0}, {x1, y1}, {x0, y1}}};
 }
@@ -228,6 +271,15 @@ TEST(TriangulateTest, DegenerateRings) {
   ASSERT_TRUE(shared.ok());
   EXPECT_EQ(CheckTriangulation(shared_side, *shared), "");
   EXPECT_EQ(Area(*shared), 1144 - 52);
+  // Also found by the fuzzer: a ring running back along part of its own
+  // side, and one along its own diagonal (both sides of it then cancel).
+  for (const Rings& rings :
+       {Rings{{{0, 9}, {52, 52}, {52, 52}, {48, 48}, {52, 16}, {52, 52}, {52, 0}}},
+        Rings{{{0, 52}, {52, 52}, {52, -2}, {0, 52}, {52, -2}, {0, 0}}}}) {
+    const auto result = TriangulateRings(rings);
+    ASSERT_TRUE(result.ok());
+    EXPECT_EQ(CheckTriangulation(rings, *result), "");
+  }
 
   // Duplicate points: consecutive, and a vertex visited twice.
   Rings duplicates = {{{0, 0}, {0, 0}, {5, 0}, {5, 0}, {5, 5}, {2.5, 2.5}, {0, 5}, {0, 0}}};

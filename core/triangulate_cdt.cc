@@ -280,12 +280,21 @@ absl::Status Triangulation::InsertConstraint(uint32_t a0, uint32_t b0) {
 
     // Walk along the segment through the triangles it crosses, the
     // vertices on its left and right in order, to b or to a vertex on it.
+    // A vertex met twice on one side (all its triangles crossed: the
+    // cavity then wraps round it) makes the chains no simple polygon; that
+    // segment is inserted by flips instead.
+    if (seen_.size() < points_.size()) seen_.resize(points_.size(), 0);
+    ++stamp_;
+    bool wraps = false;
     cavity.assign(1, found / 3);
     left.assign(1, head_[Prev(found)]);
     right.assign(1, head_[Next(found)]);
+    seen_[left[0]] = seen_[right[0]] = stamp_;
+    crossed_edges_.clear();
     uint32_t h = Next(found);  // the crossed edge, from its right end to its left
     uint32_t end = kNone;
     while (!fixed_[h]) {
+      crossed_edges_.push_back({head_[h], head_[Next(h)]});
       const uint32_t g = twin_[h];
       cavity.push_back(g / 3);
       const uint32_t v = head_[Prev(g)];
@@ -299,6 +308,8 @@ absl::Status Triangulation::InsertConstraint(uint32_t a0, uint32_t b0) {
         work.push_back({v, b});
         break;
       }
+      wraps = wraps || seen_[v] == stamp_;
+      seen_[v] = stamp_;
       if (o > 0) {
         left.push_back(v);
         h = Next(g);
@@ -306,6 +317,12 @@ absl::Status Triangulation::InsertConstraint(uint32_t a0, uint32_t b0) {
         right.push_back(v);
         h = Prev(g);
       }
+    }
+    if (end != kNone && wraps) {
+      if (!InsertByFlips(a, end)) {
+        return absl::InternalError("triangulation: flipping a segment in did not end");
+      }
+      continue;
     }
     if (end != kNone) {
       if (!Retriangulate(a, end, cavity, left, right)) {
@@ -331,6 +348,54 @@ absl::Status Triangulation::InsertConstraint(uint32_t a0, uint32_t b0) {
     if (was == kEven) work.insert(work.end(), {{s, w}, {u, s}});  // twice, as before
   }
   return absl::OkStatus();
+}
+
+uint32_t Triangulation::FindEdge(uint32_t u, uint32_t w) const {
+  const uint32_t first = out_[u];
+  uint32_t e = first;
+  do {
+    if (head_[Next(e)] == w) return e;
+    e = twin_[Prev(e)];
+  } while (e != kNone && e != first);
+  return kNone;
+}
+
+bool Triangulation::InsertByFlips(uint32_t a, uint32_t b) {
+  // Sloan's method: flip each edge crossing a-b whose quadrilateral is
+  // strictly convex (some always is); a new diagonal still crossing a-b
+  // goes back on the queue. Then the new diagonals are made Delaunay by
+  // Lawson flips (a-b, constrained, is never flipped).
+  std::deque<std::pair<uint32_t, uint32_t>> queue(crossed_edges_.begin(), crossed_edges_.end());
+  const size_t limit = 8 * (queue.size() + 4) * (queue.size() + 4);
+  stack_.clear();
+  for (size_t steps = 0; !queue.empty(); ++steps) {
+    if (steps > limit) return false;
+    const auto [u, w] = queue.front();
+    queue.pop_front();
+    const uint32_t e = FindEdge(u, w);
+    if (e == kNone) return false;
+    const uint32_t c = head_[Prev(e)], d = head_[Prev(twin_[e])];
+    if (Orient(c, d, u) * Orient(c, d, w) >= 0) {
+      queue.push_back({u, w});  // not convex yet
+      continue;
+    }
+    const uint32_t t1 = e / 3, t2 = twin_[e] / 3;
+    Flip(e);  // now c-d: 3 * t1 + 2
+    const bool crosses = c != a && c != b && d != a && d != b &&
+                         Orient(a, b, c) * Orient(a, b, d) < 0 &&
+                         Orient(c, d, a) * Orient(c, d, b) < 0;
+    if (crosses) {
+      queue.push_back({c, d});
+    } else {
+      stack_.push_back(3 * t1 + 2);
+      stack_.push_back(3 * t2 + 2);
+    }
+  }
+  const uint32_t ab = FindEdge(a, b);
+  if (ab == kNone) return false;
+  fixed_[ab] = fixed_[twin_[ab]] = kOdd;
+  Legalize(true);
+  return true;
 }
 
 bool Triangulation::Retriangulate(uint32_t a, uint32_t b, const std::vector<uint32_t>& cavity,
@@ -403,6 +468,24 @@ bool Triangulation::Retriangulate(uint32_t a, uint32_t b, const std::vector<uint
     Link(inner_[i].second, inner_[i + 1].second, inner_[i].first == constrained ? kOdd : kFree);
   }
   return true;
+}
+
+std::string Triangulation::Validate() const {
+  for (uint32_t e = 0; e < head_.size(); ++e) {
+    const uint32_t f = twin_[e];
+    if (e % 3 == 0 && Orient(head_[e], head_[e + 1], head_[e + 2]) <= 0) {
+      return absl::StrCat("triangle ", e / 3, " is not positive");
+    }
+    if (f == kNone) continue;
+    if (twin_[f] != e || head_[f] != head_[Next(e)] || head_[Next(f)] != head_[e]) {
+      return absl::StrCat("half-edges ", e, " and ", f, " are not twins");
+    }
+    if (fixed_[e] != fixed_[f]) return absl::StrCat("half-edges ", e, " and ", f, " disagree");
+  }
+  for (uint32_t v = 0; v < out_.size(); ++v) {
+    if (out_[v] != kNone && head_[out_[v]] != v) return absl::StrCat("vertex ", v, "'s edge");
+  }
+  return "";
 }
 
 std::vector<std::array<uint32_t, 3>> Triangulation::OddTriangles() const {

@@ -13,7 +13,10 @@
 //   for constructing restricted Delaunay triangulations", 1997): the
 //   triangles the segment crosses are removed and the two pseudo-polygons
 //   on either side re-triangulated, each triangle's apex the chain vertex
-//   whose circle holds no other;
+//   whose circle holds no other; when the crossed triangles wrap round a
+//   vertex (all of its triangles crossed, so the two sides are no simple
+//   polygons) the segment is flipped in instead (Sloan, "A fast algorithm
+//   for generating constrained Delaunay triangulations", 1993);
 // - a segment through a vertex is split there; a segment crossing a
 //   constraint gets a new vertex at the crossing, rounded to the lattice
 //   (both segments are then re-inserted through it).
@@ -23,6 +26,7 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -64,6 +68,11 @@ class Triangulation {
   // many times as rings run along it), as vertex triples,
   // counter-clockwise.
   std::vector<std::array<uint32_t, 3>> OddTriangles() const;
+
+  // Empty when the structure is consistent (twins agree, triangles are
+  // positive, each vertex's half-edge leaves it); otherwise what is not.
+  // For tests: O(triangles).
+  std::string Validate() const;
 
   // Every vertex: the input points, the enclosing triangle's corners, the
   // crossings added.
@@ -110,6 +119,11 @@ class Triangulation {
   // b, left chain with constrained Delaunay triangles, a-b constrained.
   // False (nothing changed) if the chains do not make as many triangles
   // as the cavity had, which would be a bug.
+  // The half-edge u -> w, kNone if there is none.
+  uint32_t FindEdge(uint32_t u, uint32_t w) const;
+  // Inserts a-b (crossing only the unconstrained edges crossed_edges_) by
+  // edge flips; false if that does not end, which would be a bug.
+  bool InsertByFlips(uint32_t a, uint32_t b);
   bool Retriangulate(uint32_t a, uint32_t b, const std::vector<uint32_t>& cavity,
                      const std::vector<uint32_t>& left, const std::vector<uint32_t>& right);
 
@@ -137,6 +151,9 @@ class Triangulation {
   std::vector<std::array<uint32_t, 3>> pending_;
   std::vector<std::array<uint32_t, 4>> spans_;
   std::vector<uint32_t> stack_, chain_;
+  std::vector<std::pair<uint32_t, uint32_t>> crossed_edges_;
+  std::vector<uint32_t> seen_;  // per vertex: stamp_ when met in the current walk
+  uint32_t stamp_ = 0;
 };
 
 }  // namespace wayfinder::cdt

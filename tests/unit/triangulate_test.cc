@@ -6,6 +6,7 @@
 
 #include <polyclipping/clipper.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -20,6 +21,7 @@
 #include "core/movingai.h"
 #include "core/navmesh.h"
 #include "core/triangulate.h"
+#include "core/triangulate_cdt.h"
 #include "gtest/gtest.h"
 #include "tests/reference/polygon_world.h"
 #include "tests/unit/cgal_oracle.h"
@@ -279,6 +281,34 @@ TEST(TriangulateTest, DegenerateRings) {
     const auto result = TriangulateRings(rings);
     ASSERT_TRUE(result.ok());
     EXPECT_EQ(CheckTriangulation(rings, *result), "");
+  }
+  // And a segment whose crossed triangles wrap round a vertex (all of
+  // (3, 23)'s triangles are crossed by (0.5, 0.5)-(3.5, 52)): inserted by
+  // flips, the constraint (3, 23)-(23, 23) kept.
+  const Rings wraps = {{{3, 23}, {23, 23}, {0.5, 0.5}, {3.5, 52}, {52, 52}, {36, 0.5}, {0.5, 0.5}},
+                       {{0.5, 0.5}, {0.5, 3.5}, {0.5, 0.5}, {0, 33}}};
+  const auto wrapped = TriangulateRings(wraps);
+  ASSERT_TRUE(wrapped.ok());
+  EXPECT_EQ(CheckTriangulation(wraps, *wrapped), "");
+  {
+    std::vector<exact::IntPoint> points;
+    std::vector<uint32_t> ids;
+    for (const auto& ring : wraps) {
+      for (const Point& p : ring) {
+        const exact::IntPoint q{std::llround(p.x * 1024), std::llround(p.y * 1024)};
+        const auto it = std::find(points.begin(), points.end(), q);
+        ids.push_back(static_cast<uint32_t>(it - points.begin()));
+        if (it == points.end()) points.push_back(q);
+      }
+    }
+    cdt::Triangulation t(points);
+    EXPECT_EQ(t.Validate(), "");
+    for (size_t i = 0, start = 0; i < ids.size(); ++i) {
+      const size_t n = i < 7 ? 7 : 4;
+      if (i == 7) start = 7;
+      ASSERT_TRUE(t.InsertConstraint(ids[i], ids[start + (i - start + 1) % n]).ok());
+      EXPECT_EQ(t.Validate(), "") << "after ring edge " << i;
+    }
   }
 
   // Duplicate points: consecutive, and a vertex visited twice.

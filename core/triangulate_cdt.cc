@@ -351,12 +351,19 @@ absl::Status Triangulation::InsertConstraint(uint32_t a0, uint32_t b0) {
 }
 
 uint32_t Triangulation::FindEdge(uint32_t u, uint32_t w) const {
+  // Counter-clockwise round u; at an enclosing triangle's corner the fan
+  // is open, so clockwise from the start too.
   const uint32_t first = out_[u];
   uint32_t e = first;
   do {
     if (head_[Next(e)] == w) return e;
     e = twin_[Prev(e)];
   } while (e != kNone && e != first);
+  for (e = first; e != kNone && twin_[e] != kNone;) {
+    e = Next(twin_[e]);
+    if (e == first) break;
+    if (head_[Next(e)] == w) return e;
+  }
   return kNone;
 }
 

@@ -282,6 +282,18 @@ TEST(TriangulateTest, DegenerateRings) {
     ASSERT_TRUE(result.ok());
     EXPECT_EQ(CheckTriangulation(rings, *result), "");
   }
+  // Flipped in across edges to the enclosing triangle's corners, between
+  // collinear spikes and a crossing (found by the fuzzer).
+  {
+    const Rings rings = {{{0.5, 0.5}, {0.5, 0}, {0, 0.5}, {0.5, 0.5}, {0.5, 33}, {0.5, 0.5},
+                          {0.5, 65}, {0, 0.5}, {0, 22}, {4.5, 0.5}},
+                         {{0.5, 6}, {0.5, 0.5}, {0.5, 0.5}, {2, 0.5}, {0.5, 0.5}, {0.5, 0}}};
+    const auto result = TriangulateRings(rings);
+    ASSERT_TRUE(result.ok()) << result.status();
+    for (const auto& t : *result) {
+      EXPECT_GT((t[1].x - t[0].x) * (t[2].y - t[0].y) - (t[1].y - t[0].y) * (t[2].x - t[0].x), 0);
+    }
+  }
   // And a segment whose crossed triangles wrap round a vertex (all of
   // (3, 23)'s triangles are crossed by (0.5, 0.5)-(3.5, 52)): inserted by
   // flips, the constraint (3, 23)-(23, 23) kept.

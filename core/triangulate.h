@@ -36,7 +36,8 @@ inline constexpr double kTriangulationMaxCoordinate = 1099511627776.0;  // 2^40
 // to that rounding. An edge shared by two rings is a triangle edge that
 // both rings cross (so the parity is unchanged across it). Delaunay:
 // no triangle's circumcircle holds a vertex visible from its interior
-// (ties between co-circular points are broken arbitrarily).
+// (ties between co-circular points are broken deterministically, though
+// not always as CGAL broke them).
 //
 // Hand-written (core/triangulate_cdt.h): the project ships under a
 // permissive licence and CGAL's triangulation is GPL. Errors:

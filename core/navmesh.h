@@ -254,8 +254,8 @@ struct NavmeshBuildStats {
 // removal of near-duplicate and collinear points (each ring moves by at
 // most 1.4/1024 world units),
 // optional edge subdivision and Steiner points, constrained Delaunay
-// triangulation of the rings (CGAL, exact predicates), optional merging of
-// triangles into convex polygons.
+// triangulation of the rings (triangulate.h: ours, exact on the clipper's
+// lattice), optional merging of triangles into convex polygons.
 //
 // From grids (BuildFromGrid): blocked cells and the map's outside are
 // inflated by the radius as squares (so every point of the mesh is at least

@@ -64,7 +64,8 @@ std::vector<Point> Subdivide(const std::vector<Point>& ring, double max_len) {
 
 // --- Simplicity of a ring (Shamos-Hoey sweep, exact on the lattice) ---
 //
-// Hand-written: CGAL's is_simple_2 sweeps in O(n log n) too but answers
+// Hand-written: CGAL's is_simple_2 (GPL, not a dependency of the engine)
+// sweeps in O(n log n) too but answers
 // only yes or no, and the message must name the two edges; Boost.Geometry's
 // is_valid names them but finds them by partitioning boxes, quadratic on
 // long edges that overlap one another's boxes; GEOS's IsSimpleOp names a

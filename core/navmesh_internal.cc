@@ -104,8 +104,8 @@ cl::Paths ToPaths(const std::vector<Polygon>& polygons) {
 
 // strictly convex and the union has at most `max_vertices` corners; at most
 // four times the fewest convex pieces when unbounded. Hand-written: neither
-// Clipper nor CGAL merges triangles, and Recast's merging works on its own
-// voxel contours.
+// Clipper nor CGAL (no longer a dependency) merges triangles, and Recast's
+// merging works on its own voxel contours.
 std::vector<std::vector<uint32_t>> MergeConvex(const std::vector<Point>& vs,
                                                std::vector<std::vector<uint32_t>> polys,
                                                size_t max_vertices) {

@@ -2,7 +2,7 @@
 
 #include "core/hex_grid.h"
 
-#include <CGAL/Exact_predicates_inexact_constructions_kernel.h>
+#include "core/exact_predicates.h"
 
 #include <algorithm>
 #include <array>
@@ -11,16 +11,13 @@
 namespace wayfinder {
 namespace {
 
-using Kernel = CGAL::Exact_predicates_inexact_constructions_kernel;
-using P2 = Kernel::Point_2;
-
 // Exact sign of the turn a -> b -> c: > 0 counter-clockwise (in x right,
 // y up terms), 0 collinear.
 int Orient(const Point& a, const Point& b, const Point& c) {
-  return static_cast<int>(CGAL::orientation(P2(a.x, a.y), P2(b.x, b.y), P2(c.x, c.y)));
+  return exact::OrientExact(a, b, c);
 }
 
-// A convex cell: corners in counter-clockwise order (CGAL's sense), and
+// A convex cell: corners in counter-clockwise order (positive orientation), and
 // its bounding box. Corner coordinates are exact (multiples of 1/8).
 struct Cell {
   std::array<Point, 6> corners;

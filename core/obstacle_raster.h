@@ -12,8 +12,8 @@
 // cell down; the hexagon around centre (cx, cy) has corners (cx +- 0.375,
 // cy +- 0.5) and (cx +- 0.625, cy)). Coordinates are world units.
 //
-// Exact: the boundary cases are decided with exact predicates (CGAL's
-// filtered orientation), not with a tolerance. Only cells on the map
+// Exact: the boundary cases are decided with exact predicates (filtered
+// orientation, core/exact_predicates.h), not with a tolerance. Only cells on the map
 // (width x height) are reported. Work is O(cells in the shape's bounding
 // box * polygon vertices) for polygons, O(cells covered) for grid rects.
 //

@@ -1,87 +1,62 @@
 #include "core/triangulate.h"
 
-#include <CGAL/Constrained_Delaunay_triangulation_2.h>
-#include <CGAL/Exact_predicates_inexact_constructions_kernel.h>
-#include <CGAL/Triangulation_face_base_with_info_2.h>
+#include <cmath>
+#include <cstdint>
+#include <utility>
 
-#include <deque>
-#include <exception>
-
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "core/triangulate_cdt.h"
 
 namespace wayfinder {
-namespace {
-
-struct FaceInfo {
-  int nesting = -1;  // rings crossed from the outside
-};
-using K = CGAL::Exact_predicates_inexact_constructions_kernel;
-using Fbb = CGAL::Triangulation_face_base_with_info_2<FaceInfo, K>;
-using Fb = CGAL::Constrained_triangulation_face_base_2<K, Fbb>;
-using Tds = CGAL::Triangulation_data_structure_2<CGAL::Triangulation_vertex_base_2<K>, Fb>;
-// Exact_predicates_tag: should two rings cross after all, the crossing is
-// inserted instead of failing.
-using Cdt = CGAL::Constrained_Delaunay_triangulation_2<K, Tds, CGAL::Exact_predicates_tag>;
-
-// Flood fill from the outside: faces reached without crossing a constraint
-// get the same nesting level; crossing one adds a level.
-void MarkNesting(Cdt& cdt) {
-  std::deque<std::pair<Cdt::Face_handle, int>> next = {{cdt.infinite_face(), 0}};
-  while (!next.empty()) {
-    auto [start, level] = next.front();
-    next.pop_front();
-    if (start->info().nesting != -1) continue;
-    std::deque<Cdt::Face_handle> queue = {start};
-    start->info().nesting = level;
-    while (!queue.empty()) {
-      Cdt::Face_handle f = queue.front();
-      queue.pop_front();
-      for (int i = 0; i < 3; ++i) {
-        Cdt::Face_handle n = f->neighbor(i);
-        if (n->info().nesting != -1) continue;
-        if (cdt.is_constrained({f, i})) {
-          next.push_back({n, level + 1});
-        } else {
-          n->info().nesting = level;
-          queue.push_back(n);
-        }
-      }
-    }
-  }
-}
-
-// The faces at odd nesting levels: the region.
-std::vector<std::array<Point, 3>> OddFaces(Cdt& cdt) {
-  std::vector<std::array<Point, 3>> out;
-  if (cdt.dimension() < 2) return out;  // nothing to mark
-  MarkNesting(cdt);
-  for (auto f = cdt.finite_faces_begin(); f != cdt.finite_faces_end(); ++f) {
-    if (f->info().nesting % 2 != 1) continue;
-    std::array<Point, 3> t;
-    for (int i = 0; i < 3; ++i) t[i] = {f->vertex(i)->point().x(), f->vertex(i)->point().y()};
-    out.push_back(t);
-  }
-  return out;
-}
-
-}  // namespace
 
 absl::StatusOr<std::vector<std::array<Point, 3>>> TriangulateRings(
     const std::vector<std::vector<Point>>& rings) {
-  try {
-    Cdt cdt;
-    for (const std::vector<Point>& ring : rings) {
-      if (ring.size() < 3) continue;
-      std::vector<K::Point_2> pts;
-      pts.reserve(ring.size());
-      for (const Point& p : ring) pts.emplace_back(p.x, p.y);
-      cdt.insert_constraint(pts.begin(), pts.end(), /*close=*/true);
+  // Ring vertices to lattice points, each distinct point one vertex.
+  std::vector<exact::IntPoint> points;
+  absl::flat_hash_map<std::pair<int64_t, int64_t>, uint32_t> ids;
+  std::vector<std::vector<uint32_t>> id_rings;
+  for (const std::vector<Point>& ring : rings) {
+    if (ring.size() < 3) continue;
+    std::vector<uint32_t>& ids_of_ring = id_rings.emplace_back();
+    ids_of_ring.reserve(ring.size());
+    for (const Point& p : ring) {
+      if (!IsFinite(p) || std::abs(p.x) > kTriangulationMaxCoordinate ||
+          std::abs(p.y) > kTriangulationMaxCoordinate) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("navmesh: triangulation: point (", p.x, ", ", p.y,
+                         ") must be finite and within +-", kTriangulationMaxCoordinate));
+      }
+      const exact::IntPoint q{std::llround(p.x * kTriangulationScale),
+                              std::llround(p.y * kTriangulationScale)};
+      const auto [it, fresh] = ids.try_emplace({q.x, q.y}, static_cast<uint32_t>(points.size()));
+      if (fresh) points.push_back(q);
+      ids_of_ring.push_back(it->second);
     }
-    // No rings, or all degenerate: OddFaces finds nothing to mark.
-    return OddFaces(cdt);
-  } catch (const std::exception& e) {
-    return absl::InternalError(absl::StrCat("navmesh: triangulation failed: ", e.what()));
   }
+  std::vector<std::array<Point, 3>> out;
+  if (points.size() < 3) return out;
+
+  cdt::Triangulation cdt(points);
+  for (const std::vector<uint32_t>& ring : id_rings) {
+    for (size_t i = 0; i < ring.size(); ++i) {
+      const uint32_t a = ring[i], b = ring[(i + 1) % ring.size()];
+      if (a == b) continue;
+      if (absl::Status s = cdt.InsertConstraint(a, b); !s.ok()) {
+        return absl::Status(s.code(), absl::StrCat("navmesh: ", s.message()));
+      }
+    }
+  }
+  if (cdt.crossed()) cdt.RestoreDelaunay();
+  const std::vector<exact::IntPoint>& all = cdt.points();
+  auto world = [&](uint32_t v) {
+    return Point{static_cast<double>(all[v].x) / kTriangulationScale,
+                 static_cast<double>(all[v].y) / kTriangulationScale};
+  };
+  const std::vector<std::array<uint32_t, 3>> triangles = cdt.OddTriangles();
+  out.reserve(triangles.size());
+  for (const auto& t : triangles) out.push_back({world(t[0]), world(t[1]), world(t[2])});
+  return out;
 }
 
 }  // namespace wayfinder

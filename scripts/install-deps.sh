@@ -20,12 +20,15 @@ PACKAGES=(
   libpq-dev postgresql
   # the overload benchmark scrapes /metrics with it (make bench-quick in CI)
   curl
-  # navmesh generation: polygon clipping and offsetting, constrained Delaunay
-  libpolyclipping-dev libcgal-dev
+  # navmesh generation: polygon clipping and offsetting (the triangulation
+  # is our own)
+  libpolyclipping-dev
   # benchmark baseline: Recast/Detour navmeshes (bench only)
   librecast-dev
-  # tests and benchmarks (openssl: certificates made by the TLS tests)
-  libgtest-dev libgmock-dev libbenchmark-dev openssl
+  # tests and benchmarks (openssl: certificates made by the TLS tests;
+  # CGAL, GPL-3+: the triangulation's test oracle and exact rationals for
+  # the obstacle raster's reference, never in a shipped program)
+  libgtest-dev libgmock-dev libbenchmark-dev openssl libcgal-dev
   # fuzz targets in make test (tests/fuzz): clang 14, its libFuzzer and
   # sanitizer runtimes (only recommended by clang, so named here), and
   # llvm-symbolizer for readable stacks

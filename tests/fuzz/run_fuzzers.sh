@@ -30,7 +30,7 @@ if [ "$SECONDS_PER_TARGET" = 0 ]; then
   exit 0
 fi
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
-ALL_TARGETS="fuzz_movingai_map fuzz_movingai_scen fuzz_grid_map fuzz_rect_field fuzz_polygon_map fuzz_build_map"
+ALL_TARGETS="fuzz_movingai_map fuzz_movingai_scen fuzz_grid_map fuzz_rect_field fuzz_polygon_map fuzz_triangulate fuzz_build_map"
 TARGETS=${FUZZ_TARGETS:-$ALL_TARGETS}
 
 # --- build ---

@@ -1,0 +1,109 @@
+// The async calls of Client: gRPC's callback API (stub->async()), one heap
+// object per call owning everything the call needs until its callback ran.
+#include <memory>
+#include <utility>
+
+#include "client/client.h"
+
+namespace wayfinder::client {
+
+template <typename Request, typename Response, typename Start>
+void Client::StartAsync(const Request& request, Callback<Response> done, Deadline deadline,
+                        Start start) {
+  // Owned by the call from here until gRPC reports its end. The channel is
+  // held too, so that the Client may go away with calls in flight.
+  struct Call {
+    std::shared_ptr<grpc::Channel> channel;
+    grpc::ClientContext ctx;
+    Request request;
+    Response response;
+    Callback<Response> done;
+  };
+  auto* call = new Call{channel_, {}, request, {}, std::move(done)};
+  Prepare(call->ctx, deadline);
+  start(stub_->async(), &call->ctx, &call->request, &call->response,
+        [call](grpc::Status status) {
+          std::unique_ptr<Call> owned(call);
+          if (status.ok()) {
+            owned->done(std::move(owned->response));
+          } else {
+            owned->done(FromGrpcStatus(status));
+          }
+        });
+}
+
+namespace {
+
+// The callback that fulfils a promise, for the std::future forms.
+template <typename Response>
+std::pair<Client::Callback<Response>, Client::Future<Response>> PromiseCallback() {
+  auto promise = std::make_shared<std::promise<absl::StatusOr<Response>>>();
+  Client::Future<Response> future = promise->get_future();
+  return {[promise](absl::StatusOr<Response> result) { promise->set_value(std::move(result)); },
+          std::move(future)};
+}
+
+}  // namespace
+
+void Client::FindPathAsync(const v1::FindPathRequest& request,
+                           Callback<v1::FindPathResponse> done, Deadline deadline) {
+  StartAsync(request, std::move(done), deadline,
+             [](auto* async, auto* ctx, auto* req, auto* resp, auto on_done) {
+               async->FindPath(ctx, req, resp, std::move(on_done));
+             });
+}
+
+Client::Future<v1::FindPathResponse> Client::FindPathAsync(const v1::FindPathRequest& request,
+                                                           Deadline deadline) {
+  auto [done, future] = PromiseCallback<v1::FindPathResponse>();
+  FindPathAsync(request, std::move(done), deadline);
+  return std::move(future);
+}
+
+void Client::FindPathsAsync(const v1::FindPathsRequest& request,
+                            Callback<v1::FindPathsResponse> done, Deadline deadline) {
+  StartAsync(request, std::move(done), deadline,
+             [](auto* async, auto* ctx, auto* req, auto* resp, auto on_done) {
+               async->FindPaths(ctx, req, resp, std::move(on_done));
+             });
+}
+
+Client::Future<v1::FindPathsResponse> Client::FindPathsAsync(
+    const v1::FindPathsRequest& request, Deadline deadline) {
+  auto [done, future] = PromiseCallback<v1::FindPathsResponse>();
+  FindPathsAsync(request, std::move(done), deadline);
+  return std::move(future);
+}
+
+void Client::SampleFlowFieldAsync(const v1::SampleFlowFieldRequest& request,
+                                  Callback<v1::SampleFlowFieldResponse> done,
+                                  Deadline deadline) {
+  StartAsync(request, std::move(done), deadline,
+             [](auto* async, auto* ctx, auto* req, auto* resp, auto on_done) {
+               async->SampleFlowField(ctx, req, resp, std::move(on_done));
+             });
+}
+
+Client::Future<v1::SampleFlowFieldResponse> Client::SampleFlowFieldAsync(
+    const v1::SampleFlowFieldRequest& request, Deadline deadline) {
+  auto [done, future] = PromiseCallback<v1::SampleFlowFieldResponse>();
+  SampleFlowFieldAsync(request, std::move(done), deadline);
+  return std::move(future);
+}
+
+void Client::GetFlowFieldAsync(const v1::GetFlowFieldRequest& request,
+                               Callback<v1::FlowField> done, Deadline deadline) {
+  StartAsync(request, std::move(done), deadline,
+             [](auto* async, auto* ctx, auto* req, auto* resp, auto on_done) {
+               async->GetFlowField(ctx, req, resp, std::move(on_done));
+             });
+}
+
+Client::Future<v1::FlowField> Client::GetFlowFieldAsync(const v1::GetFlowFieldRequest& request,
+                                                        Deadline deadline) {
+  auto [done, future] = PromiseCallback<v1::FlowField>();
+  GetFlowFieldAsync(request, std::move(done), deadline);
+  return std::move(future);
+}
+
+}  // namespace wayfinder::client

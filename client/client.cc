@@ -268,7 +268,8 @@ std::unique_ptr<Client> Client::Create(const ClientOptions& options) {
 Client::Client(std::shared_ptr<grpc::Channel> channel, const ClientOptions& options)
     : channel_(std::move(channel)),
       stub_(v1::Pathfinder::NewStub(channel_)),
-      options_(options) {}
+      options_(options),
+      async_calls_(NewAsyncCalls()) {}
 
 void Client::Prepare(grpc::ClientContext& ctx, Deadline deadline) const {
   ctx.set_deadline(absl::ToChronoTime(absl::Now() + deadline.value_or(options_.default_deadline)));

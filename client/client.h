@@ -41,9 +41,10 @@
 // Ownership: the caller owns what it passes; calls copy what they need
 // (requests are copied for async calls, so they may be destroyed at once).
 // Results are returned by value. Client::Create returns the only owner of
-// the Client. An async call keeps the channel alive until its callback has
-// run, so the Client may be destroyed with calls in flight; their callbacks
-// still run (with their result or CANCELLED/DEADLINE_EXCEEDED).
+// the Client. Destroying a Client cancels its async calls still in flight
+// and waits until each one's callback has run (with CANCELLED, or its
+// result if it came first): so never destroy a Client from one of its own
+// callbacks.
 //
 // Async calls (FindPathAsync, FindPathsAsync, SampleFlowFieldAsync,
 // GetFlowFieldAsync): the call is started and the function returns at
@@ -193,6 +194,10 @@ class Client {
   static absl::StatusOr<std::unique_ptr<Client>> CreateOrError(const ClientOptions& options);
   // Uses an existing channel (tests, custom channel set-ups).
   Client(std::shared_ptr<grpc::Channel> channel, const ClientOptions& options);
+  // Cancels the async calls in flight and waits for their callbacks.
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
 
   // Each call takes an optional deadline that overrides the default.
   using Deadline = std::optional<absl::Duration>;
@@ -298,10 +303,14 @@ class Client {
   template <typename Request, typename Response, typename Start>
   void StartAsync(const Request& request, Callback<Response> done, Deadline deadline,
                   Start start);
+  struct AsyncCalls;
+  static std::shared_ptr<AsyncCalls> NewAsyncCalls();
 
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Pathfinder::Stub> stub_;
   ClientOptions options_;
+  // The async calls in flight (client_async.cc), shared with their callbacks.
+  std::shared_ptr<AsyncCalls> async_calls_;
 };
 
 // Reads a Moving AI `.map` file into a Map with the `movingai` source.

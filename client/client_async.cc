@@ -1,34 +1,70 @@
 // The async calls of Client: gRPC's callback API (stub->async()), one heap
 // object per call owning everything the call needs until its callback ran.
+#include <condition_variable>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <utility>
 
 #include "client/client.h"
 
 namespace wayfinder::client {
 
+// Every async call's context while the call is in flight, so that
+// ~Client can cancel them and wait for their callbacks: the channel must not
+// be destroyed by a callback (gRPC runs callbacks on threads of the
+// channel's own completion queue, which the channel's destructor joins).
+struct Client::AsyncCalls {
+  std::mutex mu;
+  std::condition_variable ended;
+  std::set<std::shared_ptr<grpc::ClientContext>> in_flight;
+};
+
+std::shared_ptr<Client::AsyncCalls> Client::NewAsyncCalls() {
+  return std::make_shared<AsyncCalls>();
+}
+
+Client::~Client() {
+  if (async_calls_ == nullptr) return;
+  std::set<std::shared_ptr<grpc::ClientContext>> cancel;
+  {
+    std::lock_guard<std::mutex> lock(async_calls_->mu);
+    cancel = async_calls_->in_flight;
+  }
+  // Outside the lock: gRPC may run a callback inline, which takes it.
+  for (const auto& ctx : cancel) ctx->TryCancel();
+  std::unique_lock<std::mutex> lock(async_calls_->mu);
+  async_calls_->ended.wait(lock, [this] { return async_calls_->in_flight.empty(); });
+}
+
 template <typename Request, typename Response, typename Start>
 void Client::StartAsync(const Request& request, Callback<Response> done, Deadline deadline,
                         Start start) {
-  // Owned by the call from here until gRPC reports its end. The channel is
-  // held too, so that the Client may go away with calls in flight.
+  // Owned by the call from here until gRPC reports its end.
   struct Call {
-    std::shared_ptr<grpc::Channel> channel;
-    grpc::ClientContext ctx;
+    std::shared_ptr<grpc::ClientContext> ctx;
     Request request;
     Response response;
     Callback<Response> done;
   };
-  auto* call = new Call{channel_, {}, request, {}, std::move(done)};
-  Prepare(call->ctx, deadline);
-  start(stub_->async(), &call->ctx, &call->request, &call->response,
-        [call](grpc::Status status) {
+  auto* call =
+      new Call{std::make_shared<grpc::ClientContext>(), request, {}, std::move(done)};
+  Prepare(*call->ctx, deadline);
+  {
+    std::lock_guard<std::mutex> lock(async_calls_->mu);
+    async_calls_->in_flight.insert(call->ctx);
+  }
+  start(stub_->async(), call->ctx.get(), &call->request, &call->response,
+        [call, calls = async_calls_](grpc::Status status) {
           std::unique_ptr<Call> owned(call);
           if (status.ok()) {
             owned->done(std::move(owned->response));
           } else {
             owned->done(FromGrpcStatus(status));
           }
+          std::lock_guard<std::mutex> lock(calls->mu);
+          calls->in_flight.erase(owned->ctx);
+          calls->ended.notify_all();
         });
 }
 

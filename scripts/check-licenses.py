@@ -4,7 +4,7 @@ fails on GPL or AGPL in a shipped program.
 
 usage: check-licenses.py BUILD_DIR [--third-party THIRD_PARTY.md]
            [--dockerfile docker/Dockerfile] [--expect-gpl PROGRAM:PACKAGE]...
-           [--write]
+           [--ninja NINJA] [--write]
 
 For each shipped program (PROGRAMS below) it finds:
   - the shared libraries it loads (ldd: NEEDED and their NEEDED), and the
@@ -166,9 +166,9 @@ def objects_of(program_file, rules):
     return objects
 
 
-def header_deps(build_dir):
+def header_deps(build_dir, ninja):
     """object -> headers it included, from ninja's dependency log."""
-    out = subprocess.run(["ninja", "-C", build_dir, "-t", "deps"], capture_output=True,
+    out = subprocess.run([ninja, "-C", build_dir, "-t", "deps"], capture_output=True,
                          text=True)
     if out.returncode != 0:
         raise SystemExit(f"ninja -t deps failed in {build_dir} (a Ninja build is required): "
@@ -381,11 +381,12 @@ def main():
                     help="a GPL dependency known to be in PROGRAM (and the image), "
                          "reported but not failed; fails once it is gone")
     ap.add_argument("--write", action="store_true", help="rewrite the table's marks")
+    ap.add_argument("--ninja", default="ninja", help="the ninja program of the build")
     args = ap.parse_args()
 
     dpkg = Dpkg()
     rules = parse_build_ninja(args.build_dir)
-    deps = header_deps(args.build_dir)
+    deps = header_deps(args.build_dir, args.ninja)
     problems = []
     links = {}  # package -> {column: 'shared' | 'headers' | 'installed'}
     for name, rel in PROGRAMS.items():

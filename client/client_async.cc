@@ -12,8 +12,9 @@ namespace wayfinder::client {
 
 // Every async call's context while the call is in flight, so that
 // ~Client can cancel them and wait for their callbacks: the channel must not
-// be destroyed by a callback (gRPC runs callbacks on threads of the
-// channel's own completion queue, which the channel's destructor joins).
+// be destroyed by a callback (gRPC runs callbacks on threads of a completion
+// queue that the last channel's destructor shuts down and joins), and each
+// context holds a reference to it.
 struct Client::AsyncCalls {
   std::mutex mu;
   std::condition_variable ended;
@@ -64,6 +65,11 @@ void Client::StartAsync(const Request& request, Callback<Response> done, Deadlin
           }
           std::lock_guard<std::mutex> lock(calls->mu);
           calls->in_flight.erase(owned->ctx);
+          // The call's context holds a reference to the channel: drop it
+          // before ~Client may go on, so that the channel's last reference
+          // is never released here, on one of the threads its destructor
+          // joins.
+          owned.reset();
           calls->ended.notify_all();
         });
 }

@@ -258,7 +258,7 @@ absl::StatusOr<std::unique_ptr<Client>> Client::CreateOrError(const ClientOption
 std::unique_ptr<Client> Client::Create(const ClientOptions& options) {
   absl::StatusOr<std::unique_ptr<Client>> client = CreateOrError(options);
   if (client.ok()) return *std::move(client);
-  // A target gRPC cannot resolve: calls fail UNAVAILABLE (see the header).
+  // A target gRPC cannot use: every call fails (see the header).
   ClientOptions unusable = options;
   unusable.addresses.clear();
   unusable.target = "ipv4:invalid-addresses";

@@ -188,8 +188,9 @@ class MapWatch {
 class Client {
  public:
   // Creates a channel from `options` (connects lazily, on the first call).
-  // A bad `addresses` list gives a channel that never connects (calls fail
-  // UNAVAILABLE); CreateOrError says what is wrong with it instead.
+  // A bad `addresses` list gives a client whose every call fails (gRPC
+  // answers UNKNOWN for the unusable target); CreateOrError says instead
+  // what is wrong with the list.
   static std::unique_ptr<Client> Create(const ClientOptions& options);
   static absl::StatusOr<std::unique_ptr<Client>> CreateOrError(const ClientOptions& options);
   // Uses an existing channel (tests, custom channel set-ups).

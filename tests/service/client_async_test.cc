@@ -267,6 +267,11 @@ TEST(ClientAddressesTest, TargetForChecksTheList) {
     EXPECT_EQ(target.status().code(), absl::StatusCode::kInvalidArgument) << bad[0];
     EXPECT_FALSE(client::Client::CreateOrError(options).ok());
   }
+  // Create with a bad list still gives a client; its calls fail.
+  options.addresses = {"wayfinder:50051"};
+  absl::StatusOr<std::vector<v1::MapInfo>> maps =
+      client::Client::Create(options)->ListMaps(absl::Seconds(2));
+  EXPECT_FALSE(maps.ok());
 }
 
 TEST(ClientAddressesTest, KeepaliveOptionsReachTheChannel) {

@@ -22,8 +22,9 @@ with its licence (an SPDX-style expression: AND, OR, WITH) and an x in the
 column of each program that links it, and nothing else: a missing row, a
 missing or extra x, or a licence whose identifiers do not appear in the
 package's /usr/share/doc/<package>/copyright fails the check. --write
-rewrites the marks from what was found (new packages get licence "?",
-which still fails until filled in).
+rewrites the marks from what was found and drops rows of packages no
+longer linked (new packages get licence "?", which still fails until
+filled in).
 
 The policy, per program:
   - GPL or AGPL (any version, not LGPL) in every alternative of the
@@ -470,6 +471,9 @@ def main():
                                 "longer GPL): remove it from the expected list")
 
     if args.write:
+        for package in sorted(set(rows) - set(links)):
+            print(f"removed the row of {package}")
+            del rows[package]
         lines[start:end] = format_table(rows)
         with open(args.third_party, "w", encoding="utf-8") as f:
             f.write("\n".join(lines))

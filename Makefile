@@ -86,6 +86,13 @@ bench: build
 bench-quick: build
 	./scripts/bench.sh $(BUILD_DIR) $(DATA) quick
 
+# The Debian packages wayfinder-client-dev and wayfinder-server (CPack, in
+# $(BUILD_DIR)); ctest's package_debs checks their contents. The client
+# library alone into a prefix: cmake --install $(BUILD_DIR) --prefix DIR --component client
+.PHONY: package
+package: build
+	cmake --build $(BUILD_DIR) --target package
+
 # Builds docker/Dockerfile into $(IMAGE) and smoke-tests it (server from the
 # image, its HEALTHCHECK, a map upload and a FindPath from this host's CLI,
 # a short wayfinder-load, SIGTERM, restart from the volume, a fleet replica).

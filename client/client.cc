@@ -197,24 +197,79 @@ grpc::ChannelArguments ChannelArgumentsFor(const ClientOptions& options) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(options.max_receive_message_bytes);
   args.SetMaxSendMessageSize(options.max_send_message_bytes);
+  if (options.keepalive_time > absl::ZeroDuration()) {
+    args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS,
+                static_cast<int>(absl::ToInt64Milliseconds(options.keepalive_time)));
+    args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS,
+                static_cast<int>(absl::ToInt64Milliseconds(options.keepalive_timeout)));
+    args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, options.keepalive_without_calls ? 1 : 0);
+    // Keep pinging an idle connection (gRPC's default stops after 2 pings
+    // without data).
+    args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+  }
   // The default service config: a dns:/// target may also bring one from
   // DNS TXT records, but gRPC ignores those unless asked to.
   args.SetServiceConfigJSON(ServiceConfigJson(options));
   return args;
 }
 
-std::unique_ptr<Client> Client::Create(const ClientOptions& options) {
+absl::StatusOr<std::string> TargetFor(const ClientOptions& options) {
+  if (options.addresses.empty()) return options.target;
+  bool v4 = false, v6 = false;
+  for (const std::string& address : options.addresses) {
+    // host:port with a numeric host: a.b.c.d:port or [v6]:port.
+    const size_t colon = address.rfind(':');
+    uint32_t port = 0;
+    const bool port_ok = colon != std::string::npos &&
+                         absl::SimpleAtoi(address.substr(colon + 1), &port) && port > 0 &&
+                         port < 65536;
+    const std::string host = port_ok ? address.substr(0, colon) : "";
+    const bool is_v6 = host.size() > 2 && host.front() == '[' && host.back() == ']';
+    bool is_v4 = !host.empty() && !is_v6;
+    if (is_v4) {
+      const std::vector<std::string> parts = absl::StrSplit(host, '.');
+      is_v4 = parts.size() == 4;
+      for (const std::string& part : parts) {
+        uint32_t byte = 0;
+        if (part.empty() || !absl::SimpleAtoi(part, &byte) || byte > 255) is_v4 = false;
+      }
+    }
+    if (!is_v4 && !is_v6) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "addresses: \"", address, "\" is not a numeric host:port (a.b.c.d:port or [v6]:port)"));
+    }
+    (is_v4 ? v4 : v6) = true;
+  }
+  if (v4 && v6) {
+    return absl::InvalidArgumentError("addresses: IPv4 and IPv6 addresses mixed; use one family");
+  }
+  return absl::StrCat(v4 ? "ipv4:" : "ipv6:", absl::StrJoin(options.addresses, ","));
+}
+
+absl::StatusOr<std::unique_ptr<Client>> Client::CreateOrError(const ClientOptions& options) {
+  absl::StatusOr<std::string> target = TargetFor(options);
+  if (!target.ok()) return target.status();
   auto credentials =
       options.credentials ? options.credentials : grpc::InsecureChannelCredentials();
   return std::make_unique<Client>(
-      grpc::CreateCustomChannel(options.target, credentials, ChannelArgumentsFor(options)),
-      options);
+      grpc::CreateCustomChannel(*target, credentials, ChannelArgumentsFor(options)), options);
+}
+
+std::unique_ptr<Client> Client::Create(const ClientOptions& options) {
+  absl::StatusOr<std::unique_ptr<Client>> client = CreateOrError(options);
+  if (client.ok()) return *std::move(client);
+  // A target gRPC cannot use: every call fails (see the header).
+  ClientOptions unusable = options;
+  unusable.addresses.clear();
+  unusable.target = "ipv4:invalid-addresses";
+  return *CreateOrError(unusable);
 }
 
 Client::Client(std::shared_ptr<grpc::Channel> channel, const ClientOptions& options)
     : channel_(std::move(channel)),
       stub_(v1::Pathfinder::NewStub(channel_)),
-      options_(options) {}
+      options_(options),
+      async_calls_(NewAsyncCalls()) {}
 
 void Client::Prepare(grpc::ClientContext& ctx, Deadline deadline) const {
   ctx.set_deadline(absl::ToChronoTime(absl::Now() + deadline.value_or(options_.default_deadline)));

@@ -2,6 +2,7 @@
 #define WAYFINDER_CLIENT_CLIENT_H_
 
 #include <functional>
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -15,6 +16,42 @@
 #include "absl/time/time.h"
 #include "wayfinder/v1/wayfinder.grpc.pb.h"
 
+// The C++ client library of wayfinder.v1.Pathfinder (installed as
+// <wayfinder/client/client.h>, CMake target Wayfinder::client, pkg-config
+// wayfinder-client).
+//
+// Thread-safety: a Client is safe to share between threads, and should be:
+// one per process (or per set of replicas), its channel multiplexes every
+// call over its connections. ClientOptions, requests and responses are
+// plain values: one thread at a time each. A MapWatch: Next from one thread
+// at a time, Cancel from any.
+//
+// Deadlines: every call has one, the `deadline` argument (relative, from
+// when the call starts) or else ClientOptions::default_deadline (10 s);
+// WatchMaps alone has none unless given. A call past its deadline ends with
+// DEADLINE_EXCEEDED (async calls: the callback gets it, on time). The server
+// also bounds each call (--max_call_seconds).
+//
+// Retries: calls that fail with UNAVAILABLE (no replica reachable, a replica
+// shutting down, its store down) are retried by gRPC itself per
+// RetryOptions (reads always, writes only when RetryOptions::writes), with
+// backoff, within the same deadline. Nothing else is retried: other codes
+// are answers (INVALID_ARGUMENT names the field, NOT_FOUND the map, ...).
+//
+// Ownership: the caller owns what it passes; calls copy what they need
+// (requests are copied for async calls, so they may be destroyed at once).
+// Results are returned by value. Client::Create returns the only owner of
+// the Client. Destroying a Client cancels its async calls still in flight
+// and waits until each one's callback has run (with CANCELLED, or its
+// result if it came first): so never destroy a Client from one of its own
+// callbacks.
+//
+// Async calls (FindPathAsync, FindPathsAsync, SampleFlowFieldAsync,
+// GetFlowFieldAsync): the call is started and the function returns at
+// once, so a game loop never blocks on the network. The callback form runs
+// `done` exactly once, on a gRPC thread: keep it short and do not block in
+// it (hand the result to your loop, e.g. through a queue); the std::future
+// form is for loops that poll (future.wait_for(0)).
 namespace wayfinder::client {
 
 // How a call that fails with UNAVAILABLE (no replica reachable, a replica
@@ -41,6 +78,11 @@ struct ClientOptions {
   // "ipv4:host1:port1,host2:port2" or "dns:///name:port" (every address
   // the name resolves to, e.g. a Kubernetes headless Service).
   std::string target = "127.0.0.1:50051";
+  // Several replicas as a list ("10.0.0.1:50051", "[::1]:50051"): when not
+  // empty, replaces `target` by the ipv4: (or ipv6:) target of these
+  // addresses, which load_balancing_policy then spreads calls over. All of
+  // one family; numeric addresses only (use a dns:/// target for names).
+  std::vector<std::string> addresses;
   // Deadline of every call that does not give its own.
   absl::Duration default_deadline = absl::Seconds(10);
   // gRPC load-balancing policy: "round_robin" (the default) spreads calls
@@ -56,6 +98,17 @@ struct ClientOptions {
   int max_receive_message_bytes = 64 << 20;
   // Largest request sent, bytes.
   int max_send_message_bytes = 64 << 20;
+  // HTTP/2 keepalive: a PING after this long without traffic on a
+  // connection, which is closed (and its calls failed UNAVAILABLE, then
+  // retried on another connection) when no answer comes within
+  // keepalive_timeout. Zero = gRPC's default (no keepalive pings). Servers
+  // refuse pings more often than every 5 minutes without calls in flight
+  // (gRPC's default policy) and close such connections: below that, leave
+  // keepalive_without_calls off.
+  absl::Duration keepalive_time = absl::ZeroDuration();
+  absl::Duration keepalive_timeout = absl::Seconds(20);
+  // Also ping connections that carry no call.
+  bool keepalive_without_calls = false;
   // Channel credentials; null = plaintext (fine on loopback). See
   // TlsCredentials.
   std::shared_ptr<grpc::ChannelCredentials> credentials;
@@ -74,8 +127,14 @@ absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> TlsCredentials(
     const std::string& ca_file, const std::string& cert_file, const std::string& key_file);
 
 // The channel arguments Client::Create uses for `options`: message sizes,
-// and the service config (load balancing, retries; see ServiceConfigJson).
+// keepalive, and the service config (load balancing, retries; see
+// ServiceConfigJson).
 grpc::ChannelArguments ChannelArgumentsFor(const ClientOptions& options);
+
+// The gRPC target Client::Create connects to: `target`, or the ipv4:/ipv6:
+// target of `addresses` when that is not empty. INVALID_ARGUMENT naming the
+// address for one that is not a numeric host:port, or for mixed families.
+absl::StatusOr<std::string> TargetFor(const ClientOptions& options);
 
 // The gRPC service config for `options`, as JSON: the load-balancing
 // policy and the retry policy of every wayfinder.v1.Pathfinder method.
@@ -124,15 +183,22 @@ class MapWatch {
 
 // A small client for wayfinder.v1.Pathfinder: every call has a deadline
 // (the default or the one passed), and results come back as absl types.
-//
-// Thread-safe: share one Client (one channel) across the threads of a
-// process; gRPC multiplexes the calls over its connections.
+// See the top of this file for thread-safety, deadlines, retries and
+// ownership.
 class Client {
  public:
   // Creates a channel from `options` (connects lazily, on the first call).
+  // A bad `addresses` list gives a client whose every call fails (gRPC
+  // answers UNKNOWN for the unusable target); CreateOrError says instead
+  // what is wrong with the list.
   static std::unique_ptr<Client> Create(const ClientOptions& options);
+  static absl::StatusOr<std::unique_ptr<Client>> CreateOrError(const ClientOptions& options);
   // Uses an existing channel (tests, custom channel set-ups).
   Client(std::shared_ptr<grpc::Channel> channel, const ClientOptions& options);
+  // Cancels the async calls in flight and waits for their callbacks.
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
 
   // Each call takes an optional deadline that overrides the default.
   using Deadline = std::optional<absl::Duration>;
@@ -192,6 +258,31 @@ class Client {
                          const std::function<bool(const v1::MapEvent&)>& on_event,
                          Deadline deadline = {});
 
+  // Async forms: start the call and return at once; see the top of this
+  // file. `done` runs exactly once, on a gRPC thread.
+  template <typename Response>
+  using Callback = std::function<void(absl::StatusOr<Response>)>;
+  template <typename Response>
+  using Future = std::future<absl::StatusOr<Response>>;
+
+  void FindPathAsync(const v1::FindPathRequest& request, Callback<v1::FindPathResponse> done,
+                     Deadline deadline = {});
+  Future<v1::FindPathResponse> FindPathAsync(const v1::FindPathRequest& request,
+                                             Deadline deadline = {});
+  void FindPathsAsync(const v1::FindPathsRequest& request,
+                      Callback<v1::FindPathsResponse> done, Deadline deadline = {});
+  Future<v1::FindPathsResponse> FindPathsAsync(const v1::FindPathsRequest& request,
+                                               Deadline deadline = {});
+  void SampleFlowFieldAsync(const v1::SampleFlowFieldRequest& request,
+                            Callback<v1::SampleFlowFieldResponse> done,
+                            Deadline deadline = {});
+  Future<v1::SampleFlowFieldResponse> SampleFlowFieldAsync(
+      const v1::SampleFlowFieldRequest& request, Deadline deadline = {});
+  void GetFlowFieldAsync(const v1::GetFlowFieldRequest& request, Callback<v1::FlowField> done,
+                         Deadline deadline = {});
+  Future<v1::FlowField> GetFlowFieldAsync(const v1::GetFlowFieldRequest& request,
+                                          Deadline deadline = {});
+
   // Queries (FindPath, FindPaths, GetFlowField, SampleFlowField,
   // GetGraph, Raycast, NearestPoint, RandomPoints, FindDistances) read a
   // version at least as new as their request's min_version: set it to the MapInfo.version a write returned (or an
@@ -202,15 +293,25 @@ class Client {
   // server). Transport errors come back as the error status.
   absl::StatusOr<Health> CheckHealth(absl::string_view service = "", Deadline deadline = {});
 
+  // The generated stub and the channel, for calls this class does not wrap.
   v1::Pathfinder::Stub& stub() { return *stub_; }
   const std::shared_ptr<grpc::Channel>& channel() const { return channel_; }
 
  private:
   void Prepare(grpc::ClientContext& ctx, Deadline deadline) const;
+  // Starts `start(async, ctx, request, response, on_done)` on a heap call
+  // that owns copies of what it needs (client_async.cc).
+  template <typename Request, typename Response, typename Start>
+  void StartAsync(const Request& request, Callback<Response> done, Deadline deadline,
+                  Start start);
+  struct AsyncCalls;
+  static std::shared_ptr<AsyncCalls> NewAsyncCalls();
 
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Pathfinder::Stub> stub_;
   ClientOptions options_;
+  // The async calls in flight (client_async.cc), shared with their callbacks.
+  std::shared_ptr<AsyncCalls> async_calls_;
 };
 
 // Reads a Moving AI `.map` file into a Map with the `movingai` source.

@@ -148,6 +148,7 @@ case "$programs" in
     done
     cp docker/entrypoint.sh docker/healthcheck.sh "$context/docker/"
     cp -r examples/maps "$context/examples/"
+    cp LICENSE NOTICE THIRD_PARTY.md "$context/"
     ;;
   *) die "IMAGE_PROGRAMS must be prebuilt or source, not '$programs'" ;;
 esac

@@ -136,6 +136,26 @@ TEST_F(NavmeshAreasServiceTest, RaycastIsPricedAndStopsAtImpassableAreas) {
   EXPECT_NEAR(out.cost(), 35, 1e-9);
 }
 
+TEST_F(NavmeshAreasServiceTest, GetGraphReturnsTheAreas) {
+  v1::GetGraphRequest request;
+  request.set_map("room");
+  request.set_graph(v1::NAVMESH);
+  v1::GraphGeometry out;
+  ASSERT_TRUE(h_.stub().GetGraph(Ctx().get(), request, &out).ok());
+  ASSERT_EQ(out.areas_size(), 1);
+  EXPECT_EQ(out.areas(0).id(), 7u);
+  ASSERT_EQ(out.polygon_areas_size(), out.polygons_size());
+  int mud = 0;
+  for (int p = 0; p < out.polygons_size(); ++p) {
+    double x = 0;
+    for (const v1::Point& q : out.polygons(p).points()) x += q.x();
+    x /= out.polygons(p).points_size();
+    EXPECT_EQ(out.polygon_areas(p), x > 45 && x < 55 ? 7u : 0u) << p;
+    mud += out.polygon_areas(p) == 7;
+  }
+  EXPECT_GT(mud, 0);
+}
+
 TEST_F(NavmeshAreasServiceTest, EditsKeepTheAreas) {
   // A wall across the room but for a gap at the bottom, through the mud.
   v1::UpdateMapRequest update;

@@ -23,7 +23,10 @@ class DetourBaseline {
   // heightfield, distance field, watershed regions, contours (simplification
   // error 0, so walls stay on cell edges), polygons of up to 6 vertices,
   // Detour tiles with a BV tree. nullptr if Recast fails.
-  static std::unique_ptr<DetourBaseline> Build(const GridMap& grid);
+  // With `cell_areas`, a free cell of byte 1..62 gets that Recast area id
+  // (the regions, and so the polygons, then keep to one area each); else
+  // every free cell is RC_WALKABLE_AREA (63).
+  static std::unique_ptr<DetourBaseline> Build(const GridMap& grid, bool cell_areas = false);
   ~DetourBaseline();
 
   struct Result {
@@ -32,7 +35,9 @@ class DetourBaseline {
     double length = 0;
   };
   // findNearestPoly for both ends, findPath, findStraightPath.
-  Result FindPath(const Point& start, const Point& goal);
+  // `area_costs` (64 entries, may be null): dtQueryFilter::setAreaCost for
+  // every area id.
+  Result FindPath(const Point& start, const Point& goal, const float* area_costs = nullptr);
 
   // dtNavMeshQuery::raycast from `start` toward `end`; the start polygon
   // is found first with findNearestPoly (not timed by Raycast: see

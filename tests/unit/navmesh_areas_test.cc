@@ -286,7 +286,9 @@ Reference ReferenceCost(const Graph& graph, uint32_t s, uint32_t t, const Point&
   Key best_key{};
   std::set<Key> done;
   while (!open.empty()) {
-    const auto [d, from, to] = open.top();
+    // Plain copies: clang rejects lambdas capturing structured bindings.
+    const double d = std::get<0>(open.top());
+    const uint32_t from = std::get<1>(open.top()), to = std::get<2>(open.top());
     open.pop();
     const Key k{from, to};
     if (done.count(k) || d > dist[k]) continue;

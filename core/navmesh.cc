@@ -41,6 +41,7 @@ void Navmesh::Finish(std::vector<std::vector<uint32_t>> polys) {
     poly_verts_.insert(poly_verts_.end(), p.begin(), p.end());
     poly_span_.push_back({begin, static_cast<uint32_t>(poly_verts_.size())});
   }
+  poly_area_.assign(polys.size(), 0);
   polys.clear();
   polys.shrink_to_fit();
   // Adjacency: the polygon across (a, b) is the one with the edge (b, a).
@@ -437,7 +438,7 @@ size_t Navmesh::MemoryBytes() const {
           poly_in_tile_.capacity()) *
              sizeof(uint32_t) +
          free_corners_.MemoryBytes() + free_fans_.MemoryBytes() + free_buckets_.MemoryBytes() +
-         seen_.capacity() * 2 * sizeof(uint32_t) + in_appendage_.capacity() + mark_.capacity() + shared_vertex_.capacity() +
+         seen_.capacity() * 2 * sizeof(uint32_t) + in_appendage_.capacity() + poly_area_.capacity() + mark_.capacity() + shared_vertex_.capacity() +
          boundary_vertex_.capacity() / 8;
 }
 

@@ -22,6 +22,7 @@
 #include "core/build_budget.h"
 #include "core/cell_rect.h"
 #include "core/component_labels.h"
+#include "core/corridor_priced.h"
 #include "core/corridor_search.h"
 #include "core/geometry.h"
 #include "core/grid_map.h"
@@ -40,14 +41,35 @@ struct Polygon {
 // Level geometry for a navmesh (seed 002): walkable area is the union of
 // `walkable` (which may overlap; NonZero fill) minus `obstacles` (which may
 // be concave and may overlap each other or stick out of the walkable area).
+// A part of the walkable area with an area id (mud, road, water): queries
+// may price the polygons inside it differently (area costs).
+struct AreaPolygon {
+  uint32_t id = 0;
+  Polygon polygon;
+};
+
+// A query's price per area id (PathOptions.area_costs): multiplier[id] >
+// 0, or +inf for an impassable area; ids without an entry cost 1.
+using AreaMultipliers = std::array<double, 256>;
+
+// Area ids of polygon maps: 1..kMaxAreaId; 0 is the walkable area outside
+// every area polygon.
+inline constexpr uint32_t kMaxAreaId = 254;
+
 struct PolygonMap {
   std::vector<Polygon> walkable;
   std::vector<Polygon> obstacles;
+  // Area polygons, simple, possibly overlapping (where they overlap the
+  // later one in the list wins) and possibly sticking out of the walkable
+  // area (only their part of it counts).
+  std::vector<AreaPolygon> areas;
 };
 
 struct PolygonLimits {
   size_t max_polygons = 100000;
   size_t max_vertices = 2000000;
+  // Area polygons (their points count in max_vertices).
+  size_t max_areas = 4096;
   // Largest |coordinate|, world units (coordinates are fixed point inside
   // the clipper; see kNavmeshScale).
   double max_coordinate = 1e7;
@@ -83,7 +105,9 @@ absl::Status CheckNavmeshLimits(double agent_radius, size_t polygons, size_t byt
 // on the 1/1024 lattice the build works on, in O(n log n); repeated
 // consecutive points are one vertex. Different polygons may overlap.
 // Navmesh::Build checks all of it but simplicity: it reads any rings with
-// the NonZero fill rule (PolygonsFromGrid's touch themselves).
+// the NonZero fill rule (PolygonsFromGrid's touch themselves). Area
+// polygons: at most max_areas, ids 1..kMaxAreaId, checked as the others
+// ("areas[2].polygon: ...", "areas[2].id: ...").
 absl::Status ValidatePolygonMap(const PolygonMap& map, const PolygonLimits& limits);
 
 // The area of a polygon map (map_area.h): the bounding box of its walkable
@@ -170,6 +194,15 @@ struct GridTile {
   std::vector<uint32_t> start, verts, neighbours;
   std::vector<Point> points;       // polygon tiles only
   std::vector<uint8_t> on_border;  // polygon tiles only
+  std::vector<uint8_t> areas;      // polygon tiles of maps with areas: per polygon
+};
+// One piece of a map's areas (navmesh_areas.cc): the part of an area
+// polygon no later area covers, rings on the 1/1024 lattice (NonZero fill,
+// holes reversed), cut at the tile lines, with its lattice bounds.
+struct AreaPiece {
+  uint8_t id = 0;
+  std::vector<std::vector<Point>> rings;
+  int64_t left = 0, top = 0, right = 0, bottom = 0;
 };
 // How a grid mesh is cut: the axes of compressed-cell coordinates (tile
 // borders included), the axis indices of the tile borders (bx, by: first
@@ -192,6 +225,10 @@ struct GridTiling {
   uint32_t tiles_x = 0, tiles_y = 0;
   std::vector<std::vector<std::vector<Point>>> walkable;
   std::vector<std::vector<Point>> walkable_marks;
+  // The map's area pieces (they never change either) and, per tile, those
+  // whose bounds meet its square.
+  std::vector<AreaPiece> area_pieces;
+  std::vector<std::vector<uint32_t>> area_reach;
 
   bool polygon() const { return side != 0; }
   Point VertexPoint(const GridTile& tile, size_t v) const {
@@ -365,6 +402,14 @@ class Navmesh {
   // enter them only on the way out from the start or the goal.
   uint32_t appendage_parent(uint32_t polygon) const { return appendage_parent_[polygon]; }
   bool in_appendage(uint32_t polygon) const { return in_appendage_[polygon] != 0; }
+  // The area id of a polygon: 0 outside every area polygon of the map
+  // (always on grid and rects meshes), else the id of the area it lies in.
+  uint8_t area(uint32_t polygon) const { return poly_area_[polygon]; }
+  // Whether any polygon has an area id other than 0.
+  bool has_areas() const { return !tiling_.area_pieces.empty(); }
+  // The area ids the mesh's polygons may have (0 and the map's area ids),
+  // ascending.
+  std::vector<uint8_t> AreaIds() const;
   // After an update, a lower bound while components_stale().
   uint64_t num_components() const { return num_components_; }
 
@@ -436,12 +481,17 @@ class Navmesh {
   // fraction t of a-b where it stops (1 when b is reached), whether it was
   // stopped by the mesh's boundary, and then the inward unit normal of the
   // side hit (through a vertex: of both sides there, summed).
+  // With `costs`, a polygon of an impassable area stops the walk as a
+  // wall does (where the walk would enter it), and `cost` is the sum over
+  // the polygons walked of the length inside times the area's multiplier.
   struct RayWalk {
     double t = 1;
     bool hit = false;
     Point normal;
+    double cost = 0;
   };
-  RayWalk WalkRay(const Point& a, uint32_t from, const Point& b) const;
+  RayWalk WalkRay(const Point& a, uint32_t from, const Point& b,
+                  const AreaMultipliers* costs = nullptr) const;
   bool Contains(uint32_t polygon, const Point& p) const;
 
   Point Centroid(uint32_t p) const;
@@ -599,6 +649,8 @@ class Navmesh {
   // (lattice key -> vertex, tiles using it).
   std::vector<navmesh_internal::TileState> tile_state_;
   std::vector<uint32_t> poly_tile_, poly_in_tile_;
+  // Per polygon its area id (see area()).
+  std::vector<uint8_t> poly_area_;
   absl::flat_hash_map<uint64_t, std::pair<uint32_t, uint32_t>> border_vertex_;
   uint64_t num_components_ = 0;
   double area_ = 0;
@@ -617,6 +669,7 @@ class Navmesh {
 // Per-thread search memory for FindNavmeshPath. Not thread-safe.
 struct NavmeshSearchScratch {
   CorridorSearchScratch corridor;
+  PricedCorridorScratch priced;  // area costs
   AnyAngleScratch any_angle;
   // Vertex A* (NavmeshMethod::kVertices).
   struct VertexNode {
@@ -649,6 +702,8 @@ struct NavmeshPathOptions {
   // is INVALID_ARGUMENT whatever this says.
   double snap_distance = 0;
   NavmeshMethod method = NavmeshMethod::kCorridor;
+  // Area costs (kCorridor only); null = every polygon costs 1.
+  const AreaMultipliers* area_costs = nullptr;
 };
 
 // Seed 004's frame: a start or goal not finite or outside map_area() ->
@@ -670,6 +725,15 @@ struct NavmeshPathOptions {
 //   kFunnel, kDefault and kNone all return it, kCenters is INVALID_ARGUMENT.
 // kCheckpoints is INVALID_ARGUMENT on a navmesh. length is the Euclidean
 // length of the polyline; expansions counts polygons or vertices expanded.
+//
+// With options.area_costs (kCorridor only, else INVALID_ARGUMENT naming
+// options.navmesh_method): the corridor is the cheapest on the portal
+// midpoint graph (corridor_priced.h), each stretch across a polygon
+// costing its length times the multiplier of the polygon's area; polygons
+// of an impassable area are closed, and a start or goal in one is
+// FAILED_PRECONDITION. The smoothing then runs through that corridor, and
+// length is the cost of the returned polyline: each stretch's length times
+// the multiplier of the polygon it crosses.
 absl::StatusOr<PathResult> FindNavmeshPath(const Navmesh& mesh, const PathRequest& request,
                                            const NavmeshPathOptions& options,
                                            const SearchBudget& budget,

@@ -332,6 +332,34 @@ absl::Status ValidatePolygons(const PolygonMap& map, const PolygonLimits& limits
       zero_area[kind].push_back(!(std::abs(area2) > 0));
     }
   }
+  if (map.areas.size() > limits.max_areas) {
+    return absl::InvalidArgumentError(absl::StrCat("areas: ", map.areas.size(),
+                                                   " area polygons, at most ", limits.max_areas,
+                                                   " allowed"));
+  }
+  for (size_t i = 0; i < map.areas.size(); ++i) {
+    const AreaPolygon& area = map.areas[i];
+    if (area.id < 1 || area.id > kMaxAreaId) {
+      return absl::InvalidArgumentError(absl::StrCat("areas[", i, "].id: must be in 1..",
+                                                     kMaxAreaId, " (0 is outside every area), got ",
+                                                     area.id));
+    }
+    const auto& pts = area.polygon.points;
+    if (pts.size() < 3) {
+      return absl::InvalidArgumentError(absl::StrCat("areas[", i,
+                                                     "].polygon: needs at least 3 points, has ",
+                                                     pts.size()));
+    }
+    vertices += pts.size();
+    for (size_t k = 0; k < pts.size(); ++k) {
+      if (!IsFinite(pts[k]) || std::abs(pts[k].x) > limits.max_coordinate ||
+          std::abs(pts[k].y) > limits.max_coordinate) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("areas[", i, "].polygon.points[", k, "]: ", FormatPoint(pts[k]),
+                         " must be finite and within +-", limits.max_coordinate));
+      }
+    }
+  }
   if (vertices > limits.max_vertices) {
     return absl::InvalidArgumentError(absl::StrCat(
         "polygons: ", vertices, " vertices, at most ", limits.max_vertices,
@@ -361,6 +389,18 @@ absl::Status ValidatePolygons(const PolygonMap& map, const PolygonLimits& limits
         return absl::InvalidArgumentError(absl::StrCat(ring, ": has zero area"));
       }
     }
+  }
+  for (size_t i = 0; i < map.areas.size(); ++i) {
+    const auto& pts = map.areas[i].polygon.points;
+    const std::string ring = absl::StrCat("areas[", i, "].polygon");
+    double area2 = 0;
+    for (size_t k = 0; k < pts.size(); ++k) {
+      area2 += pts[k].x * pts[(k + 1) % pts.size()].y - pts[(k + 1) % pts.size()].x * pts[k].y;
+    }
+    if (!(std::abs(area2) > 0)) {
+      return absl::InvalidArgumentError(absl::StrCat(ring, ": has zero area"));
+    }
+    if (simple) WF_RETURN_IF_ERROR(CheckSimple(pts, ring));
   }
   return absl::OkStatus();
 }
@@ -424,8 +464,16 @@ absl::StatusOr<Navmesh> Navmesh::BuildPolygons(const PolygonMap& input,
                                         input_vertices * kBuildBytesPerVertex / 2, true,
                                         build_limits));
   WF_RETURN_IF_ERROR(budget.Check());
-  if (options.polygon_tile_size > 0 && options.max_edge_length == 0 &&
-      options.steiner_spacing == 0) {
+  if (!input.areas.empty() && (options.max_edge_length > 0 || options.steiner_spacing > 0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        options.max_edge_length > 0 ? "build.navmesh.max_edge_length"
+                                    : "build.navmesh.steiner_spacing",
+        ": not available on a map with areas (leave it 0)"));
+  }
+  // Areas are split in tiles only: a map with areas is built in tiles, one
+  // tile when polygon_tile_size is 0.
+  if ((options.polygon_tile_size > 0 || !input.areas.empty()) &&
+      options.max_edge_length == 0 && options.steiner_spacing == 0) {
     return BuildPolygonTiles(input, options, budget, build_limits);
   }
   Navmesh mesh;

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -75,6 +76,30 @@ absl::Status ValidatePolygons(const PolygonMap& map, const PolygonLimits& limits
 std::vector<std::vector<uint32_t>> MergeConvex(const std::vector<Point>& vs,
                                                std::vector<std::vector<uint32_t>> polys,
                                                size_t max_vertices);
+
+// Areas of polygon maps (navmesh_areas.cc). The disjoint pieces of
+// `areas`: area i minus the union of the areas after it (the later one
+// wins where they overlap), as lattice rings (NonZero fill), in the list's
+// order, empty pieces left out.
+std::vector<std::pair<uint8_t, cl::Paths>> AreaPieceRings(const std::vector<AreaPolygon>& areas);
+
+// One region of a tile's free area: its area id and rings.
+struct AreaRegion {
+  uint8_t id = 0;
+  cl::Paths rings;
+};
+// Cuts a tile's free rings by the area pieces that reach it (disjoint):
+// the free area inside each piece, and what no piece covers (id 0).
+// Regions left empty are dropped. The rings are not cleaned: both sides of
+// a region boundary keep the points one clipping made.
+std::vector<AreaRegion> SplitByAreas(const cl::Paths& free,
+                                     const std::vector<std::pair<uint8_t, cl::Paths>>& pieces);
+// Puts on every ring edge of each group the vertices of the other groups
+// that lie on it or within 3/4 lattice unit of it (strictly between its
+// ends): two clippings may round a crossing to points a unit apart, and
+// regions sharing a boundary must split it at the same points for their
+// triangles to share sides and link.
+void SnapVerticesOntoEdges(const std::vector<cl::Paths*>& groups);
 
 // Meshes the free compressed cells [tile.i0, tile.i1) x [tile.j0, tile.j1)
 // of the axes xs, ys (navmesh_from_grid.cc) into tile's polygons.

@@ -293,8 +293,11 @@ cl::Path MarkSides(const cl::Path& in, const cl::IntRect& s, const SideMarks& ma
 
 // Tile t's free area as rings ready to triangulate, and what their
 // triangulation will make.
+// One region per area id the tile's free area meets (a single region of
+// id 0 on maps without areas), each triangulated alone.
 struct TileRings {
-  std::vector<std::vector<Point>> rings;
+  std::vector<std::vector<std::vector<Point>>> regions;
+  std::vector<uint8_t> ids;
   size_t vertices = 0;
   int64_t triangles = 0;
 };
@@ -306,6 +309,7 @@ void ClearTile(GridTile& tile) {
   tile.start.assign(1, 0);
   tile.verts.clear();
   tile.neighbours.clear();
+  tile.areas.clear();
 }
 
 // Clips tile t: its walkable area minus `obstacles` (those reaching its
@@ -324,6 +328,19 @@ TileRings ClipPolygonTile(const GridTiling& tiling, size_t t,
     marks.Add(corner, s);
   }
   for (const Point& p : tiling.walkable_marks[t]) marks.Add(ToInt(p), s);
+  // The area pieces reaching the square: their vertices on its sides are
+  // marks too (the neighbour across sees the same pieces).
+  std::vector<std::pair<uint8_t, cl::Paths>> pieces;
+  if (!tiling.area_reach.empty()) {
+    for (uint32_t k : tiling.area_reach[t]) {
+      const navmesh_internal::AreaPiece& piece = tiling.area_pieces[k];
+      pieces.push_back({piece.id, {}});
+      for (const auto& ring : piece.rings) {
+        pieces.back().second.push_back(ToIntRing(ring));
+        for (const cl::IntPoint& p : pieces.back().second.back()) marks.Add(p, s);
+      }
+    }
+  }
   cl::Paths walk;
   for (const auto& ring : walk_world) walk.push_back(ToIntRing(ring));
   // The obstacles in a canonical order (the map may list them in any).
@@ -359,24 +376,56 @@ TileRings ClipPolygonTile(const GridTiling& tiling, size_t t,
     }
   };
   visit(&tree);
-  std::sort(rings.begin(), rings.end(), [](const cl::Path& a, const cl::Path& b) {
-    return std::lexicographical_compare(
-        a.begin(), a.end(), b.begin(), b.end(), [](const cl::IntPoint& p, const cl::IntPoint& q) {
-          return p.X < q.X || (p.X == q.X && p.Y < q.Y);
-        });
-  });
-  // As the whole build predicts: points where rings touch are one vertex.
-  int64_t outers_minus_holes = 0;
-  absl::flat_hash_set<std::pair<cl::cInt, cl::cInt>> distinct;
-  for (const cl::Path& r : rings) {
-    out.rings.push_back(ToWorldRing(r));
-    out.vertices += r.size();
-    outers_minus_holes += cl::Orientation(r) ? 1 : -1;
-    for (const cl::IntPoint& p : r) distinct.insert({p.X, p.Y});
+  auto sort_rings = [](std::vector<cl::Path>& list) {
+    std::sort(list.begin(), list.end(), [](const cl::Path& a, const cl::Path& b) {
+      return std::lexicographical_compare(
+          a.begin(), a.end(), b.begin(), b.end(),
+          [](const cl::IntPoint& p, const cl::IntPoint& q) {
+            return p.X < q.X || (p.X == q.X && p.Y < q.Y);
+          });
+    });
+  };
+  std::vector<navmesh_internal::AreaRegion> regions;
+  if (pieces.empty()) {
+    regions.push_back({0, std::move(rings)});
+  } else {
+    // Split along the areas; the clipping may drop side marks (collinear
+    // points), so each region is marked again, and every region boundary
+    // split at the vertices either side has on it.
+    regions = navmesh_internal::SplitByAreas(rings, pieces);
+    for (navmesh_internal::AreaRegion& r : regions) {
+      for (cl::Path& ring : r.rings) ring = MarkSides(ring, s, marks);
+    }
+    std::vector<cl::Paths*> groups;
+    for (navmesh_internal::AreaRegion& r : regions) groups.push_back(&r.rings);
+    navmesh_internal::SnapVerticesOntoEdges(groups);
   }
-  const int64_t touches = static_cast<int64_t>(out.vertices - distinct.size());
-  out.triangles = std::max<int64_t>(
-      0, static_cast<int64_t>(out.vertices) - 2 * outers_minus_holes - 2 * touches);
+  for (navmesh_internal::AreaRegion& r : regions) {
+    r.rings.erase(std::remove_if(r.rings.begin(), r.rings.end(),
+                                 [](const cl::Path& ring) {
+                                   return ring.size() < 3 || !(std::abs(cl::Area(ring)) > 0);
+                                 }),
+                  r.rings.end());
+    if (r.rings.empty()) continue;
+    sort_rings(r.rings);
+    // As the whole build predicts: points where rings touch are one vertex.
+    int64_t outers_minus_holes = 0;
+    size_t vertices = 0;
+    absl::flat_hash_set<std::pair<cl::cInt, cl::cInt>> distinct;
+    std::vector<std::vector<Point>> world;
+    for (const cl::Path& ring : r.rings) {
+      world.push_back(ToWorldRing(ring));
+      vertices += ring.size();
+      outers_minus_holes += cl::Orientation(ring) ? 1 : -1;
+      for (const cl::IntPoint& p : ring) distinct.insert({p.X, p.Y});
+    }
+    const int64_t touches = static_cast<int64_t>(vertices - distinct.size());
+    out.triangles += std::max<int64_t>(
+        0, static_cast<int64_t>(vertices) - 2 * outers_minus_holes - 2 * touches);
+    out.vertices += vertices;
+    out.regions.push_back(std::move(world));
+    out.ids.push_back(r.id);
+  }
   stats.clip_ms += absl::ToDoubleMilliseconds(absl::Now() - t0);
   return out;
 }
@@ -387,13 +436,8 @@ absl::Status TriangulatePolygonTile(GridTiling& tiling, size_t t, const TileRing
                                     bool merge, NavmeshBuildStats& stats) {
   GridTile& tile = tiling.tiles[t];
   ClearTile(tile);
-  if (clipped.rings.empty()) return absl::OkStatus();
+  if (clipped.regions.empty()) return absl::OkStatus();
   const cl::IntRect s = Square(tiling, t);
-  absl::Time t0 = absl::Now();
-  const std::vector<std::vector<Point>>& world = clipped.rings;
-  WF_ASSIGN_OR_RETURN(const auto triangles, TriangulateRings(world));
-  stats.triangulate_ms += absl::ToDoubleMilliseconds(absl::Now() - t0);
-  t0 = absl::Now();
   absl::flat_hash_map<std::pair<double, double>, uint32_t> ids;
   const uint64_t stride = static_cast<uint64_t>(int64_t{tiling.tiles_y} * tiling.side + 3);
   auto vertex = [&](const Point& p) {
@@ -413,13 +457,27 @@ absl::Status TriangulatePolygonTile(GridTiling& tiling, size_t t, const TileRing
     }
     return it->second;
   };
+  // Each region alone: polygons never merge across an area boundary.
   std::vector<std::vector<uint32_t>> polys;
-  polys.reserve(triangles.size());
-  for (const auto& tr : triangles) polys.push_back({vertex(tr[0]), vertex(tr[1]), vertex(tr[2])});
-  if (merge) {
-    polys = navmesh_internal::MergeConvex(tile.points, std::move(polys),
-                                          std::numeric_limits<size_t>::max());
+  for (size_t r = 0; r < clipped.regions.size(); ++r) {
+    absl::Time t0 = absl::Now();
+    WF_ASSIGN_OR_RETURN(const auto triangles, TriangulateRings(clipped.regions[r]));
+    stats.triangulate_ms += absl::ToDoubleMilliseconds(absl::Now() - t0);
+    t0 = absl::Now();
+    std::vector<std::vector<uint32_t>> region;
+    region.reserve(triangles.size());
+    for (const auto& tr : triangles) {
+      region.push_back({vertex(tr[0]), vertex(tr[1]), vertex(tr[2])});
+    }
+    if (merge) {
+      region = navmesh_internal::MergeConvex(tile.points, std::move(region),
+                                             std::numeric_limits<size_t>::max());
+    }
+    if (!tiling.area_pieces.empty()) tile.areas.insert(tile.areas.end(), region.size(), clipped.ids[r]);
+    for (auto& p : region) polys.push_back(std::move(p));
+    stats.link_ms += absl::ToDoubleMilliseconds(absl::Now() - t0);
   }
+  const absl::Time t0 = absl::Now();
   absl::flat_hash_map<uint64_t, uint32_t> owner;
   auto key = [](uint32_t a, uint32_t b) { return uint64_t{a} << 32 | b; };
   for (uint32_t p = 0; p < polys.size(); ++p) {
@@ -463,7 +521,11 @@ absl::StatusOr<Navmesh> Navmesh::BuildPolygonTiles(const PolygonMap& input,
   const cl::IntPoint hi = ToInt({mesh.map_area_.x1, mesh.map_area_.y1});
   tiling.x0 = lo.X;
   tiling.y0 = lo.Y;
-  tiling.side = std::max<int64_t>(1, std::llround(options.polygon_tile_size * kScale));
+  // A map with areas is always built in tiles (they carry the areas); tile
+  // size 0 is then one tile over the whole map.
+  tiling.side = options.polygon_tile_size > 0
+                    ? std::max<int64_t>(1, std::llround(options.polygon_tile_size * kScale))
+                    : std::max(hi.X - lo.X, hi.Y - lo.Y) + 1;
   auto count = [&](int64_t extent) {
     return static_cast<uint64_t>(std::max<int64_t>(1, (extent + tiling.side - 1) / tiling.side));
   };
@@ -534,6 +596,29 @@ absl::StatusOr<Navmesh> Navmesh::BuildPolygonTiles(const PolygonMap& input,
     cl::Paths inside;
     c.Execute(cl::ctIntersection, inside, cl::pftNonZero, cl::pftNonZero);
     for (const cl::Path& p : inside) tiling.walkable[t].push_back(ToWorldRing(p));
+  }
+  // Area pieces, cut at the lines like the obstacles, handed to the tiles
+  // they reach.
+  if (!input.areas.empty()) {
+    tiling.area_reach.assign(tiles, {});
+    for (auto& [id, rings] : navmesh_internal::AreaPieceRings(input.areas)) {
+      navmesh_internal::AreaPiece piece;
+      piece.id = id;
+      cl::Paths cut;
+      for (const cl::Path& r : rings) cut.push_back(CutAtLines(r, lines));
+      const cl::IntRect b = Bounds(cut);
+      piece.left = b.left;
+      piece.top = b.top;
+      piece.right = b.right;
+      piece.bottom = b.bottom;
+      for (const cl::Path& r : cut) piece.rings.push_back(ToWorldRing(r));
+      const uint32_t k = static_cast<uint32_t>(tiling.area_pieces.size());
+      for (size_t t = 0; t < tiles; ++t) {
+        if (Meets(b, Square(tiling, t))) tiling.area_reach[t].push_back(k);
+      }
+      tiling.area_pieces.push_back(std::move(piece));
+    }
+    WF_RETURN_IF_ERROR(budget.Check());
   }
   // Obstacles, each inflated alone, handed to the tiles they reach.
   std::vector<Inflated> inflated;

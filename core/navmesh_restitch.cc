@@ -112,6 +112,7 @@ uint32_t Navmesh::AddPolygon(uint32_t corners) {
     poly_span_.push_back({});
     poly_tile_.push_back(0);
     poly_in_tile_.push_back(0);
+    poly_area_.push_back(0);
     components_.push_back(kNone);
     appendage_parent_.push_back(kNone);
     in_appendage_.push_back(0);
@@ -198,6 +199,7 @@ void Navmesh::MovePolygon(uint32_t from, uint32_t to) {
   }
   poly_tile_[to] = poly_tile_[from];
   poly_in_tile_[to] = poly_in_tile_[from];
+  poly_area_[to] = poly_area_[from];
   tile_state_[poly_tile_[to]].polys[poly_in_tile_[to]] = to;
   components_[to] = components_[from];
   appendage_parent_[to] = appendage_parent_[from];
@@ -214,6 +216,7 @@ void Navmesh::FillFreedIds() {
     poly_span_.pop_back();
     poly_tile_.pop_back();
     poly_in_tile_.pop_back();
+    poly_area_.pop_back();
     components_.pop_back();
     appendage_parent_.pop_back();
     in_appendage_.pop_back();
@@ -262,6 +265,7 @@ void Navmesh::PlaceTile(uint32_t t, bool index) {
     st.polys[p] = id;
     poly_tile_[id] = t;
     poly_in_tile_[id] = static_cast<uint32_t>(p);
+    poly_area_[id] = tile.areas.empty() ? 0 : tile.areas[p];
   }
   for (size_t p = 0; p < polys; ++p) {
     const Span span = poly_span_[st.polys[p]];
@@ -292,6 +296,7 @@ void Navmesh::AssembleGridTiles() {
   poly_neighbours_.clear();
   poly_tile_.clear();
   poly_in_tile_.clear();
+  poly_area_.clear();
   components_.clear();
   appendage_parent_.clear();
   in_appendage_.clear();

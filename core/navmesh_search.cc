@@ -14,6 +14,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "core/corridor_priced.h"
 #include "core/funnel.h"
 #include "core/navmesh_internal.h"
 #include "core/status_macros.h"
@@ -143,6 +144,14 @@ void PruneByLineOfSight(const Navmesh& mesh, uint32_t start_poly, std::vector<Po
 
 }  // namespace
 
+std::vector<uint8_t> Navmesh::AreaIds() const {
+  std::vector<uint8_t> ids = {0};
+  for (const navmesh_internal::AreaPiece& piece : tiling_.area_pieces) ids.push_back(piece.id);
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
+}
+
 absl::StatusOr<PathResult> FindNavmeshPath(const Navmesh& mesh, const PathRequest& request,
                                            const NavmeshPathOptions& options,
                                            const SearchBudget& budget,
@@ -159,6 +168,12 @@ absl::StatusOr<PathResult> FindNavmeshPath(const Navmesh& mesh, const PathReques
   }
   if (!std::isfinite(options.snap_distance) || options.snap_distance < 0) {
     return absl::InvalidArgumentError("options.snap_distance: must be finite and >= 0");
+  }
+  const AreaMultipliers* costs = options.area_costs;
+  if (costs != nullptr && options.method != NavmeshMethod::kCorridor) {
+    return absl::InvalidArgumentError(
+        "options.navmesh_method: area costs are priced by the CORRIDOR search only (VERTICES "
+        "and ANY_ANGLE find Euclidean paths); use CORRIDOR with options.area_costs");
   }
   Point ends[2] = {request.start, request.goal};
   uint32_t polys[2];
@@ -183,12 +198,23 @@ absl::StatusOr<PathResult> FindNavmeshPath(const Navmesh& mesh, const PathReques
               : std::string(" (set options.snap_distance to move it onto the mesh)")));
     }
   }
+  if (costs != nullptr) {
+    for (int i = 0; i < 2; ++i) {
+      const uint8_t area = mesh.area(polys[i]);
+      if ((*costs)[area] == std::numeric_limits<double>::infinity()) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            names[i], ": ", FormatPoint(ends[i]), " is in area ", area,
+            ", which options.area_costs makes impassable"));
+      }
+    }
+  }
   if (polys[0] == polys[1]) {
     PathResult r;
     r.status = PathStatus::kFound;
     r.waypoints = {ends[0]};
     if (!(ends[1] == ends[0])) r.waypoints.push_back(ends[1]);
     r.length = Distance(ends[0], ends[1]);
+    if (costs != nullptr) r.length *= (*costs)[mesh.area(polys[0])];
     return r;
   }
   // Within a component that an update left stale (it may have split) the
@@ -197,6 +223,15 @@ absl::StatusOr<PathResult> FindNavmeshPath(const Navmesh& mesh, const PathReques
     PathResult r;
     r.status = PathStatus::kUnreachable;
     return r;
+  }
+  if (options.method == NavmeshMethod::kCorridor && costs != nullptr) {
+    // The estimate scaled by the cheapest area the mesh may have.
+    double min_mult = std::numeric_limits<double>::infinity();
+    for (uint8_t id : mesh.AreaIds()) min_mult = std::min(min_mult, (*costs)[id]);
+    if (!(min_mult < std::numeric_limits<double>::infinity())) min_mult = 1;
+    auto mult = [&mesh, costs](uint32_t p) { return (*costs)[mesh.area(p)]; };
+    return PricedCorridorAStar(mesh, mult, min_mult, polys[0], polys[1], ends[0], ends[1],
+                               request, budget, scratch.priced);
   }
   if (options.method == NavmeshMethod::kCorridor) {
     return CorridorAStar(mesh, polys[0], polys[1], ends[0], ends[1], request, budget,

@@ -13,6 +13,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "core/components.h"
+#include "core/corridor_priced.h"
 #include "core/funnel.h"
 #include "core/map_area.h"
 #include "core/quadtree_internal.h"
@@ -651,7 +652,14 @@ size_t QuadtreeGraph::MemoryBytes() const {
 
 absl::StatusOr<PathResult> FindQuadtreePath(const QuadtreeGraph& graph, const PathRequest& request,
                                             const SearchBudget& budget,
-                                            QuadtreeSearchScratch& scratch) {
+                                            QuadtreeSearchScratch& scratch,
+                                            const std::array<double, 256>* leaf_costs) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  // A leaf's class is its cells' cost, max(byte, 1): 1..254.
+  auto mult = [&graph, leaf_costs](uint32_t leaf) {
+    const double c = graph.leaves()[leaf].cost;
+    return c >= 1 && c <= 254 ? (*leaf_costs)[static_cast<size_t>(c)] : c;
+  };
   uint32_t ends[2];
   const Point* points[2] = {&request.start, &request.goal};
   const char* names[2] = {"start", "goal"};
@@ -664,6 +672,10 @@ absl::StatusOr<PathResult> FindQuadtreePath(const QuadtreeGraph& graph, const Pa
           names[i], ": ", FormatPoint(p),
           " is not walkable (blocked, or in a mixed region below the minimum leaf size)"));
     }
+    if (leaf_costs != nullptr && mult(ends[i]) == kInf) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          names[i], ": ", FormatPoint(p), " is in a leaf options.area_costs makes impassable"));
+    }
   }
   if (ends[0] == ends[1]) {  // one convex leaf: the straight line
     PathResult r;
@@ -671,12 +683,23 @@ absl::StatusOr<PathResult> FindQuadtreePath(const QuadtreeGraph& graph, const Pa
     r.waypoints = {request.start};
     if (!(request.goal == request.start)) r.waypoints.push_back(request.goal);
     r.length = Distance(request.start, request.goal);
+    if (leaf_costs != nullptr) r.length *= mult(ends[0]);
     return r;
   }
   if (graph.component(ends[0]) != graph.component(ends[1])) {
     PathResult r;
     r.status = PathStatus::kUnreachable;
     return r;
+  }
+  if (leaf_costs != nullptr) {
+    double min_mult = kInf;
+    for (size_t c = 1; c <= 254; ++c) min_mult = std::min(min_mult, (*leaf_costs)[c]);
+    if (!(min_mult < kInf)) min_mult = 1;
+    // Priced queries are rarer: their memory is the thread's, not the
+    // caller's scratch (whose type callers share with the unpriced search).
+    thread_local PricedCorridorScratch priced;
+    return PricedCorridorAStar(graph, mult, min_mult, ends[0], ends[1], request.start,
+                               request.goal, request, budget, priced);
   }
   return CorridorAStar(graph, ends[0], ends[1], request.start, request.goal, request, budget,
                        scratch);

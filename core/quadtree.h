@@ -2,6 +2,7 @@
 #define WAYFINDER_CORE_QUADTREE_H_
 
 #include <cstddef>
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -359,9 +360,17 @@ using QuadtreeSearchScratch = CorridorSearchScratch;
 // finite or outside [0, width) x [0, height); FAILED_PRECONDITION when it
 // is in no walkable leaf (blocked, or in a region dropped below the
 // minimum leaf size); the budget's errors.
+//
+// leaf_costs (a query's area costs, or null): the multiplier of a leaf by
+// its cost class (Leaf::cost, max(byte, 1) of its cells), > 0 or +inf
+// (impassable: the leaf is closed, and a start or goal in one is
+// FAILED_PRECONDITION). The corridor is then the cheapest on the portal
+// midpoint graph (corridor_priced.h), and result.length is the cost of the
+// returned polyline: each stretch's length times its leaf's multiplier.
 absl::StatusOr<PathResult> FindQuadtreePath(const QuadtreeGraph& graph, const PathRequest& request,
                                             const SearchBudget& budget,
-                                            QuadtreeSearchScratch& scratch);
+                                            QuadtreeSearchScratch& scratch,
+                                            const std::array<double, 256>* leaf_costs = nullptr);
 
 }  // namespace wayfinder
 

@@ -57,9 +57,13 @@ absl::StatusOr<RayHit> RaycastQuadtree(const QuadtreeGraph& graph, const Point& 
 
 // NAVMESH: walks polygons edge to edge (as Detour's raycast): hit on a side
 // with no neighbour; through a vertex only into a polygon joined round it.
-// Cost = length. Errors: INVALID_ARGUMENT for a start off the map area,
-// FAILED_PRECONDITION off the mesh.
-absl::StatusOr<RayHit> RaycastNavmesh(const Navmesh& mesh, const Point& start, const Point& end);
+// Cost = length; with `costs` (area costs, may be null) the sum over the
+// polygons crossed of the length inside times the multiplier of the
+// polygon's area, and a polygon of an impassable area is hit as a wall
+// (where the ray would enter it). Errors: INVALID_ARGUMENT for a start off
+// the map area, FAILED_PRECONDITION off the mesh or in an impassable area.
+absl::StatusOr<RayHit> RaycastNavmesh(const Navmesh& mesh, const Point& start, const Point& end,
+                                      const AreaMultipliers* costs = nullptr);
 
 }  // namespace wayfinder
 

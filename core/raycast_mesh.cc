@@ -150,11 +150,19 @@ RayHit WalkLeaves(const QuadtreeGraph& graph, const Point& start, const Point& e
 
 }  // namespace
 
-Navmesh::RayWalk Navmesh::WalkRay(const Point& a, uint32_t from, const Point& b) const {
+Navmesh::RayWalk Navmesh::WalkRay(const Point& a, uint32_t from, const Point& b,
+                                  const AreaMultipliers* costs) const {
   using navmesh_internal::Cross;
   uint32_t p = from;
   double t_now = 0;
   const double len = Distance(a, b);
+  double cost = 0;
+  // The walk's cost up to t inside p (when priced), and whether polygon q
+  // is closed to it.
+  auto walked = [&](double t) {
+    if (costs != nullptr) cost += (t - t_now) * len * (*costs)[poly_area_[p]];
+  };
+  auto closed = [&](uint32_t q) { return costs != nullptr && !((*costs)[poly_area_[q]] < kInf); };
   auto inward = [&](const Point& u, const Point& w) { return Unit(-(w.y - u.y), w.x - u.x); };
   for (size_t steps = 0; steps <= num_polygons(); ++steps) {
     // Leave p through the side the segment crosses first going outward;
@@ -178,8 +186,12 @@ Navmesh::RayWalk Navmesh::WalkRay(const Point& a, uint32_t from, const Point& b)
         tied_k = static_cast<int>(k);
       }
     }
-    if (best_k < 0) return {1, false, {0, 0}};
+    if (best_k < 0) {
+      walked(1);
+      return {1, false, {0, 0}, cost};
+    }
     best_t = std::clamp(best_t, t_now, 1.0);
+    walked(best_t);
     const size_t n = v.size();
     const Point& bu = vertices_[v[best_k]];
     const Point& bw = vertices_[v[(best_k + 1) % n]];
@@ -197,6 +209,7 @@ Navmesh::RayWalk Navmesh::WalkRay(const Point& a, uint32_t from, const Point& b)
     };
     if (tied_k < 0) {
       if (nb[best_k] != kNone) {
+        if (closed(nb[best_k])) return {best_t, true, inward(bu, bw), cost};
         p = nb[best_k];
       } else {
         // A wall side, unless the walk leaves at its end vertex, having
@@ -207,7 +220,7 @@ Navmesh::RayWalk Navmesh::WalkRay(const Point& a, uint32_t from, const Point& b)
                            : DistanceSquared(q, bw) <= tol * tol ? v[(best_k + 1) % n]
                                                                  : kNone;
         const uint32_t next = x == kNone ? kNone : through_vertex(x);
-        if (next == kNone) return {best_t, true, inward(bu, bw)};
+        if (next == kNone || closed(next)) return {best_t, true, inward(bu, bw), cost};
         p = next;
       }
     } else {
@@ -219,15 +232,16 @@ Navmesh::RayWalk Navmesh::WalkRay(const Point& a, uint32_t from, const Point& b)
                          : (size_t(tied_k) + 1) % n == size_t(best_k) ? v[best_k]
                                                                       : kNone;
       const uint32_t next = x == kNone ? kNone : through_vertex(x);
-      if (next == kNone) return {best_t, true, corner};
+      if (next == kNone || closed(next)) return {best_t, true, corner, cost};
       p = next;
     }
     t_now = best_t;
   }
-  return {t_now, true, {0, 0}};
+  return {t_now, true, {0, 0}, cost};
 }
 
-absl::StatusOr<RayHit> RaycastNavmesh(const Navmesh& mesh, const Point& start, const Point& end) {
+absl::StatusOr<RayHit> RaycastNavmesh(const Navmesh& mesh, const Point& start, const Point& end,
+                                      const AreaMultipliers* costs) {
   if (absl::Status s = CheckOnMap(start, mesh.map_area(), "start"); !s.ok()) return s;
   if (absl::Status s = CheckFinitePoint(end, "end"); !s.ok()) return s;
   const uint32_t poly = mesh.Locate(start);
@@ -236,9 +250,14 @@ absl::StatusOr<RayHit> RaycastNavmesh(const Navmesh& mesh, const Point& start, c
                                                       ") is off the navmesh for agent radius ",
                                                       mesh.agent_radius()));
   }
+  if (costs != nullptr && !((*costs)[mesh.area(poly)] < kInf)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("start: (", start.x, ", ", start.y, ") is in area ", mesh.area(poly),
+                     ", which area_costs makes impassable"));
+  }
   const double len = Distance(start, end);
   if (len == 0) return RayHit{false, end, 1, {0, 0}, 0};
-  Navmesh::RayWalk walk = mesh.WalkRay(start, poly, end);
+  Navmesh::RayWalk walk = mesh.WalkRay(start, poly, end, costs);
   const Point d{end.x - start.x, end.y - start.y};
   if (walk.hit && walk.t <= 0) {
     // Stopped at once: the start lies on the boundary of the polygon
@@ -253,13 +272,15 @@ absl::StatusOr<RayHit> RaycastNavmesh(const Navmesh& mesh, const Point& start, c
                            Point{probe.x - side.x, probe.y - side.y}}) {
       const uint32_t other = mesh.Locate(q);
       if (other == Navmesh::kNone || other == poly || !mesh.Contains(other, start)) continue;
-      const Navmesh::RayWalk w = mesh.WalkRay(start, other, end);
+      if (costs != nullptr && !((*costs)[mesh.area(other)] < kInf)) continue;
+      const Navmesh::RayWalk w = mesh.WalkRay(start, other, end, costs);
       if (!w.hit || w.t > walk.t) walk = w;
       if (!walk.hit) break;
     }
   }
-  if (!walk.hit) return RayHit{false, end, 1, {0, 0}, len};
-  return RayHit{true, At(start, d, walk.t), walk.t, walk.normal, walk.t * len};
+  if (!walk.hit) return RayHit{false, end, 1, {0, 0}, costs != nullptr ? walk.cost : len};
+  return RayHit{true, At(start, d, walk.t), walk.t, walk.normal,
+                costs != nullptr ? walk.cost : walk.t * len};
 }
 
 }  // namespace wayfinder

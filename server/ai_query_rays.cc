@@ -60,7 +60,7 @@ absl::StatusOr<v1::RaycastResponse> RunRaycast(const MapSnapshot& map,
                       GridCostsFrom(costs, "area_costs"));
   const GridCostTable table = given.value_or(GridCostTable::Defaults());
   WF_ASSIGN_OR_RETURN(const v1::GraphKind graph, ResolveQueryGraph(map, request.graph()));
-  const bool has_areas = graph == v1::GRID || graph == v1::HEX ||
+  const bool has_areas = graph == v1::GRID || graph == v1::HEX || graph == v1::NAVMESH ||
                          (graph == v1::QUADTREE && map.grid != nullptr);
   if (!has_areas && !costs.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -82,7 +82,9 @@ absl::StatusOr<v1::RaycastResponse> RunRaycast(const MapSnapshot& map,
     case v1::NAVMESH: {
       WF_ASSIGN_OR_RETURN(const Navmesh* mesh,
                           NavmeshFor(map, request.agent_radius(), "agent_radius"));
-      hit = RaycastNavmesh(*mesh, start, end);
+      WF_ASSIGN_OR_RETURN(const std::optional<AreaMultipliers> area_costs,
+                          NavmeshCostsFrom(costs, *mesh, "area_costs"));
+      hit = RaycastNavmesh(*mesh, start, end, area_costs.has_value() ? &*area_costs : nullptr);
       break;
     }
     default:

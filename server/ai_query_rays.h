@@ -12,8 +12,10 @@ namespace wayfinder::server {
 // agent_radius negative or not finite, area_costs ids or values, graph),
 // picks the graph (NAVMESH: the mesh of the smallest built radius >= the
 // agent's) and walks. area_costs apply to the raster graphs (GRID, HEX,
-// QUADTREE of a grid map), whose areas are the cell bytes; on a graph
-// without areas any entry is INVALID_ARGUMENT naming it.
+// QUADTREE of a grid map), whose areas are the cell bytes, and to NAVMESH,
+// whose areas are the polygons' area ids (0 outside every area polygon,
+// and everywhere on meshes of grid and rects maps); on a QUADTREE of a
+// rects map any entry is INVALID_ARGUMENT naming it.
 absl::StatusOr<v1::RaycastResponse> RunRaycast(const MapSnapshot& map,
                                                const v1::RaycastRequest& request);
 

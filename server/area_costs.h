@@ -8,6 +8,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "core/grid_costs.h"
+#include "core/navmesh.h"
 #include "google/protobuf/map.h"
 
 namespace wayfinder::server {
@@ -25,6 +26,26 @@ absl::Status CheckAreaCosts(const AreaCosts& costs, absl::string_view field);
 // 255 is a blocked cell) is INVALID_ARGUMENT naming `<field>[<key>]`.
 absl::StatusOr<std::optional<GridCostTable>> GridCostsFrom(const AreaCosts& costs,
                                                            absl::string_view field);
+
+// A NAVMESH query's table as multipliers per polygon area id (default 1,
+// the table's entries replacing them). nullopt when it prices every area
+// the mesh may have (Navmesh::AreaIds) at 1: the search stays the
+// unpriced one (string pulling, ANY_ANGLE and VERTICES). Errors as
+// CheckAreaCosts, and a key above kMaxAreaId is INVALID_ARGUMENT naming
+// `<field>[<key>]`.
+absl::StatusOr<std::optional<AreaMultipliers>> NavmeshCostsFrom(const AreaCosts& costs,
+                                                                const Navmesh& mesh,
+                                                                absl::string_view field);
+
+// A QUADTREE query's table as multipliers per leaf cost class (a leaf's
+// cells' cost, max(byte, 1): bytes 0 and 1 share class 1, so a table that
+// prices them differently on a map holding both is INVALID_ARGUMENT naming
+// `<field>[0]`). nullopt when the table changes no cell of `grid`. A
+// quadtree of a rects map (grid null) has no areas: any entry is
+// INVALID_ARGUMENT. Errors as GridCostsFrom.
+absl::StatusOr<std::optional<AreaMultipliers>> QuadtreeCostsFrom(const AreaCosts& costs,
+                                                                 const GridMap* grid,
+                                                                 absl::string_view field);
 
 // The table in a canonical form (ascending keys, exact bits of each
 // multiplier), for cache keys: two tables are equal iff their keys are.

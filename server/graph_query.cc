@@ -61,6 +61,9 @@ absl::StatusOr<v1::GraphGeometry> RunGetGraph(const MapSnapshot& map,
     for (const auto* list : {&map.geometry->walkable, &map.geometry->obstacles}) {
       for (const Polygon& p : *list) bytes += 4 + p.points.size() * kPointBytes;
     }
+    for (const AreaPolygon& a : map.geometry->areas) {
+      bytes += 8 + a.polygon.points.size() * kPointBytes;
+    }
   }
   if (graph == v1::QUADTREE) {
     elements = map.quadtree->leaves().size() + map.quadtree->num_links() / 2;
@@ -68,7 +71,8 @@ absl::StatusOr<v1::GraphGeometry> RunGetGraph(const MapSnapshot& map,
              map.quadtree->num_links() / 2 * (4 + 2 * kPointBytes);
   } else if (mesh != nullptr) {
     elements = mesh->num_polygons();
-    bytes += mesh->num_polygons() * 4 + mesh->num_corners() * kPointBytes;
+    bytes += mesh->num_polygons() * (mesh->has_areas() ? 6 : 4) +
+             mesh->num_corners() * kPointBytes;
   }
   if (bytes > max_message_bytes) {
     return absl::ResourceExhaustedError(absl::StrCat(
@@ -91,6 +95,11 @@ absl::StatusOr<v1::GraphGeometry> RunGetGraph(const MapSnapshot& map,
   if (map.geometry != nullptr) {
     for (const Polygon& p : map.geometry->walkable) AddPolygon(p, out.mutable_walkable());
     for (const Polygon& p : map.geometry->obstacles) AddPolygon(p, out.mutable_obstacles());
+    for (const AreaPolygon& a : map.geometry->areas) {
+      v1::Area* o = out.add_areas();
+      o->set_id(a.id);
+      for (const Point& q : a.polygon.points) SetPoint(q, o->mutable_polygon()->add_points());
+    }
   }
   if (graph == v1::QUADTREE) {
     const QuadtreeGraph& tree = *map.quadtree;
@@ -118,6 +127,10 @@ absl::StatusOr<v1::GraphGeometry> RunGetGraph(const MapSnapshot& map,
     for (uint32_t p = 0; p < mesh->num_polygons(); ++p) {
       v1::Polygon* o = out.add_polygons();
       for (uint32_t v : mesh->polygon(p)) SetPoint(mesh->vertices()[v], o->add_points());
+    }
+    if (mesh->has_areas()) {
+      out.mutable_polygon_areas()->Reserve(static_cast<int>(mesh->num_polygons()));
+      for (uint32_t p = 0; p < mesh->num_polygons(); ++p) out.add_polygon_areas(mesh->area(p));
     }
   }
   return out;

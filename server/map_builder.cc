@@ -205,6 +205,16 @@ PolygonMap PolygonsFromSource(const v1::PolygonSource& source) {
       out.push_back(std::move(p));
     }
   }
+  map.areas.reserve(source.areas_size());
+  for (const v1::Area& area : source.areas()) {
+    AreaPolygon a;
+    a.id = area.id();
+    a.polygon.points.reserve(area.polygon().points_size());
+    for (const v1::Point& pt : area.polygon().points()) {
+      a.polygon.points.push_back({pt.x(), pt.y()});
+    }
+    map.areas.push_back(std::move(a));
+  }
   return map;
 }
 
@@ -261,14 +271,10 @@ absl::StatusOr<std::unique_ptr<MapSnapshot>> BuildMap(const v1::Map& map,
                                                       const BuildBudget& budget) {
   WF_RETURN_IF_ERROR(ValidateMapName(map.name(), "map.name"));
   // Declared in the API, not built yet: refused rather than ignored, so a
-  // map is never served without the links or areas its owner gave it.
+  // map is never served without the links its owner gave it.
   if (map.links_size() > 0) {
     return absl::UnimplementedError(
         "map.links: off-mesh links are not supported by this server yet");
-  }
-  if (map.has_polygons() && map.polygons().areas_size() > 0) {
-    return absl::UnimplementedError(
-        "map.polygons.areas: area polygons are not supported by this server yet");
   }
 
   auto snapshot = std::make_unique<MapSnapshot>();

@@ -197,6 +197,9 @@ size_t MapGeometry::MemoryBytes() const {
   for (const auto* list : {&polygons.walkable, &polygons.obstacles}) {
     for (const Polygon& p : *list) bytes += sizeof(p) + p.points.capacity() * sizeof(Point);
   }
+  for (const AreaPolygon& a : polygons.areas) {
+    bytes += sizeof(a) + a.polygon.points.capacity() * sizeof(Point);
+  }
   return bytes + obstacle_bytes;
 }
 

@@ -145,22 +145,20 @@ absl::Status RunFindPath(const MapSnapshot& map, const v1::FindPathRequest& requ
                             grid_options);
       break;
     }
-    case v1::QUADTREE:
-      if (has_costs) {
-        return absl::UnimplementedError(
-            "options.area_costs: not supported on the QUADTREE graph yet (its leaves merge "
-            "cells by their map cost); use GRID");
-      }
-      result = FindQuadtreePath(*map.quadtree, core_request, budget, tls_quadtree_scratch);
+    case v1::QUADTREE: {
+      WF_ASSIGN_OR_RETURN(
+          const std::optional<AreaMultipliers> leaf_costs,
+          QuadtreeCostsFrom(options.area_costs(), map.grid.get(), "options.area_costs"));
+      result = FindQuadtreePath(*map.quadtree, core_request, budget, tls_quadtree_scratch,
+                                leaf_costs.has_value() ? &*leaf_costs : nullptr);
       break;
+    }
     case v1::NAVMESH: {
-      if (has_costs) {
-        return absl::UnimplementedError(
-            "options.area_costs: not supported on the NAVMESH graph yet (meshes carry no "
-            "areas yet); use GRID");
-      }
       WF_ASSIGN_OR_RETURN(const Navmesh* mesh, NavmeshFor(map, options.agent_radius(), "options.agent_radius"));
+      WF_ASSIGN_OR_RETURN(const std::optional<AreaMultipliers> area_costs,
+                          NavmeshCostsFrom(options.area_costs(), *mesh, "options.area_costs"));
       NavmeshPathOptions navmesh_options;
+      if (area_costs.has_value()) navmesh_options.area_costs = &*area_costs;
       navmesh_options.snap_distance = options.snap_distance();
       switch (options.navmesh_method()) {
         case v1::NAVMESH_METHOD_UNSPECIFIED:

@@ -40,7 +40,8 @@ DetourBaseline::~DetourBaseline() {
   dtFreeNavMesh(mesh_);
 }
 
-std::unique_ptr<DetourBaseline> DetourBaseline::Build(const GridMap& grid, float max_error) {
+std::unique_ptr<DetourBaseline> DetourBaseline::Build(const GridMap& grid, float max_error,
+                                                      bool cell_areas) {
   std::unique_ptr<DetourBaseline> out(new DetourBaseline());
   rcContext ctx(false);
   const int tiles_x = (static_cast<int>(grid.width()) + kTileSize - 1) / kTileSize;
@@ -69,7 +70,10 @@ std::unique_ptr<DetourBaseline> DetourBaseline::Build(const GridMap& grid, float
         for (int i = 0; i < size; ++i) {
           const int64_t x = tx * kTileSize - kBorder + i, y = ty * kTileSize - kBorder + j;
           if (!grid.InBounds(x, y) || !grid.IsFree(uint32_t(x), uint32_t(y))) continue;
-          rcAddSpan(&ctx, *b.hf, i, j, 0, 1, RC_WALKABLE_AREA, 1);
+          const uint8_t byte = grid.cells()[grid.Index(uint32_t(x), uint32_t(y))];
+          const unsigned char area =
+              cell_areas && byte >= 1 && byte < RC_WALKABLE_AREA ? byte : RC_WALKABLE_AREA;
+          rcAddSpan(&ctx, *b.hf, i, j, 0, 1, area, 1);
         }
       }
       if (!rcBuildCompactHeightfield(&ctx, 2, 1, *b.hf, *b.chf) ||
@@ -122,9 +126,13 @@ std::unique_ptr<DetourBaseline> DetourBaseline::Build(const GridMap& grid, float
   return out;
 }
 
-DetourBaseline::Result DetourBaseline::FindPath(const Point& start, const Point& goal) {
+DetourBaseline::Result DetourBaseline::FindPath(const Point& start, const Point& goal,
+                                                const float* area_costs) {
   Result r;
   dtQueryFilter filter;
+  if (area_costs != nullptr) {
+    for (int a = 0; a < DT_MAX_AREAS; ++a) filter.setAreaCost(a, area_costs[a]);
+  }
   const float half[3] = {0.5f, 1.f, 0.5f};
   const float s[3] = {float(start.x), kCellHeight, float(start.y)};
   const float g[3] = {float(goal.x), kCellHeight, float(goal.y)};

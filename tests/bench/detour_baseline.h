@@ -27,7 +27,11 @@ class DetourBaseline {
   // Detour tiles with a BV tree. nullptr if Recast fails. `max_error`:
   // rcBuildContours' simplification error instead of 0 (Recast's demo
   // and most games ship 1.3: a coarser mesh that cuts blocked corners).
-  static std::unique_ptr<DetourBaseline> Build(const GridMap& grid, float max_error = 0.f);
+  // With `cell_areas`, a free cell of byte 1..62 gets that Recast area id
+  // (the regions, and so the polygons, then keep to one area each); else
+  // every free cell is RC_WALKABLE_AREA (63).
+  static std::unique_ptr<DetourBaseline> Build(const GridMap& grid, float max_error = 0.f,
+                                               bool cell_areas = false);
   ~DetourBaseline();
 
   struct Result {
@@ -36,7 +40,9 @@ class DetourBaseline {
     double length = 0;
   };
   // findNearestPoly for both ends, findPath, findStraightPath.
-  Result FindPath(const Point& start, const Point& goal);
+  // `area_costs` (64 entries, may be null): dtQueryFilter::setAreaCost for
+  // every area id.
+  Result FindPath(const Point& start, const Point& goal, const float* area_costs = nullptr);
 
   // dtNavMeshQuery::raycast from `start` toward `end`; the start polygon
   // is found first with findNearestPoly (not timed by Raycast: see

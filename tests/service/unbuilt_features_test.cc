@@ -4,7 +4,6 @@
 // leaves this test when its feature lands.
 
 #include <string>
-#include <utility>
 
 #include <gtest/gtest.h>
 
@@ -31,21 +30,6 @@ TEST(UnbuiltFeatures, AreRefusedNamingTheField) {
     link->set_id("jump");
     v1::MapInfo info;
     ExpectUnimplemented(h.stub().PutMap(Ctx().get(), request, &info), "map.links: ");
-  }
-  {
-    v1::PutMapRequest request;
-    v1::Map* polygons = request.mutable_map();
-    polygons->set_name("p");
-    v1::Polygon* walkable = polygons->mutable_polygons()->add_walkable();
-    for (auto [x, y] : {std::pair{0.0, 0.0}, {10.0, 0.0}, {10.0, 10.0}, {0.0, 10.0}}) {
-      v1::Point* p = walkable->add_points();
-      p->set_x(x);
-      p->set_y(y);
-    }
-    polygons->mutable_polygons()->add_areas()->set_id(3);
-    polygons->mutable_build()->add_graphs(v1::NAVMESH);
-    v1::MapInfo info;
-    ExpectUnimplemented(h.stub().PutMap(Ctx().get(), request, &info), "map.polygons.areas: ");
   }
 }
 

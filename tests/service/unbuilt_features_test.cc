@@ -22,16 +22,6 @@ void ExpectUnimplemented(const grpc::Status& status, const std::string& prefix) 
 
 TEST(UnbuiltFeatures, AreRefusedNamingTheField) {
   ServerHarness h;
-  v1::Map map = GridMapFromRows("m", {"....", "....", "...."});
-  map.mutable_build()->add_graphs(v1::GRID);
-  {
-    v1::PutMapRequest request;
-    *request.mutable_map() = map;
-    v1::Link* link = request.mutable_map()->add_links();
-    link->set_id("jump");
-    v1::MapInfo info;
-    ExpectUnimplemented(h.stub().PutMap(Ctx().get(), request, &info), "map.links: ");
-  }
   {
     v1::PutMapRequest request;
     v1::Map* polygons = request.mutable_map();

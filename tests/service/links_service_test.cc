@@ -306,5 +306,64 @@ TEST(OffMeshLinksService, UpdateMapAddsAndRemovesLinks) {
   EXPECT_EQ(r.status(), v1::UNREACHABLE);
 }
 
+TEST(OffMeshLinksService, FlowFieldsTakeLinks) {
+  ServerHarness h;
+  v1::Map map = WalledGrid("flow");
+  *map.add_links() = MakeLink("tp", 2.5, 3.5, 9.5, 3.5, 1, false, 7);
+  ASSERT_TRUE(Put(h, map).ok());
+  v1::GetFlowFieldRequest request;
+  request.set_map("flow");
+  *request.add_goals() = Pt(10.5, 1.5);
+  request.set_include_distances(true);
+  v1::FlowField field;
+  grpc::Status st = h.stub().GetFlowField(Ctx().get(), request, &field);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  // The link's cell says to take it; the west half reaches the goal by it.
+  ASSERT_EQ(field.link_cells_size(), 1);
+  EXPECT_EQ(field.link_cells(0), 3u * 12 + 2);
+  EXPECT_EQ(field.link_ids(0), "tp");
+  EXPECT_EQ(static_cast<uint8_t>(field.directions()[3 * 12 + 2]), 253);
+  EXPECT_NEAR(field.distances(1 * 12 + 1), 2 * (1 + kSqrt2) + 1, 1e-5);
+  // A window without the link's cell lists no link.
+  request.mutable_window()->set_x(7);
+  request.mutable_window()->set_y(0);
+  request.mutable_window()->set_width(5);
+  request.mutable_window()->set_height(8);
+  ASSERT_TRUE(h.stub().GetFlowField(Ctx().get(), request, &field).ok());
+  EXPECT_EQ(field.link_cells_size(), 0);
+  request.clear_window();
+  // Closed by the query's table: the west half cannot reach the goal.
+  (*request.mutable_area_costs())[7] = INFINITY;
+  ASSERT_TRUE(h.stub().GetFlowField(Ctx().get(), request, &field).ok());
+  EXPECT_EQ(field.link_cells_size(), 0);
+  EXPECT_TRUE(std::isinf(field.distances(1 * 12 + 1)));
+
+  v1::SampleFlowFieldRequest sample;
+  sample.set_map("flow");
+  *sample.add_goals() = Pt(10.5, 1.5);
+  *sample.add_positions() = Pt(2.5, 3.5);
+  *sample.add_positions() = Pt(1.5, 1.5);
+  v1::SampleFlowFieldResponse sampled;
+  ASSERT_TRUE(h.stub().SampleFlowField(Ctx().get(), sample, &sampled).ok());
+  EXPECT_EQ(sampled.outcomes(0), v1::SAMPLE_LINK);
+  EXPECT_EQ(sampled.next(0).x(), 9.5);
+  EXPECT_EQ(sampled.next(0).y(), 3.5);
+  EXPECT_EQ(sampled.outcomes(1), v1::SAMPLE_STEP);
+
+  // HEX.
+  v1::Map hex = WalledHex("flowhex");
+  *hex.add_links() = MakeLink("ladder", 2.5, 3.5, 9.5, 4.0, 2);
+  ASSERT_TRUE(Put(h, hex).ok());
+  v1::GetFlowFieldRequest hex_request;
+  hex_request.set_map("flowhex");
+  *hex_request.add_goals() = Pt(9.5, 2.0);
+  hex_request.set_include_distances(true);
+  st = h.stub().GetFlowField(Ctx().get(), hex_request, &field);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  EXPECT_EQ(field.distances(1 * 12 + 2), 2 + 2 + 2);
+  ASSERT_EQ(field.link_cells_size(), 1);
+  EXPECT_EQ(field.link_ids(0), "ladder");
+}
+
 }  // namespace
 }  // namespace wayfinder::testing

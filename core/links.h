@@ -77,6 +77,11 @@ absl::StatusOr<LinkedPath> FindLinkedPath(const PathRequest& request,
                                           absl::Span<const OffMeshLink> links,
                                           const LinkGraphOps& ops, const SearchBudget& budget);
 
+// Tests only: the most links for which FindLinkedPath bounds the cost to
+// the goal exactly over the abstract graph (1024 by default); above it, a
+// cheaper, weaker bound.
+void SetLinkExactBoundForTesting(size_t links);
+
 // ops.distances for graphs without a multi-target search: one find_path
 // per target (its length; +inf unless kFound), under one shared budget.
 absl::StatusOr<std::vector<double>> DistancesByPaths(

@@ -20,6 +20,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/flow_field.h"
+#include "core/flow_field_links.h"
 #include "core/grid_search.h"
 #include "server/map_builder.h"
 #include "server/path_query.h"
@@ -157,5 +159,40 @@ int main(int argc, char** argv) {
                 absl::StrCat("RunFindPath ", variants[v].first).c_str(), best[v + 1],
                 expansions[v + 1], used[v + 1], failed[v + 1]);
   }
+
+  // Flow fields from the first query's goal: the bucket-queue field (one
+  // thread) beside the field with the 16 and 256 local links.
+  const ScenarioProblem& p0 = problems.front();
+  const uint32_t goal = p0.goal_y * grid.width() + p0.goal_x;
+  FlowFieldScratch flow_scratch;
+  std::vector<std::vector<FlowLink>> flow_links;
+  for (size_t v : {size_t{1}, size_t{2}}) {
+    std::vector<FlowLink> fl;
+    const auto& links = *variants[v].second->links;
+    for (uint32_t i = 0; i < links.size(); ++i) {
+      uint32_t sx, sy, ex, ey;
+      grid.CellAt(links[i].link.start, &sx, &sy);
+      grid.CellAt(links[i].link.end, &ex, &ey);
+      fl.push_back({grid.Index(sx, sy), grid.Index(ex, ey), links[i].link.cost, i});
+      if (links[i].link.bidirectional) {
+        fl.push_back({grid.Index(ex, ey), grid.Index(sx, sy), links[i].link.cost, i});
+      }
+    }
+    flow_links.push_back(std::move(fl));
+  }
+  double flow_best[3] = {1e300, 1e300, 1e300};
+  for (int round = 0; round < rounds; ++round) {
+    for (int v = 0; v < 3; ++v) {
+      const double t0 = Now();
+      auto f = v == 0 ? ComputeGridFlowField(graph, {goal}, SearchBudget(), flow_scratch, 1)
+                      : ComputeGridFlowFieldWithLinks(graph, {goal}, nullptr, flow_links[v - 1],
+                                                      SearchBudget());
+      if (!f.ok()) return 1;
+      flow_best[v] = std::min(flow_best[v], (Now() - t0) / 1000);
+    }
+  }
+  std::printf("flow field, one goal: %.2f ms without links, %.2f ms with 16 local, %.2f ms with "
+              "256 local\n",
+              flow_best[0], flow_best[1], flow_best[2]);
   return 0;
 }

@@ -125,7 +125,9 @@ absl::StatusOr<LinkedPath> FindLinkedPath(const PathRequest& request,
   if (links.size() <= exact_bound_links.load(std::memory_order_relaxed)) {
     std::vector<bool> done(n, false);
     to_goal[kGoal] = 0;
-    for (;;) {
+    for (uint32_t round = 0;; ++round) {
+      // Up to a few ms at the most links: under the deadline too.
+      if (round % 64 == 63) WF_RETURN_IF_ERROR(budget.CheckTimeAndCancel());
       uint32_t x = kNoNode;
       for (uint32_t v = 1; v < n; ++v) {
         if (!done[v] && to_goal[v] < kInf && (x == kNoNode || to_goal[v] < to_goal[x])) x = v;

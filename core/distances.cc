@@ -109,6 +109,7 @@ absl::Status SearchFrom(DistanceScratch& s, uint32_t source, const std::vector<u
       std::make_heap(heap.begin(), heap.end(), cmp);
     }
     WF_RETURN_IF_ERROR(budget.BeforeExpansion(expansions++));
+    ++s.expansions;
     expand(cell, e.g, [&](uint32_t next, double nd) {
       if (s.target_mark[next] == g + 2) return;
       if (s.generation[next] != g || nd < s.dist[next]) {

@@ -39,6 +39,9 @@ struct DistanceScratch {
   std::vector<Entry> heap;
   // Advances by 3 per search.
   uint32_t stamp = 0;
+  // Nodes expanded by the searches run with this scratch, all calls
+  // together (callers that share one budget among several calls read it).
+  uint64_t expansions = 0;
 };
 
 // Path costs from every source to every target, row-major:

@@ -198,9 +198,19 @@ void SetFlowFieldIndexedGoalsForTesting(bool enabled) {
   flow_field_internal::indexed_goals_enabled.store(enabled);
 }
 
+const FlowField::LinkCell* FlowField::LinkAt(uint32_t cell) const {
+  auto it = std::lower_bound(link_cells.begin(), link_cells.end(), cell,
+                             [](const LinkCell& l, uint32_t c) { return l.cell < c; });
+  return it != link_cells.end() && it->cell == cell ? &*it : nullptr;
+}
+
 int64_t FlowNext(const FlowField& field, uint32_t cell) {
   const uint8_t d = field.directions[cell];
   if (d == kFlowGoal || d == kFlowBlocked) return -1;
+  if (d == kFlowLink) {
+    const FlowField::LinkCell* l = field.LinkAt(cell);
+    return l == nullptr ? -1 : static_cast<int64_t>(l->to);
+  }
   const uint32_t w = field.width;
   if (field.graph == FlowGraph::kGrid) {
     return static_cast<int64_t>(cell) + kGridFlowDx[d] + static_cast<int64_t>(kGridFlowDy[d]) * w;

@@ -51,6 +51,9 @@ namespace wayfinder {
 // Direction codes, one byte per cell.
 inline constexpr uint8_t kFlowGoal = 254;     // a goal cell
 inline constexpr uint8_t kFlowBlocked = 255;  // blocked, or no goal reachable
+// Maps with off-mesh links (flow_field_links.h): the cell's best route
+// starts by taking a link (FlowField::link_cells says which).
+inline constexpr uint8_t kFlowLink = 253;
 // GRID direction d steps by (kGridFlowDx[d], kGridFlowDy[d]): (1,0) (1,1)
 // (0,1) (-1,1) (-1,0) (-1,-1) (0,-1) (1,-1), clockwise from +x with y down.
 inline constexpr int kGridFlowDx[8] = {1, 1, 0, -1, -1, -1, 0, 1};
@@ -70,10 +73,20 @@ struct FlowField {
   uint64_t reachable_cells = 0;     // cells with a finite distance (goals too)
   double max_distance = 0;          // largest finite distance
   double compute_ms = 0;
+  // Cells whose direction is kFlowLink, ascending by cell: the link's
+  // other end and the caller's id of the link.
+  struct LinkCell {
+    uint32_t cell;
+    uint32_t to;
+    uint32_t link;
+  };
+  std::vector<LinkCell> link_cells;
+  // The entry of link_cells for `cell`, or null.
+  const LinkCell* LinkAt(uint32_t cell) const;
 
   size_t MemoryBytes() const {
     return sizeof(*this) + directions.capacity() + distances.capacity() * sizeof(float) +
-           goals.capacity() * sizeof(uint32_t);
+           goals.capacity() * sizeof(uint32_t) + link_cells.capacity() * sizeof(LinkCell);
   }
 };
 
@@ -198,8 +211,8 @@ void SetFlowFieldSimdForTesting(bool enabled);
 // beside the distance (the field is the same either way).
 void SetFlowFieldIndexedGoalsForTesting(bool enabled);
 
-// The cell a field's arrow leads to from `cell`, or -1 for a goal, blocked
-// or unreachable cell.
+// The cell a field's arrow leads to from `cell` (for kFlowLink, the link's
+// other end), or -1 for a goal, blocked or unreachable cell.
 int64_t FlowNext(const FlowField& field, uint32_t cell);
 
 }  // namespace wayfinder

@@ -36,6 +36,14 @@ class SearchBudget {
   uint64_t max_expansions() const { return max_expansions_; }
   absl::Time deadline() const { return deadline_; }
 
+  // The same deadline and cancellation with another expansion limit: the
+  // share left to one of several searches that answer one query.
+  SearchBudget WithMaxExpansions(uint64_t max_expansions) const {
+    SearchBudget copy = *this;
+    copy.max_expansions_ = max_expansions;
+    return copy;
+  }
+
   // OK while the search may go on; DEADLINE_EXCEEDED or CANCELLED when it
   // must stop. Does not look at the expansion count.
   absl::Status CheckTimeAndCancel() const {

@@ -115,7 +115,9 @@ absl::Status RunFindDistances(const MapSnapshot& map, const v1::FindDistancesReq
   WF_ASSIGN_OR_RETURN(const v1::GraphKind graph, ResolveQueryGraph(map, request.graph()));
   const v1::PathOptions& options = request.options();
   absl::StatusOr<std::vector<double>> costs;
-  if (graph == v1::GRID || graph == v1::HEX) {
+  // The multi-target searches of GRID and HEX know nothing of off-mesh
+  // links; on a map with links every graph answers through FindPath.
+  if ((graph == v1::GRID || graph == v1::HEX) && map.links == nullptr) {
     // FindPath's option rules; smoothing does not change a GRID or HEX
     // length, so it is not looked at beyond being a known mode.
     // FindPath's table rules: checked, a key per cell byte on GRID, none
@@ -155,7 +157,8 @@ absl::Status RunFindDistances(const MapSnapshot& map, const v1::FindDistancesReq
                                 table.has_value() ? &*table : nullptr)
                 : HexDistances(*map.hex_graph, sources, targets, budget, tls_distance_scratch);
   } else {
-    // FindPath itself per pair, with the request's options.
+    // FindPath itself per pair, with the request's options (and so its
+    // checks of them).
     v1::FindPathRequest path_request;
     path_request.set_graph(graph);
     *path_request.mutable_options() = options;

@@ -11,6 +11,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/flow_field.h"
+#include "core/flow_field_links.h"
+#include "core/links_graphs.h"
 #include "core/flow_field_repair.h"
 #include "core/grid_search.h"
 #include "core/hex_grid.h"
@@ -68,6 +70,13 @@ bool CellOf(const MapSnapshot& map, v1::GraphKind graph, const v1::Point& p, uin
   return true;
 }
 
+v1::Point ToProtoPoint(const Point& p) {
+  v1::Point out;
+  out.set_x(p.x);
+  out.set_y(p.y);
+  return out;
+}
+
 Point CentreOf(v1::GraphKind graph, uint32_t width, uint32_t cell) {
   const uint32_t x = cell % width, y = cell / width;
   return graph == v1::HEX ? hex::Centre(x, y) : GridMap::Centre(x, y);
@@ -119,6 +128,48 @@ absl::StatusOr<ResolvedField> Resolve(const MapSnapshot& map, int raw_graph,
   key.goals.erase(std::unique(key.goals.begin(), key.goals.end()), key.goals.end());
 
   const SearchBudget budget(std::numeric_limits<uint64_t>::max(), deadline, std::move(cancelled));
+  if (map.links != nullptr) {
+    // The links this query may take (as FindPath's: closed by a +inf area
+    // cost, unusable with an endpoint blocked), both ways of a two-way one.
+    GridSearchOptions options;
+    if (out.costs.has_value()) options.costs = &*out.costs;
+    std::vector<FlowLink> links;
+    for (uint32_t i = 0; i < map.links->size(); ++i) {
+      const MapLink& l = (*map.links)[i];
+      double cost = l.link.cost;
+      if (auto it = area_costs.find(l.area); it != area_costs.end()) {
+        if (std::isinf(it->second)) continue;
+        cost *= it->second;
+      }
+      const bool usable =
+          out.graph == v1::HEX
+              ? HexLinkEndUsable(*map.hex_graph, l.link.start) &&
+                    HexLinkEndUsable(*map.hex_graph, l.link.end)
+              : GridLinkEndUsable(*map.grid, options, l.link.start) &&
+                    GridLinkEndUsable(*map.grid, options, l.link.end);
+      if (!usable) continue;
+      uint32_t from = 0, to = 0;
+      const v1::Point s = ToProtoPoint(l.link.start), e = ToProtoPoint(l.link.end);
+      if (!CellOf(map, out.graph, s, &from) || !CellOf(map, out.graph, e, &to)) continue;
+      links.push_back({from, to, cost, i});
+      if (l.link.bidirectional) links.push_back({to, from, cost, i});
+    }
+    if (!links.empty()) {
+      // Computed afresh per version (never repaired), keyed by the whole
+      // table (it prices the links' areas too) and apart from the fields
+      // without links: a table that closes every link gets the plain field
+      // of the same version.
+      key.area_costs = absl::StrCat("links:", AreaCostsKey(area_costs));
+      const GridCostTable* table = out.costs.has_value() ? &*out.costs : nullptr;
+      auto compute = [&]() -> absl::StatusOr<FlowField> {
+        return out.graph == v1::HEX
+                   ? ComputeHexFlowFieldWithLinks(*map.hex_graph, cells, links, budget)
+                   : ComputeGridFlowFieldWithLinks(*map.grid_graph, cells, table, links, budget);
+      };
+      WF_ASSIGN_OR_RETURN(out.field, cache.GetOrCompute(key, deadline, compute, &out.cache_hit));
+      return out;
+    }
+  }
   if (out.costs.has_value()) {
     // A table's field: keyed by the table, computed afresh for every map
     // version (never repaired: the repair follows the map's own costs).
@@ -234,6 +285,16 @@ absl::StatusOr<v1::FlowField> RunGetFlowField(const MapSnapshot& map,
     const uint8_t* from = field.directions.data() + size_t{y0 + row} * field.width + x0;
     std::copy(from, from + w, dirs->begin() + size_t{row} * w);
   }
+  // The link cells inside the window (link_cells is ascending by cell, so
+  // by row, then column).
+  for (const FlowField::LinkCell& l : field.link_cells) {
+    const uint32_t cx = l.cell % field.width, cy = l.cell / field.width;
+    if (cx < x0 || cx >= x0 + w || cy < y0 || cy >= y0 + h) continue;
+    out.add_link_cells((cy - y0) * w + (cx - x0));
+    out.add_link_ids(map.links != nullptr && l.link < map.links->size()
+                         ? (*map.links)[l.link].id
+                         : std::string());
+  }
   if (request.include_distances()) {
     auto* d = out.mutable_distances();
     d->Resize(static_cast<int>(cells), 0.0f);
@@ -286,7 +347,9 @@ absl::StatusOr<v1::SampleFlowFieldResponse> RunSampleFlowField(
     } else {
       distance = field.distances[cell];
       const bool at_goal = field.directions[cell] == kFlowGoal;
-      outcome = at_goal ? v1::SAMPLE_AT_GOAL : v1::SAMPLE_STEP;
+      outcome = at_goal                                  ? v1::SAMPLE_AT_GOAL
+                : field.directions[cell] == kFlowLink ? v1::SAMPLE_LINK
+                                                      : v1::SAMPLE_STEP;
       const uint32_t to = at_goal ? cell : static_cast<uint32_t>(FlowNext(field, cell));
       const Point c = CentreOf(r.graph, field.width, to);
       next->set_x(c.x);

@@ -284,6 +284,7 @@ absl::StatusOr<std::unique_ptr<MapSnapshot>> LiveMap::Adopt(std::unique_ptr<MapS
   } else if (source.has_polygons()) {
     g.polygons = PolygonsFromSource(source.polygons());
   }
+  g.links = built->links;
   body->drawn = built->geometry;
   body->grid_graph = std::const_pointer_cast<GridGraph>(built->grid_graph);
   body->hex_graph = std::const_pointer_cast<HexGraph>(built->hex_graph);
@@ -332,6 +333,11 @@ std::unique_ptr<MapSnapshot> LiveMap::SnapshotOf(MapBody& body) {
   s->info.clear_obstacles();
   // In id order (the map's order): ValidateEdits binary-searches the list.
   for (const auto& [id, o] : body.geometry.obstacles) s->info.add_obstacles(id);
+  s->info.clear_links();
+  s->links = body.geometry.links;
+  if (s->links != nullptr) {
+    for (const MapLink& l : *s->links) s->info.add_links(l.id);
+  }
   s->grid = body.grid;
   s->grid_graph = body.grid_graph;
   s->hex_graph = body.hex_graph;

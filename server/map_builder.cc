@@ -270,13 +270,6 @@ absl::StatusOr<std::unique_ptr<MapSnapshot>> BuildMap(const v1::Map& map,
                                                       const MapBuildLimits& build_limits,
                                                       const BuildBudget& budget) {
   WF_RETURN_IF_ERROR(ValidateMapName(map.name(), "map.name"));
-  // Declared in the API, not built yet: refused rather than ignored, so a
-  // map is never served without the links its owner gave it.
-  if (map.links_size() > 0) {
-    return absl::UnimplementedError(
-        "map.links: off-mesh links are not supported by this server yet");
-  }
-
   auto snapshot = std::make_unique<MapSnapshot>();
   snapshot->name = map.name();
   v1::MapInfo& info = snapshot->info;
@@ -345,6 +338,13 @@ absl::StatusOr<std::unique_ptr<MapSnapshot>> BuildMap(const v1::Map& map,
     info.set_height(g.height() + (map.has_hex() && g.width() > 1 ? 0.5 : 0.0));
     info.set_free_cells(g.free_cells());
     memory += g.MemoryBytes();
+  }
+
+  // Links need the map's extent only; where their endpoints lie on the
+  // graphs is PutMap's check (CheckLinkEndpoints), not a restart's.
+  WF_ASSIGN_OR_RETURN(snapshot->links, LinksFromMap(map.links(), info));
+  if (snapshot->links != nullptr) {
+    for (const MapLink& l : *snapshot->links) info.add_links(l.id);
   }
 
   // Memory left for the graphs still to build.

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
@@ -129,6 +130,20 @@ absl::Status ValidateEdits(const google::protobuf::RepeatedPtrField<v1::MapEdit>
     return std::binary_search(map.obstacles().begin(), map.obstacles().end(), id,
                               [](std::string_view a, std::string_view b) { return a < b; });
   };
+  // The same for link ids (MapInfo lists them in the map's order; a set of
+  // them is made only for a batch that edits links).
+  absl::flat_hash_map<std::string_view, bool> link_batch;
+  absl::flat_hash_set<std::string_view> map_links;
+  bool map_links_made = false;
+  auto link_live = [&](std::string_view id) {
+    if (auto it = link_batch.find(id); it != link_batch.end()) return it->second;
+    if (!map_links_made) {
+      map_links.insert(map.links().begin(), map.links().end());
+      map_links_made = true;
+    }
+    return map_links.contains(id);
+  };
+  int links = map.links_size();
   for (int i = 0; i < edits.size(); ++i) {
     const v1::MapEdit& e = edits[i];
     switch (e.edit_case()) {
@@ -184,8 +199,35 @@ absl::Status ValidateEdits(const google::protobuf::RepeatedPtrField<v1::MapEdit>
         batch[e.remove_obstacle()] = false;
         break;
       }
+      case v1::MapEdit::kAddLink: {
+        const std::string field = absl::StrCat("edits[", i, "].add_link");
+        if (absl::Status s = ValidateLink(e.add_link(), map, field); !s.ok()) return s;
+        if (link_live(e.add_link().id())) {
+          return Invalid(i, ".add_link.id",
+                         absl::StrCat("link \"", e.add_link().id(),
+                                      "\" exists already (ids are unique per map; remove it "
+                                      "first)"));
+        }
+        if (++links >= kMaxLinks + 1) {
+          return Invalid(i, ".add_link",
+                         absl::StrCat("the map would have more than ", kMaxLinks, " links"));
+        }
+        link_batch[e.add_link().id()] = true;
+        break;
+      }
+      case v1::MapEdit::kRemoveLink: {
+        if (!link_live(e.remove_link())) {
+          return Invalid(i, ".remove_link",
+                         absl::StrCat("no link \"", e.remove_link(),
+                                      "\" on the map (GetMap shows its links)"));
+        }
+        --links;
+        link_batch[e.remove_link()] = false;
+        break;
+      }
       case v1::MapEdit::EDIT_NOT_SET:
-        return Invalid(i, "", "no edit set (set cells, hex, add_obstacle or remove_obstacle)");
+        return Invalid(i, "", "no edit set (set cells, hex, add_obstacle, remove_obstacle, "
+                              "add_link or remove_link)");
     }
   }
   return absl::OkStatus();
@@ -345,6 +387,13 @@ EditChange ApplyEdits(const google::protobuf::RepeatedPtrField<v1::MapEdit>& edi
         g.obstacles.erase(it);
         break;
       }
+      case v1::MapEdit::kAddLink:
+        // Links change no graph: the next snapshot carries them.
+        g.links = WithLinkAdded(g.links, e.add_link());
+        break;
+      case v1::MapEdit::kRemoveLink:
+        g.links = WithLinkRemoved(g.links, e.remove_link());
+        break;
       case v1::MapEdit::EDIT_NOT_SET:
         break;
     }

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "core/quadtree.h"
 #include "core/rect_index.h"
 #include "google/protobuf/repeated_ptr_field.h"
+#include "server/map_links.h"
 #include "wayfinder/v1/wayfinder.pb.h"
 
 namespace wayfinder::server {
@@ -79,6 +81,9 @@ struct MapGeometry {
   // and kept up to date by ApplyEdits, so that the QUADTREE repair looks
   // only at the blockers near a change instead of the whole field.
   RectBlockerIndex blockers;
+  // The map's off-mesh links (the source's, then the batches'); null when
+  // none. Shared with the snapshots of versions that have the same links.
+  std::shared_ptr<const MapLinks> links;
 
   bool grid_based() const { return !base.empty() || width != 0; }
   bool hex() const { return source == v1::SOURCE_KIND_HEX; }

@@ -10,6 +10,7 @@
 #include "core/hex_grid.h"
 #include "core/navmesh.h"
 #include "core/quadtree.h"
+#include "server/map_links.h"
 #include "wayfinder/v1/wayfinder.pb.h"
 
 namespace wayfinder::server {
@@ -45,6 +46,8 @@ struct MapSnapshot {
   // Polygon and rects sources: the geometry (walkable polygons and
   // obstacles; rect blockers as rectangles), for GetGraph.
   std::shared_ptr<const PolygonMap> geometry;
+  // The map's off-mesh links; null when it has none.
+  std::shared_ptr<const MapLinks> links;
 
   // Living maps (server/live_map.h): the map's Left-Right bodies, and the
   // pin this version holds on the body its graphs live in (released when

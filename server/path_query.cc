@@ -13,6 +13,7 @@
 #include "core/grid_costs.h"
 #include "core/grid_search.h"
 #include "core/hex_grid.h"
+#include "core/links_graphs.h"
 #include "core/map_area.h"
 #include "core/navmesh.h"
 #include "core/quadtree.h"
@@ -29,6 +30,7 @@ thread_local GridSearchScratch tls_grid_scratch;
 thread_local QuadtreeSearchScratch tls_quadtree_scratch;
 thread_local NavmeshSearchScratch tls_navmesh_scratch;
 thread_local HexSearchScratch tls_hex_scratch;
+thread_local DistanceScratch tls_link_distances;
 
 // Whether the point was sent at all; the graph's search applies the rest of
 // the rule (core/map_area.h).
@@ -112,6 +114,8 @@ absl::Status RunFindPath(const MapSnapshot& map, const v1::FindPathRequest& requ
 
   const absl::Time started = absl::Now();
   absl::StatusOr<PathResult> result;
+  // Maps with links: the path over the graph plus the links.
+  std::optional<absl::StatusOr<LinkedAnswer>> linked;
   switch (graph) {
     case v1::GRID: {
       GridSearchOptions grid_options;
@@ -141,16 +145,33 @@ absl::Status RunFindPath(const MapSnapshot& map, const v1::FindPathRequest& requ
               absl::StrCat("options.grid_method: ", options.grid_method(),
                            " is not a grid method (A_STAR, JUMP_POINT)"));
       }
-      result = FindGridPath(*map.grid_graph, core_request, budget, tls_grid_scratch,
-                            grid_options);
+      if (map.links == nullptr) {
+        result = FindGridPath(*map.grid_graph, core_request, budget, tls_grid_scratch,
+                              grid_options);
+      } else {
+        const GridMap& raster = map.grid_graph->map();
+        linked = FindPathWithLinks(
+            *map.links, core_request,
+            GridLinkOps(*map.grid_graph, grid_options, tls_grid_scratch, tls_link_distances),
+            [&](const Point& p) { return GridLinkEndUsable(raster, grid_options, p); },
+            options.area_costs(), budget);
+      }
       break;
     }
     case v1::QUADTREE: {
       WF_ASSIGN_OR_RETURN(
           const std::optional<AreaMultipliers> leaf_costs,
           QuadtreeCostsFrom(options.area_costs(), map.grid.get(), "options.area_costs"));
-      result = FindQuadtreePath(*map.quadtree, core_request, budget, tls_quadtree_scratch,
-                                leaf_costs.has_value() ? &*leaf_costs : nullptr);
+      const AreaMultipliers* costs = leaf_costs.has_value() ? &*leaf_costs : nullptr;
+      if (map.links == nullptr) {
+        result = FindQuadtreePath(*map.quadtree, core_request, budget, tls_quadtree_scratch, costs);
+      } else {
+        const QuadtreeGraph& tree = *map.quadtree;
+        linked = FindPathWithLinks(
+            *map.links, core_request, QuadtreeLinkOps(tree, tls_quadtree_scratch, costs),
+            [&](const Point& p) { return QuadtreeLinkEndUsable(tree, p); }, options.area_costs(),
+            budget);
+      }
       break;
     }
     case v1::NAVMESH: {
@@ -176,8 +197,16 @@ absl::Status RunFindPath(const MapSnapshot& map, const v1::FindPathRequest& requ
               "options.navmesh_method: ", options.navmesh_method(),
               " is not a navmesh method (CORRIDOR, VERTICES, ANY_ANGLE)"));
       }
-      result = FindNavmeshPath(*mesh, core_request, navmesh_options, budget,
-                               tls_navmesh_scratch);
+      if (map.links == nullptr) {
+        result = FindNavmeshPath(*mesh, core_request, navmesh_options, budget,
+                                 tls_navmesh_scratch);
+      } else {
+        // Each radius's mesh: a link is usable where its endpoints lie on it.
+        linked = FindPathWithLinks(
+            *map.links, core_request, NavmeshLinkOps(*mesh, navmesh_options, tls_navmesh_scratch),
+            [mesh](const Point& p) { return NavmeshLinkEndUsable(*mesh, p); },
+            options.area_costs(), budget);
+      }
       break;
     }
     case v1::HEX:
@@ -188,13 +217,25 @@ absl::Status RunFindPath(const MapSnapshot& map, const v1::FindPathRequest& requ
             "options.area_costs: the HEX graph has walls only, no cell costs or areas to price; "
             "leave it empty");
       }
-      result = FindHexPath(*map.hex_graph, core_request, budget, tls_hex_scratch);
+      if (map.links == nullptr) {
+        result = FindHexPath(*map.hex_graph, core_request, budget, tls_hex_scratch);
+      } else {
+        const HexGraph& hex = *map.hex_graph;
+        linked = FindPathWithLinks(
+            *map.links, core_request, HexLinkOps(hex, tls_hex_scratch, tls_link_distances),
+            [&](const Point& p) { return HexLinkEndUsable(hex, p); }, options.area_costs(),
+            budget);
+      }
       break;
     default:
       return absl::InternalError(
           absl::StrCat("graph ", v1::GraphKind_Name(graph), " has no search"));
   }
   const double micros = absl::ToDoubleMicroseconds(absl::Now() - started);
+  if (linked.has_value()) {
+    if (!linked->ok()) return linked->status();
+    result = std::move((*linked)->path);
+  }
   if (!result.ok()) return result.status();
 
   response.Clear();
@@ -210,6 +251,10 @@ absl::Status RunFindPath(const MapSnapshot& map, const v1::FindPathRequest& requ
   response.set_graph(graph);
   response.mutable_stats()->set_expansions(result->expansions);
   response.mutable_stats()->set_micros(micros);
+  if (linked.has_value()) {
+    for (std::string& id : (*linked)->links_used) response.add_links_used(std::move(id));
+    for (uint32_t i : (*linked)->link_waypoints) response.add_link_waypoints(i);
+  }
   return absl::OkStatus();
 }
 

@@ -328,6 +328,7 @@ absl::Status PathfinderService::StoreMap(const v1::Map& map, v1::MapInfo* respon
   absl::StatusOr<std::unique_ptr<MapSnapshot>> built = BuildMap(
       map, config_.grid_limits, config_.polygon_limits, config_.build_limits, budget);
   if (!built.ok()) return built.status();
+  if (absl::Status s = CheckLinkEndpoints(**built); !s.ok()) return s;
   built = MakeLive(*std::move(built), map, config_.build_limits, config_.polygon_limits);
   if (!built.ok()) return built.status();
   absl::StatusOr<std::shared_ptr<const MapSnapshot>> published =

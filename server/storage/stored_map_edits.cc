@@ -105,6 +105,30 @@ absl::Status FoldEdits(storage::v1::StoredMap& snapshot,
           obstacles->erase(it);  // keeps the others in the order they were added
           break;
         }
+        case v1::MapEdit::kAddLink: {
+          // The snapshot's map holds the live links: a restart builds them
+          // from its source like a put's.
+          for (const v1::Link& l : map.links()) {
+            if (l.id() == edit.add_link().id()) {
+              return absl::DataLossError(absl::StrCat(what, ": link \"", l.id(),
+                                                      "\" is added while it exists"));
+            }
+          }
+          *map.add_links() = edit.add_link();
+          break;
+        }
+        case v1::MapEdit::kRemoveLink: {
+          auto* links = map.mutable_links();
+          auto it = std::find_if(links->begin(), links->end(), [&](const v1::Link& l) {
+            return l.id() == edit.remove_link();
+          });
+          if (it == links->end()) {
+            return absl::DataLossError(absl::StrCat(what, ": link \"", edit.remove_link(),
+                                                    "\" is removed but does not exist"));
+          }
+          links->erase(it);  // keeps the others in the map's order
+          break;
+        }
         case v1::MapEdit::EDIT_NOT_SET:
           return absl::DataLossError(absl::StrCat(what, ": an empty edit"));
       }

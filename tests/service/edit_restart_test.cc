@@ -2,7 +2,8 @@
 // batch costs one appended record (the map file is not rewritten), and a
 // restart (the snapshot's map built once, its own edits and the logged
 // batches replayed) answers exactly as before it: MapInfo.version, .edits,
-// .obstacles, free cells, and FindPath on every graph; also after a
+// .obstacles, .links, free cells, and FindPath on every graph (links
+// added and removed by the batches included); also after a
 // compaction folded the log into the map file, and for a map file of the
 // release before the log (its batches in StoredMap field 4).
 
@@ -75,6 +76,24 @@ v1::MapEdit Remove(const std::string& id) {
   return e;
 }
 
+v1::MapEdit AddLink(const std::string& id, double sx, double sy, double ex, double ey,
+                    double cost, bool both) {
+  v1::MapEdit e;
+  v1::Link* l = e.mutable_add_link();
+  l->set_id(id);
+  *l->mutable_start() = Pt(sx, sy);
+  *l->mutable_end() = Pt(ex, ey);
+  l->set_cost(cost);
+  l->set_bidirectional(both);
+  return e;
+}
+
+v1::MapEdit RemoveLink(const std::string& id) {
+  v1::MapEdit e;
+  e.set_remove_link(id);
+  return e;
+}
+
 std::vector<std::string> OpenRows(int w, int hgt) {
   return std::vector<std::string>(static_cast<size_t>(hgt),
                                   std::string(static_cast<size_t>(w), '.'));
@@ -132,21 +151,23 @@ v1::Map Polygons() {
 // obstacles and beside them, a wall with a door opened in it.
 std::vector<std::vector<v1::MapEdit>> Batches(const v1::Map& map) {
   if (map.has_hex()) {
-    return {{Walls(9, 0, 1, 14, 1), AddRect("a", 2, 2, 2, 2)},
-            {Walls(9, 6, 1, 2, 0), AddTriangle("b", 12, 3, 3)},
-            {Remove("a"), Walls(3, 3, 1, 1, 1)},
+    return {{Walls(9, 0, 1, 14, 1), AddRect("a", 2, 2, 2, 2), AddLink("j", 0.5, 0.5, 18.5, 0.5, 1, false)},
+            {Walls(9, 6, 1, 2, 0), AddTriangle("b", 12, 3, 3), AddLink("k", 1.5, 8.5, 18.5, 1.5, 0, true)},
+            {Remove("a"), Walls(3, 3, 1, 1, 1), RemoveLink("j")},
             {AddRect("c", 14, 8, 3, 3)}};
   }
   if (map.has_grid() || map.source_case() == v1::Map::kMovingai) {
-    return {{Cells(11, 0, 1, 16, 255), AddRect("a", 2, 2, 2, 2)},
-            {Cells(11, 7, 1, 2, 0), AddTriangle("b", 14, 3, 3)},
-            {Remove("a"), Cells(2, 2, 2, 2, 255), Cells(5, 5, 3, 1, 4)},
+    return {{Cells(11, 0, 1, 16, 255), AddRect("a", 2, 2, 2, 2), AddLink("j", 0.5, 0.5, 22.5, 0.5, 1, false)},
+            {Cells(11, 7, 1, 2, 0), AddTriangle("b", 14, 3, 3), AddLink("k", 1.5, 8.5, 18.5, 1.5, 0, true)},
+            {Remove("a"), Cells(2, 2, 2, 2, 255), Cells(5, 5, 3, 1, 4), RemoveLink("j"),
+             AddLink("m", 3.5, 14.5, 22.5, 12.5, 2, false)},
             {AddRect("c", 15, 9, 3, 3), Cells(16, 10, 1, 1, 255)},
             {Remove("b"), Cells(2, 3, 2, 1, 0)}};
   }
-  return {{AddRect("a", 11, 0, 1, 12)},
-          {AddTriangle("b", 3, 3, 4), AddRect("c", 15, 4, 2, 12)},
-          {Remove("a")},
+  return {{AddRect("a", 11, 0, 1, 12), AddLink("j", 0.5, 0.5, 22.5, 0.5, 1, false)},
+          {AddTriangle("b", 3, 3, 4), AddRect("c", 15, 4, 2, 12),
+           AddLink("k", 1.5, 8.5, 18.5, 1.5, 0, true)},
+          {Remove("a"), RemoveLink("j"), AddLink("m", 3.5, 14.5, 22.5, 12.5, 2, false)},
           {AddRect("d", 6, 10, 3, 2), Remove("c")}};
 }
 
@@ -191,6 +212,8 @@ void ExpectSame(const Observed& before, const Observed& after, const std::string
             std::vector<std::string>(before.info.obstacles().begin(),
                                      before.info.obstacles().end()));
   EXPECT_EQ(after.info.free_cells(), before.info.free_cells());
+  EXPECT_EQ(std::vector<std::string>(after.info.links().begin(), after.info.links().end()),
+            std::vector<std::string>(before.info.links().begin(), before.info.links().end()));
   ASSERT_EQ(after.paths.size(), before.paths.size());
   for (size_t i = 0; i < before.paths.size(); ++i) {
     EXPECT_EQ(after.paths[i].SerializeAsString(), before.paths[i].SerializeAsString())

@@ -1,0 +1,95 @@
+#ifndef WAYFINDER_CORE_LINKS_H_
+#define WAYFINDER_CORE_LINKS_H_
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "core/geometry.h"
+#include "core/path.h"
+#include "core/search_budget.h"
+
+namespace wayfinder {
+
+// An off-mesh link as a search sees it: a connection from `start` to
+// `end` (and back when bidirectional) costing `cost` (finite, >= 0; any
+// per-query area multiplier already applied). Its endpoints snap to the
+// graph nodes holding them, as a path's start and goal do.
+struct OffMeshLink {
+  Point start;
+  Point end;
+  double cost = 0;
+  bool bidirectional = false;
+};
+
+// What FindLinkedPath needs of a graph. Each is the graph's own link-free
+// search under the query's options.
+struct LinkGraphOps {
+  // Link-free path costs from `from` to each of `to` (+inf when
+  // unreachable), under `budget`; adds the nodes it expanded to
+  // *expansions. Every point was accepted by `usable`.
+  std::function<absl::StatusOr<std::vector<double>>(const Point& from, absl::Span<const Point> to,
+                                                    const SearchBudget& budget,
+                                                    uint64_t* expansions)>
+      distances;
+  // The graph's FindPath without links (the query's method and smoothing).
+  std::function<absl::StatusOr<PathResult>(const PathRequest& request,
+                                           const SearchBudget& budget)>
+      find_path;
+  // A lower bound of the link-free cost from a to b (0 is always right);
+  // lets the search skip links that cannot beat the best path found.
+  std::function<double(const Point& a, const Point& b)> lower_bound;
+};
+
+// A path that may take links.
+struct LinkedPath {
+  PathResult path;
+  // Indices into the links given, in the order taken.
+  std::vector<uint32_t> links;
+  // Per link taken: the index i of the waypoint where it starts; the link
+  // goes from waypoints[i] to waypoints[i + 1].
+  std::vector<uint32_t> hops;
+};
+
+// The cheapest path from request.start to request.goal over the graph plus
+// `links` (the links' endpoints must be usable by `ops`: the caller drops a
+// link whose endpoint is blocked, off the graph, or closed to the query).
+//
+// Dijkstra over the small abstract graph {start, goal, link endpoints}
+// whose edges are the links and the link-free costs between those points,
+// computed lazily: when a node is settled, one multi-target call of
+// ops.distances from it gives its costs to the goal and to every link entry
+// not yet settled (entries that cannot beat the best cost to the goal by
+// ops.lower_bound are left out). The path then joins ops.find_path
+// segments (each with the query's smoothing) by the link hops; its length
+// is the sum of the segments' lengths and the links' costs. With no link
+// taken it is exactly ops.find_path(request).
+//
+// Budget: every sub-search runs under what is left of the expansion limit
+// (the expansions of all of them add up to at most the limit) and under
+// the deadline. When the limit is spent: RESOURCE_EXHAUSTED, or with
+// request.allow_partial the link-free ops.find_path(request) under the
+// full budget (partial or not). Errors of the start and goal are those of
+// ops.find_path.
+absl::StatusOr<LinkedPath> FindLinkedPath(const PathRequest& request,
+                                          absl::Span<const OffMeshLink> links,
+                                          const LinkGraphOps& ops, const SearchBudget& budget);
+
+// Tests only: the most links for which FindLinkedPath bounds the cost to
+// the goal exactly over the abstract graph (1024 by default); above it, a
+// cheaper, weaker bound.
+void SetLinkExactBoundForTesting(size_t links);
+
+// ops.distances for graphs without a multi-target search: one find_path
+// per target (its length; +inf unless kFound), under one shared budget.
+absl::StatusOr<std::vector<double>> DistancesByPaths(
+    const std::function<absl::StatusOr<PathResult>(const PathRequest&, const SearchBudget&)>&
+        find_path,
+    const Point& from, absl::Span<const Point> to, const SearchBudget& budget,
+    uint64_t* expansions);
+
+}  // namespace wayfinder
+
+#endif  // WAYFINDER_CORE_LINKS_H_

@@ -1,0 +1,440 @@
+// Off-mesh links (core/links.h): FindLinkedPath against references written
+// from the rules alone. GRID and HEX: plain Dijkstra over the cells plus
+// the links (a link joins the cells holding its endpoints), on seeded maps
+// with one-way and two-way links, teleporters across walls, zero costs,
+// endpoints in walls and in closed-off pockets. QUADTREE and NAVMESH (whose
+// FindPath is not a shortest path): Dijkstra over {start, goal, link
+// endpoints} with every walk priced by one FindPath, no laziness and no
+// pruning. Every returned path is also checked step by step.
+
+#include "core/links.h"
+
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <queue>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/links_graphs.h"
+#include "gtest/gtest.h"
+#include "tests/reference/grid_dijkstra.h"
+
+namespace wayfinder {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kSqrt2 = 1.4142135623730951;
+
+std::shared_ptr<const GridMap> RandomGrid(std::mt19937& rng, uint32_t w, uint32_t h,
+                                          int wall_pct, bool costs) {
+  std::vector<uint8_t> cells(size_t{w} * h);
+  for (uint8_t& c : cells) {
+    c = static_cast<int>(rng() % 100) < wall_pct
+            ? GridMap::kBlocked
+            : (costs ? static_cast<uint8_t>(1 + rng() % 5) : 0);
+  }
+  // A wall across the middle with rare gaps: links over it matter.
+  for (uint32_t y = 0; y < h; ++y) {
+    if (rng() % 10 != 0) cells[size_t{y} * w + w / 2] = GridMap::kBlocked;
+  }
+  return std::make_shared<const GridMap>(*GridMap::Create(w, h, std::move(cells)));
+}
+
+// Random links: any cell (walls included, which makes them unusable),
+// costs from 0 up, one-way or both ways.
+std::vector<OffMeshLink> RandomLinks(std::mt19937& rng, double width, double height, int n) {
+  std::vector<OffMeshLink> links(n);
+  for (OffMeshLink& l : links) {
+    l.start = {std::floor(rng() % 1000 / 1000.0 * width) + 0.25 + (rng() % 50) / 100.0,
+               std::floor(rng() % 1000 / 1000.0 * height) + 0.5};
+    l.end = {std::floor(rng() % 1000 / 1000.0 * width) + 0.5,
+             std::floor(rng() % 1000 / 1000.0 * height) + 0.75};
+    const int kind = static_cast<int>(rng() % 4);
+    l.cost = kind == 0 ? 0.0 : kind == 1 ? 1.0 : static_cast<double>(rng() % 40);
+    l.bidirectional = rng() % 2 == 0;
+  }
+  return links;
+}
+
+// Dijkstra over the cells plus the links from the start cell; `step(c, f)`
+// calls f(next, cost) per move.
+std::vector<double> CellsPlusLinks(size_t cells, uint32_t start,
+                                   const std::function<void(uint32_t, const std::function<void(uint32_t, double)>&)>& step,
+                                   const std::vector<std::pair<std::pair<uint32_t, uint32_t>, double>>& edges) {
+  std::vector<std::vector<std::pair<uint32_t, double>>> extra(cells);
+  for (const auto& [ends, cost] : edges) extra[ends.first].push_back({ends.second, cost});
+  std::vector<double> dist(cells, kInf);
+  using Item = std::pair<double, uint32_t>;
+  std::priority_queue<Item, std::vector<Item>, std::greater<Item>> pq;
+  dist[start] = 0;
+  pq.push({0, start});
+  while (!pq.empty()) {
+    const double d = pq.top().first;
+    const uint32_t c = pq.top().second;
+    pq.pop();
+    if (d > dist[c]) continue;
+    auto relax = [&](uint32_t n, double cost) {
+      if (d + cost < dist[n]) {
+        dist[n] = d + cost;
+        pq.push({dist[n], n});
+      }
+    };
+    step(c, relax);
+    for (const auto& [n, cost] : extra[c]) relax(n, cost);
+  }
+  return dist;
+}
+
+void ExpectNear(double got, double want, const std::string& what) {
+  if (std::isinf(want)) {
+    EXPECT_TRUE(std::isinf(got)) << what << ": got " << got;
+  } else {
+    EXPECT_NEAR(got, want, 1e-9 * std::max(1.0, want)) << what;
+  }
+}
+
+// The hops are the reported links, in order, between the reported
+// waypoints; every other pair of waypoints is checked by `walk_cost`
+// (+inf when not a legal step); the costs add up to the length.
+void CheckPath(const LinkedPath& lp, const std::vector<OffMeshLink>& links,
+               const std::function<bool(const Point&, const Point&)>& same_node,
+               const std::function<double(const Point&, const Point&)>& walk_cost,
+               const std::string& what) {
+  ASSERT_EQ(lp.links.size(), lp.hops.size()) << what;
+  const auto& w = lp.path.waypoints;
+  double total = 0;
+  size_t next_hop = 0;
+  for (size_t i = 0; i + 1 < w.size(); ++i) {
+    if (next_hop < lp.hops.size() && lp.hops[next_hop] == i) {
+      const OffMeshLink& l = links[lp.links[next_hop]];
+      const bool forward = same_node(w[i], l.start) && same_node(w[i + 1], l.end);
+      const bool back = l.bidirectional && same_node(w[i], l.end) && same_node(w[i + 1], l.start);
+      EXPECT_TRUE(forward || back) << what << ": hop " << next_hop << " is not its link";
+      total += l.cost;
+      ++next_hop;
+      continue;
+    }
+    const double c = walk_cost(w[i], w[i + 1]);
+    ASSERT_FALSE(std::isinf(c)) << what << ": waypoints " << i << " and " << i + 1
+                                << " are not one step";
+    total += c;
+  }
+  EXPECT_EQ(next_hop, lp.hops.size()) << what << ": a hop past the last waypoint";
+  ExpectNear(total, lp.path.length, what + " (waypoints add up)");
+}
+
+struct GridCase {
+  bool costs;
+  GridMethod method;
+};
+
+TEST(OffMeshLinks, GridEqualsDijkstraOverCellsPlusLinks) {
+  int with_links = 0, unreachable = 0;
+  for (uint32_t seed = 1; seed <= 60; ++seed) {
+    // Every third map with the weaker bound FindLinkedPath uses for many
+    // links.
+    SetLinkExactBoundForTesting(seed % 3 == 2 ? 0 : 1024);
+    std::mt19937 rng(seed);
+    const GridCase gc{seed % 3 == 0, seed % 3 == 1 ? GridMethod::kJumpPoint : GridMethod::kAStar};
+    const uint32_t w = 20 + rng() % 30, h = 15 + rng() % 25;
+    const auto map = RandomGrid(rng, w, h, 25, gc.costs);
+    const GridGraph graph(map);
+    const std::vector<OffMeshLink> all = RandomLinks(rng, w, h, static_cast<int>(rng() % 12));
+    GridSearchOptions options;
+    options.method = gc.method;
+    std::vector<OffMeshLink> usable;
+    std::vector<std::pair<std::pair<uint32_t, uint32_t>, double>> edges;
+    for (const OffMeshLink& l : all) {
+      if (!GridLinkEndUsable(*map, options, l.start) || !GridLinkEndUsable(*map, options, l.end)) {
+        continue;
+      }
+      usable.push_back(l);
+      uint32_t sx, sy, ex, ey;
+      map->CellAt(l.start, &sx, &sy);
+      map->CellAt(l.end, &ex, &ey);
+      edges.push_back({{map->Index(sx, sy), map->Index(ex, ey)}, l.cost});
+      if (l.bidirectional) edges.push_back({{map->Index(ex, ey), map->Index(sx, sy)}, l.cost});
+    }
+    auto step = [&](uint32_t c, const std::function<void(uint32_t, double)>& f) {
+      const int64_t x = c % w, y = c / w;
+      for (int dy = -1; dy <= 1; ++dy) {
+        for (int dx = -1; dx <= 1; ++dx) {
+          const int64_t nx = x + dx, ny = y + dy;
+          if ((dx == 0 && dy == 0) || !map->InBounds(nx, ny)) continue;
+          const uint32_t n = static_cast<uint32_t>(ny * w + nx);
+          if (!map->IsFree(n)) continue;
+          if (dx != 0 && dy != 0 &&
+              (!map->IsFree(static_cast<uint32_t>(y * w + nx)) ||
+               !map->IsFree(static_cast<uint32_t>(ny * w + x)))) {
+            continue;
+          }
+          f(n, (dx != 0 && dy != 0 ? kSqrt2 : 1.0) * 0.5 * (map->Cost(c) + map->Cost(n)));
+        }
+      }
+    };
+    // Waypoints may leave out the cells of a straight run: walk it step by
+    // step, each step legal.
+    auto walk_cost = [&](const Point& a, const Point& b) {
+      uint32_t ax, ay, bx, by;
+      if (!map->CellAt(a, &ax, &ay) || !map->CellAt(b, &bx, &by)) return kInf;
+      const int64_t ddx = int64_t{bx} - ax, ddy = int64_t{by} - ay;
+      if (ddx != 0 && ddy != 0 && std::abs(ddx) != std::abs(ddy)) return kInf;
+      const int64_t n = std::max(std::abs(ddx), std::abs(ddy));
+      const int64_t sx = ddx > 0 ? 1 : ddx < 0 ? -1 : 0, sy = ddy > 0 ? 1 : ddy < 0 ? -1 : 0;
+      double total = 0;
+      uint32_t cell = map->Index(ax, ay);
+      for (int64_t k = 0; k < n; ++k) {
+        const uint32_t next = static_cast<uint32_t>(cell + sy * int64_t{w} + sx);
+        double cost = kInf;
+        step(cell, [&](uint32_t m, double c) {
+          if (m == next) cost = c;
+        });
+        total += cost;
+        cell = next;
+      }
+      return total;
+    };
+    auto same_cell = [&](const Point& a, const Point& b) {
+      uint32_t ax, ay, bx, by;
+      return map->CellAt(a, &ax, &ay) && map->CellAt(b, &bx, &by) && ax == bx && ay == by;
+    };
+    GridSearchScratch scratch;
+    DistanceScratch distances;
+    const LinkGraphOps ops = GridLinkOps(graph, options, scratch, distances);
+    for (int q = 0; q < 12; ++q) {
+      PathRequest request;
+      uint32_t s, g;
+      do s = rng() % map->size(); while (!map->IsFree(s));
+      do g = rng() % map->size(); while (!map->IsFree(g));
+      request.start = GridMap::Centre(s % w, s / w);
+      request.goal = GridMap::Centre(g % w, g / w);
+      const std::string what = "seed " + std::to_string(seed) + " query " + std::to_string(q);
+      absl::StatusOr<LinkedPath> got = FindLinkedPath(request, usable, ops, {});
+      ASSERT_TRUE(got.ok()) << what << ": " << got.status();
+      const double want = CellsPlusLinks(map->size(), s, step, edges)[g];
+      if (std::isinf(want)) {
+        EXPECT_EQ(got->path.status, PathStatus::kUnreachable) << what;
+        ++unreachable;
+        continue;
+      }
+      ASSERT_EQ(got->path.status, PathStatus::kFound) << what;
+      ExpectNear(got->path.length, want, what);
+      CheckPath(*got, usable, same_cell, walk_cost, what);
+      EXPECT_TRUE(same_cell(got->path.waypoints.front(), request.start)) << what;
+      EXPECT_TRUE(same_cell(got->path.waypoints.back(), request.goal)) << what;
+      if (!got->links.empty()) ++with_links;
+    }
+  }
+  SetLinkExactBoundForTesting(1024);
+  // The seeds exercise what they claim to.
+  EXPECT_GT(with_links, 100);
+  EXPECT_GT(unreachable, 5);
+}
+
+TEST(OffMeshLinks, HexEqualsBreadthFirstPlusLinks) {
+  int with_links = 0;
+  for (uint32_t seed = 1; seed <= 30; ++seed) {
+    std::mt19937 rng(seed * 977);
+    const uint32_t w = 15 + rng() % 20, h = 12 + rng() % 20;
+    const auto map = RandomGrid(rng, w, h, 25, false);
+    const HexGraph graph(map);
+    std::vector<OffMeshLink> usable;
+    std::vector<std::pair<std::pair<uint32_t, uint32_t>, double>> edges;
+    for (const OffMeshLink& l : RandomLinks(rng, w, h, static_cast<int>(rng() % 10))) {
+      absl::StatusOr<uint32_t> a = LocateOpenHex(graph, l.start, "s");
+      absl::StatusOr<uint32_t> b = LocateOpenHex(graph, l.end, "e");
+      EXPECT_EQ(a.ok() && b.ok(),
+                HexLinkEndUsable(graph, l.start) && HexLinkEndUsable(graph, l.end));
+      if (!a.ok() || !b.ok()) continue;
+      usable.push_back(l);
+      edges.push_back({{*a, *b}, l.cost});
+      if (l.bidirectional) edges.push_back({{*b, *a}, l.cost});
+    }
+    auto step = [&](uint32_t u, const std::function<void(uint32_t, double)>& f) {
+      for (int d = 0; d < hex::kDirections; ++d) {
+        int64_t c, r;
+        hex::Step(u % w, u / w, d, &c, &r);
+        if (!map->InBounds(c, r)) continue;
+        const uint32_t v = static_cast<uint32_t>(r * w + c);
+        if (map->IsFree(v)) f(v, 1.0);
+      }
+    };
+    auto cell = [&](const Point& p) { return *LocateOpenHex(graph, p, "p"); };
+    auto walk_cost = [&](const Point& a, const Point& b) {
+      double cost = kInf;
+      // Waypoints of hex paths are where the direction changes: a straight
+      // run of steps; priced by the hex distance when every cell on the
+      // way is open (checked by the length sum below).
+      const uint32_t ca = cell(a), cb = cell(b);
+      if (ca == cb) return 0.0;
+      cost = static_cast<double>(hex::Distance(ca % w, ca / w, cb % w, cb / w));
+      return cost;
+    };
+    auto same = [&](const Point& a, const Point& b) { return cell(a) == cell(b); };
+    HexSearchScratch scratch;
+    DistanceScratch distances;
+    const LinkGraphOps ops = HexLinkOps(graph, scratch, distances);
+    for (int q = 0; q < 10; ++q) {
+      uint32_t s, g;
+      do s = rng() % map->size(); while (!map->IsFree(s));
+      do g = rng() % map->size(); while (!map->IsFree(g));
+      PathRequest request;
+      request.start = {s % w + 0.5, s / w + 0.5 + ((s % w) % 2 ? 0.5 : 0.0)};
+      request.goal = {g % w + 0.5, g / w + 0.5 + ((g % w) % 2 ? 0.5 : 0.0)};
+      const std::string what = "seed " + std::to_string(seed) + " query " + std::to_string(q);
+      absl::StatusOr<LinkedPath> got = FindLinkedPath(request, usable, ops, {});
+      ASSERT_TRUE(got.ok()) << what << ": " << got.status();
+      const double want = CellsPlusLinks(map->size(), s, step, edges)[g];
+      if (std::isinf(want)) {
+        EXPECT_EQ(got->path.status, PathStatus::kUnreachable) << what;
+        continue;
+      }
+      ASSERT_EQ(got->path.status, PathStatus::kFound) << what;
+      ExpectNear(got->path.length, want, what);
+      CheckPath(*got, usable, same, walk_cost, what);
+      if (!got->links.empty()) ++with_links;
+    }
+  }
+  EXPECT_GT(with_links, 30);
+}
+
+// Dijkstra over {start, goal, link endpoints} with every walk priced by
+// one FindPath: what FindLinkedPath must equal on graphs whose FindPath is
+// not a shortest path.
+double AbstractReference(const PathRequest& request, const std::vector<OffMeshLink>& links,
+                         const LinkGraphOps& ops) {
+  std::vector<Point> pts{request.start, request.goal};
+  for (const OffMeshLink& l : links) {
+    pts.push_back(l.start);
+    pts.push_back(l.end);
+  }
+  const size_t n = pts.size();
+  std::vector<double> dist(n, kInf);
+  std::vector<bool> done(n, false);
+  dist[0] = 0;
+  for (;;) {
+    size_t u = n;
+    for (size_t i = 0; i < n; ++i) {
+      if (!done[i] && dist[i] < kInf && (u == n || dist[i] < dist[u])) u = i;
+    }
+    if (u == n || u == 1) break;
+    done[u] = true;
+    for (size_t v = 0; v < n; ++v) {
+      // Walks lead to the goal and to where a link leaves (walking to a
+      // one-way link's end leads nowhere a walk does not).
+      const bool entry = v >= 2 && (v % 2 == 0 || links[(v - 2) / 2].bidirectional);
+      if (v != 1 && !entry) continue;
+      PathRequest r = request;
+      r.start = pts[u];
+      r.goal = pts[v];
+      absl::StatusOr<PathResult> p = ops.find_path(r, {});
+      if (p.ok() && p->status == PathStatus::kFound) dist[v] = std::min(dist[v], dist[u] + p->length);
+    }
+    if (u >= 2) {
+      const OffMeshLink& l = links[(u - 2) / 2];
+      if (u % 2 == 0) dist[u + 1] = std::min(dist[u + 1], dist[u] + l.cost);
+      if (u % 2 == 1 && l.bidirectional) dist[u - 1] = std::min(dist[u - 1], dist[u] + l.cost);
+    }
+  }
+  return dist[1];
+}
+
+TEST(OffMeshLinks, QuadtreeAndNavmeshEqualDijkstraOverTheirFindPath) {
+  int with_links = 0;
+  for (uint32_t seed = 1; seed <= 30; ++seed) {
+    std::mt19937 rng(seed * 31);
+    const uint32_t w = 24 + rng() % 16, h = 18 + rng() % 16;
+    const auto map = RandomGrid(rng, w, h, 15, false);
+    absl::StatusOr<QuadtreeGraph> tree = QuadtreeGraph::Build(*map, {});
+    ASSERT_TRUE(tree.ok()) << tree.status();
+    absl::StatusOr<Navmesh> mesh = Navmesh::BuildFromGrid(*map, {});
+    ASSERT_TRUE(mesh.ok()) << mesh.status();
+    QuadtreeSearchScratch qscratch;
+    NavmeshSearchScratch nscratch;
+    const LinkGraphOps qops = QuadtreeLinkOps(*tree, qscratch);
+    const LinkGraphOps nops = NavmeshLinkOps(*mesh, {}, nscratch);
+    const std::vector<OffMeshLink> all = RandomLinks(rng, w, h, 2 + static_cast<int>(rng() % 8));
+    for (int kind = 0; kind < 2; ++kind) {
+      const LinkGraphOps& ops = kind == 0 ? qops : nops;
+      std::vector<OffMeshLink> usable;
+      for (const OffMeshLink& l : all) {
+        const bool ok = kind == 0 ? QuadtreeLinkEndUsable(*tree, l.start) &&
+                                        QuadtreeLinkEndUsable(*tree, l.end)
+                                  : NavmeshLinkEndUsable(*mesh, l.start) &&
+                                        NavmeshLinkEndUsable(*mesh, l.end);
+        if (ok) usable.push_back(l);
+      }
+      for (int q = 0; q < 6; ++q) {
+        uint32_t s, g;
+        do s = rng() % map->size(); while (!map->IsFree(s));
+        do g = rng() % map->size(); while (!map->IsFree(g));
+        PathRequest request;
+        request.start = GridMap::Centre(s % w, s / w);
+        request.goal = GridMap::Centre(g % w, g / w);
+        const std::string what = std::string(kind == 0 ? "QUADTREE" : "NAVMESH") + " seed " +
+                                 std::to_string(seed) + " query " + std::to_string(q);
+        if (!ops.find_path({request.start, request.start}, {}).ok() ||
+            !ops.find_path({request.goal, request.goal}, {}).ok()) {
+          continue;  // not on this graph (a region too small to keep)
+        }
+        absl::StatusOr<LinkedPath> got = FindLinkedPath(request, usable, ops, {});
+        ASSERT_TRUE(got.ok()) << what << ": " << got.status();
+        const double want = AbstractReference(request, usable, ops);
+        if (std::isinf(want)) {
+          EXPECT_EQ(got->path.status, PathStatus::kUnreachable) << what;
+          continue;
+        }
+        ASSERT_EQ(got->path.status, PathStatus::kFound) << what;
+        ExpectNear(got->path.length, want, what);
+        auto same = [](const Point& a, const Point& b) { return Distance(a, b) < 1e-9; };
+        // Walks are polylines in the free space: priced by their length.
+        CheckPath(*got, usable, same, [](const Point& a, const Point& b) { return Distance(a, b); },
+                  what);
+        if (!got->links.empty()) ++with_links;
+      }
+    }
+  }
+  EXPECT_GT(with_links, 20);
+}
+
+// The sub-searches share the query's expansion limit.
+TEST(OffMeshLinks, SubSearchesShareTheBudget) {
+  std::mt19937 rng(5);
+  const auto map = RandomGrid(rng, 60, 40, 10, false);
+  const GridGraph graph(map);
+  std::vector<OffMeshLink> links = RandomLinks(rng, 60, 40, 200);
+  std::vector<OffMeshLink> usable;
+  for (const OffMeshLink& l : links) {
+    if (GridLinkEndUsable(*map, {}, l.start) && GridLinkEndUsable(*map, {}, l.end)) {
+      usable.push_back(l);
+    }
+  }
+  GridSearchScratch scratch;
+  DistanceScratch distances;
+  const LinkGraphOps ops = GridLinkOps(graph, {}, scratch, distances);
+  PathRequest request;
+  request.start = {0.5, 0.5};
+  request.goal = {58.5, 38.5};
+  absl::StatusOr<LinkedPath> full = FindLinkedPath(request, usable, ops, {});
+  ASSERT_TRUE(full.ok()) << full.status();
+  ASSERT_GT(full->path.expansions, 100u);
+  const SearchBudget tight(full->path.expansions - 1, absl::InfiniteFuture());
+  absl::StatusOr<LinkedPath> cut = FindLinkedPath(request, usable, ops, tight);
+  EXPECT_TRUE(absl::IsResourceExhausted(cut.status())) << cut.status();
+  const SearchBudget exact(full->path.expansions, absl::InfiniteFuture());
+  absl::StatusOr<LinkedPath> enough = FindLinkedPath(request, usable, ops, exact);
+  ASSERT_TRUE(enough.ok()) << enough.status();
+  EXPECT_EQ(enough->path.length, full->path.length);
+  request.allow_partial = true;
+  absl::StatusOr<LinkedPath> partial = FindLinkedPath(request, usable, ops, tight);
+  ASSERT_TRUE(partial.ok()) << partial.status();
+  EXPECT_TRUE(partial->links.empty());
+}
+
+}  // namespace
+}  // namespace wayfinder

@@ -8,6 +8,7 @@ ASAN_DIR      ?= build-asan
 TSAN_DIR      ?= build-tsan
 JOBS          ?= $(shell nproc)
 LISTEN        ?= 127.0.0.1:50051
+HTTP_LISTEN   ?= 127.0.0.1:8080
 DATA_DIR      ?= $(HOME)/.local/share/wayfinder
 CTEST_ARGS    ?=
 DATA          ?= $(CURDIR)/../shared/data
@@ -63,7 +64,7 @@ test-tsan: deps
 	TSAN_OPTIONS=halt_on_error=1 $(TSAN_DIR)/tests/service/live_map_test --gtest_brief=1
 
 run: build
-	./scripts/run-server.sh $(BUILD_DIR) $(LISTEN) $(DATA_DIR)
+	./scripts/run-server.sh $(BUILD_DIR) $(LISTEN) $(DATA_DIR) $(HTTP_LISTEN)
 
 # A fleet on this machine: a throwaway PostgreSQL in $(BUILD_DIR)/fleet and
 # $(REPLICAS) replicas on free loopback ports sharing their maps through it;

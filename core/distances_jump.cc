@@ -188,6 +188,7 @@ absl::Status JumpPointDistancesFrom(const GridGraph& graph, DistanceScratch& s, 
     const uint32_t cell = e.cell;
     if (e.g > s.dist[cell] || (s.dir[cell] & kClosed) != 0) continue;
     WF_RETURN_IF_ERROR(budget.BeforeExpansion(expansions++));
+    ++s.expansions;
     const uint8_t from = s.dir[cell];
     s.dir[cell] = from | kClosed;
     const int64_t x = cell % w, y = cell / w;

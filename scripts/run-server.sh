@@ -7,12 +7,13 @@ set -euo pipefail
 build=${1:-build}
 listen=${2:-127.0.0.1:50051}
 data=${3:-$HOME/.local/share/wayfinder}
+http=${4:-127.0.0.1:8080}   # the HTTP/JSON API and the inspector page; "" = off
 here=$(cd "$(dirname "$0")/.." && pwd)
 cli="$build/client/wayfinder"
 probe="$build/client/wayfinder-probe"
 
 mkdir -p "$data"
-"$build/server/wayfinder-server" --listen="$listen" --data_dir="$data" &
+"$build/server/wayfinder-server" --listen="$listen" --data_dir="$data" --http_listen="$http" &
 pid=$!
 trap 'kill -TERM "$pid" 2>/dev/null || true; wait "$pid"' INT TERM
 
@@ -34,8 +35,9 @@ done
 
 cat <<EOT
 
-Wayfinder is serving on $listen, maps stored in $data.
-Try, in another terminal:
+Wayfinder is serving gRPC on $listen, maps stored in $data.
+${http:+HTTP/JSON and the inspector page: http://$http/
+}Try, in another terminal:
   $cli --server=$listen list
   $cli --server=$listen find-path rooms 2.5 2.5 60.5 44.5
   $cli --server=$listen find-path warehouse 2 2 78 20 --agent_radius=0.5

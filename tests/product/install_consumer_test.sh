@@ -24,7 +24,7 @@ prefix=$work/prefix
 step "install the client component into $prefix"
 cmake --install "$build" --prefix "$prefix" --component client >"$work/install.log" ||
   { cat "$work/install.log"; fail "cmake --install"; }
-libdir=$(cd "$prefix" && dirname "$(find . -name libwayfinder_client.a | head -1)")
+libdir=$(cd "$prefix" && dirname "$(find . -name libwayfinder_client.a -print -quit)")
 for f in include/wayfinder/client/client.h include/wayfinder/v1/wayfinder.pb.h \
          include/wayfinder/v1/wayfinder.grpc.pb.h "$libdir/libwayfinder_client.a" \
          "$libdir/libwayfinder_proto.a" "$libdir/cmake/Wayfinder/WayfinderConfig.cmake" \
@@ -32,7 +32,7 @@ for f in include/wayfinder/client/client.h include/wayfinder/v1/wayfinder.pb.h \
   [ -f "$prefix/$f" ] || fail "not installed: $f"
 done
 # Nothing of the server, CLI or tests in the client component.
-if find "$prefix" -name 'wayfinder-server*' -o -name '*core*.a' -o -name 'svg.h' | grep -q .; then
+if [ -n "$(find "$prefix" \( -name 'wayfinder-server*' -o -name '*core*.a' -o -name 'svg.h' \) -print -quit)" ]; then
   fail "the client component installs more than the client library: $(find "$prefix" -type f)"
 fi
 
@@ -46,7 +46,7 @@ cmake --build "$work/consumer" >"$work/build.log" 2>&1 ||
   { cat "$work/build.log"; fail "consumer build"; }
 # Built from the prefix only: no path into the source or build tree.
 if grep -E -q "$source/(client|proto|core|server)|$build" "$work/consumer/build.ninja"; then
-  fail "the consumer's build uses the Wayfinder tree: $(grep -E -o "($source/(client|proto|core|server)|$build)[^ ]*" "$work/consumer/build.ninja" | sort -u | head -3)"
+  fail "the consumer's build uses the Wayfinder tree: $(grep -E -o "($source/(client|proto|core|server)|$build)[^ ]*" "$work/consumer/build.ninja" | sort -u | sed -n 1,3p)"
 fi
 
 step "build the consumer again through pkg-config"

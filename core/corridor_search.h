@@ -71,9 +71,10 @@ inline Point PortalPoint(const Point& p, const Point& goal, const Point& a, cons
 // The waypoints of a corridor: `centres` has one point inside each cell,
 // `portals` the edges between consecutive cells (one fewer). Modes:
 // kFunnel / kDefault: string pulling; kCheckpoints: per portal the end or
-// midpoint nearest `end` (seed 003); kCenters: portal midpoints (seed 000);
-// kNone: cell centres joined through the portal midpoints. The length is
-// the Euclidean length of the result.
+// midpoint nearest `end` (the bitmap quadtree's checkpoints); kCenters: portal
+// midpoints (the rectangle decomposition's shared-edge midpoints); kNone: cell
+// centres joined through the portal midpoints. The length is the Euclidean
+// length of the result.
 PathResult CorridorWaypoints(const Point& start, const Point& end,
                              const std::vector<Portal>& portals,
                              const std::vector<Point>& centres, PathStatus status,

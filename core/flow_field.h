@@ -1,7 +1,7 @@
 #ifndef WAYFINDER_CORE_FLOW_FIELD_H_
 #define WAYFINDER_CORE_FLOW_FIELD_H_
 
-// Flow fields (seed 001's "directional map"): one search from all goal
+// Flow fields (also called directional maps): one search from all goal
 // cells at once gives every cell its cost to the nearest goal and the
 // neighbour to step to, so any number of agents walk to the goals without a
 // search each.

@@ -1,6 +1,6 @@
-// HEX flow fields (seed 001 as written): unit steps, so a breadth-first
-// search gives the steps to the nearest goal (pass 1), then the arrows in
-// row order (pass 2); ComputeHexFlowField.
+// HEX flow fields (the hexagon directional map as described): unit steps,
+// so a breadth-first search gives the steps to the nearest goal (pass 1),
+// then the arrows in row order (pass 2); ComputeHexFlowField.
 
 #include <algorithm>
 #include <cstddef>

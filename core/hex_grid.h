@@ -20,8 +20,8 @@
 
 namespace wayfinder {
 
-// Hexagon grids in offset columns (seed 001): `width` columns of `height`
-// cells, odd columns shifted down half a cell.
+// Hexagon grids in offset columns (the hexagon directional map's layout):
+// `width` columns of `height` cells, odd columns shifted down half a cell.
 //
 // Geometry, world units (x right, y down): the centre of cell (col, row) is
 // (col + 0.5, row + 0.5 + (col odd ? 0.5 : 0)), so columns are 1 apart and

@@ -38,7 +38,7 @@ struct Polygon {
   std::vector<Point> points;
 };
 
-// Level geometry for a navmesh (seed 002): walkable area is the union of
+// Level geometry for navmesh generation: walkable area is the union of
 // `walkable` (which may overlap; NonZero fill) minus `obstacles` (which may
 // be concave and may overlap each other or stick out of the walkable area).
 // A part of the walkable area with an area id (mud, road, water): queries
@@ -144,8 +144,8 @@ struct NavmeshBuildOptions {
   // Clearance kept from every obstacle and from the walkable boundary,
   // world units, >= 0.
   double agent_radius = 0;
-  // Replace each obstacle by its convex hull before inflating (as seed 002
-  // does for entity bounds). Polygon sources only.
+  // Replace each obstacle by its convex hull before inflating (as 2D navmesh
+  // generation does for entity bounds). Polygon sources only.
   bool obstacle_hulls = false;
   // Subdivide boundary edges longer than this, world units; 0 = never.
   // Polygon sources only.
@@ -279,8 +279,8 @@ struct NavmeshBuildStats {
   double link_ms = 0;         // merging, adjacency, components, spatial index
 };
 
-// A navigation mesh of convex polygons for one agent radius (seeds 002 and
-// 004).
+// A navigation mesh of convex polygons for one agent radius (as in 2D
+// navmesh generation and navmesh A*).
 //
 // From polygons (Build): union of walkable polygons (Clipper, NonZero),
 // obstacles optionally replaced by convex hulls, walkable area shrunk and
@@ -686,9 +686,9 @@ struct NavmeshSearchScratch {
 enum class NavmeshMethod {
   // A* over polygons with portal-point costs (the default).
   kCorridor,
-  // Seed 004: A* over polygon vertices (any two vertices of one convex
-  // polygon see each other), then waypoints that have line of sight are
-  // removed.
+  // The vertex method: A* over polygon vertices (any two vertices of one
+  // convex polygon see each other), then waypoints that have line of sight
+  // are removed.
   kVertices,
   // Polyanya's interval search (any_angle.h): the Euclidean shortest path
   // on the mesh, up to a known limit on lattice-aligned corners.
@@ -706,7 +706,7 @@ struct NavmeshPathOptions {
   const AreaMultipliers* area_costs = nullptr;
 };
 
-// Seed 004's frame: a start or goal not finite or outside map_area() ->
+// The navmesh A* frame: a start or goal not finite or outside map_area() ->
 // INVALID_ARGUMENT (map_area.h); locate the start and goal polygons; same
 // polygon -> straight line; on the map but off the mesh ->
 // FAILED_PRECONDITION (or snap); certainly different components

@@ -1,4 +1,4 @@
-// Navmesh::Build: a mesh from walkable polygons and obstacles (seed 002):
+// Navmesh::Build: a navmesh generated from walkable polygons and obstacles:
 // Clipper's union, offset by the agent radius and difference, then a
 // constrained Delaunay triangulation, Steiner points and merging.
 

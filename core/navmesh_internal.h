@@ -57,8 +57,8 @@ inline constexpr double kCleanTolerance = 1.415;
 // output's clean-up (kCleanTolerance).
 inline constexpr double kClearanceMargin = 2 * kCleanTolerance + 0.75;
 
-// Convex hull (Andrew's monotone chain) of one obstacle, as seed 002 does
-// for entity bounds.
+// Convex hull (Andrew's monotone chain) of one obstacle, as 2D navmesh
+// generation from level geometry does for entity bounds.
 cl::Path ConvexHull(cl::Path pts);
 
 // Drops the points of a closed ring that lie within `tol` of the segment

@@ -1,5 +1,5 @@
-// Searches on a Navmesh: corridor A* + funnel, seed 004's vertex A*, and
-// the any-angle interval search (FindNavmeshPath dispatches).
+// Searches on a Navmesh: corridor A* + funnel, vertex A* with line-of-sight
+// pruning, and the any-angle interval search (FindNavmeshPath dispatches).
 
 #include "core/navmesh.h"
 
@@ -24,8 +24,8 @@ namespace {
 
 using navmesh_internal::FormatPoint;
 
-// Seed 004: A* over the mesh's vertices, where any two vertices of one
-// convex polygon are joined by a straight step; the start joins the
+// The vertex method: A* over the mesh's vertices, where any two vertices
+// of one convex polygon are joined by a straight step; the start joins the
 // vertices of its polygon and the goal those of its own.
 absl::StatusOr<PathResult> VertexAStar(const Navmesh& mesh, uint32_t start_poly,
                                        uint32_t goal_poly, const Point& start, const Point& goal,
@@ -126,7 +126,8 @@ uint32_t PolygonToward(const Navmesh& mesh, const Point& a, uint32_t hint, const
   return mesh.Locate(probe);
 }
 
-// Seed 004's smoothing: drop each waypoint the last kept one can see past.
+// Line-of-sight pruning after vertex A*: drop each waypoint the last kept
+// one can see past.
 void PruneByLineOfSight(const Navmesh& mesh, uint32_t start_poly, std::vector<Point>& path) {
   if (path.size() < 3) return;
   std::vector<Point> out = {path[0]};

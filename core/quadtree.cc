@@ -205,7 +205,7 @@ class QuadtreeGraph::Builder {
   Builder(QuadtreeGraph& g, const BuildBudget& budget, const QuadtreeLimits& limits)
       : g_(g), budget_(budget), limits_(limits) {}
 
-  // --- bitmap source (seed 003) ---
+  // --- bitmap source (the bitmap quadtree) ---
   absl::Status FromGrid(const GridMap& map, const QuadtreeOptions& options) {
     map_ = &map;
     g_.width_ = map.width();
@@ -238,7 +238,7 @@ class QuadtreeGraph::Builder {
     return status_;
   }
 
-  // --- rectangle field source (seed 000) ---
+  // --- rectangle field source (the rectangle decomposition) ---
   absl::Status FromRects(const RectField& field, const QuadtreeOptions& options,
                          const RectFieldLimits& limits) {
     g_.width_ = field.width;
@@ -367,7 +367,8 @@ class QuadtreeGraph::Builder {
       return;
     }
     if (level <= min_level_) {
-      // MIXED at the minimum size: not walkable (seeds 000 and 003).
+      // MIXED at the minimum size: not walkable (as in the rectangle
+      // decomposition and the bitmap quadtree).
       const uint32_t x0 = i << level, y0 = j << level;
       const uint32_t x1 = std::min(map_->width(), (i + 1) << level);
       const uint32_t y1 = std::min(map_->height(), (j + 1) << level);
@@ -456,7 +457,8 @@ class QuadtreeGraph::Builder {
     return static_cast<uint32_t>(g_.leaves_.size() - 1);
   }
 
-  // Seed 000's optimise (MergeSweeps), within each merge block.
+  // The rectangle decomposition's optimise (MergeSweeps), within each
+  // merge block.
   void Merge(double aspect) {
     std::vector<uint64_t> block(g_.leaves_.size());
     for (size_t i = 0; i < block.size(); ++i) block[i] = g_.BlockOf(g_.leaves_[i].rect);
@@ -516,8 +518,9 @@ absl::StatusOr<QuadtreeGraph> QuadtreeGraph::Build(const RectField& field,
   return g;
 }
 
-// Neighbours by sorted positions (seed 003), not all pairs (seed 000): for
-// every vertical line, the right sides of the leaves ending there and the
+// Neighbours by sorted positions (as the bitmap quadtree finds them), not
+// by testing all pairs (as the rectangle decomposition does): for every
+// vertical line, the right sides of the leaves ending there and the
 // left sides of the leaves starting there, each sorted by y, are walked
 // together like two sorted interval lists; likewise for horizontal lines.
 // O(n log n). Each overlap of positive length is a portal.

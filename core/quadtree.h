@@ -32,7 +32,8 @@ struct Rect {
 };
 
 // A field [0, width] x [0, height] (world units) with rectangular blockers,
-// which may overlap each other and stick out of the field (seed 000).
+// which may overlap each other and stick out of the field (as in the
+// rectangle decomposition).
 struct RectField {
   double width = 0;
   double height = 0;
@@ -66,18 +67,19 @@ struct QuadtreeOptions {
   // Smallest leaf side, world units; 0 = default (1 cell on grid sources,
   // so no free cell is lost; the field's longer side / 256 on rect fields).
   // A node at this size that is still MIXED (part free, part blocked) is not
-  // walkable, as in seeds 000 and 003; QuadtreeGraph::lost_free_area says
-  // what that cost.
+  // walkable, as in the rectangle decomposition and the bitmap quadtree;
+  // QuadtreeGraph::lost_free_area says what that cost.
   double min_cell_size = 0;
-  // Merge leaves that share a full side into larger rectangles (seed 000's
-  // optimise, done in O(n log n) by sweeps instead of repeated passes).
+  // Merge leaves that share a full side into larger rectangles (the
+  // rectangle decomposition's optimise, done in O(n log n) by sweeps
+  // instead of repeated passes).
   // Leaves merge only within aligned blocks (grid sources: 64 minimum
   // leaves a side, i.e. 64 cells by default; rect fields: 16 minimum
   // leaves a side, 1/16 of the root by default), so that an edit re-merges
   // only the blocks it touches and gives the graph a fresh build would.
   bool merge = false;
   // Longest side / shortest side allowed for a merged leaf; 0 = 2, as in
-  // seed 000. Must be >= 1.
+  // the rectangle decomposition. Must be >= 1.
   double max_aspect = 0;
 };
 
@@ -95,14 +97,15 @@ struct QuadtreeLink {
 };
 
 // The QUADTREE graph: walkable space as rectangular leaves of a quadtree
-// (seeds 000 and 003), optionally merged, with neighbour lists carrying the
-// portals between leaves.
+// (the rectangle decomposition and the bitmap quadtree), optionally merged,
+// with neighbour lists carrying the portals between leaves.
 //
 // Built from a bitmap (a GridMap: a leaf is walkable when every cell in it
-// is free and of one cost, FULL in seed 003's terms) or from a RectField
-// (walkable when it meets no blocker). Maps of any width and height: the
-// tree's root is the smallest power-of-two square (grid) or the square on
-// the longer side (rect field); space outside the map counts as blocked.
+// is free and of one cost, FULL in the bitmap quadtree's terms) or from a
+// RectField (walkable when it meets no blocker). Maps of any width and
+// height: the tree's root is the smallest power-of-two square (grid) or the
+// square on the longer side (rect field); space outside the map counts as
+// blocked.
 //
 // Thread-safe for const use: the queries never write. Update mutates the
 // graph in place and must not run beside any other call on the same graph.
@@ -346,8 +349,9 @@ using QuadtreeSearchScratch = CorridorSearchScratch;
 //   kFunnel (default): the shortest path through the corridor of portals
 //     (string pulling);
 //   kCheckpoints: per portal, whichever of its two endpoints and midpoint is
-//     nearest the goal (seed 003);
-//   kCenters: the portal midpoints (seed 000's shared-edge midpoints);
+//     nearest the goal (the bitmap quadtree's checkpoints);
+//   kCenters: the portal midpoints (the rectangle decomposition's
+//     shared-edge midpoints);
 //   kNone: the leaf centres, joined through the portal midpoints so that no
 //     segment leaves the corridor.
 // Every mode keeps to walkable leaves. The search's edge costs run between

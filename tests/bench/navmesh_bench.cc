@@ -1,7 +1,7 @@
 // wayfinder-navbench: the NAVMESH graph measured (bench, not tests).
 //
 // 1. Moving AI maps: every Nth scenario through Wayfinder's grid navmesh
-//    (CORRIDOR + FUNNEL, the default; and seed 004's VERTICES method) and
+//    (CORRIDOR + FUNNEL, the default; and the VERTICES method, vertex A*) and
 //    through Recast/Detour built from the same grid (findNearestPoly +
 //    findPath + findStraightPath), in one run: build time, polygons,
 //    µs/query, share of paths inside the map's free space (exact check),
@@ -660,7 +660,7 @@ void RunPolygonWorlds(int worlds, int queries, uint64_t* invalid) {
   std::vector<Variant> variants = {
       {"triangles, CORRIDOR + FUNNEL", false, wayfinder::NavmeshMethod::kCorridor, {}},
       {"merged triangles, CORRIDOR + FUNNEL", true, wayfinder::NavmeshMethod::kCorridor, {}},
-      {"triangles, VERTICES (seed 004)", false, wayfinder::NavmeshMethod::kVertices, {}},
+      {"triangles, VERTICES (vertex A*)", false, wayfinder::NavmeshMethod::kVertices, {}},
       {"triangles, ANY_ANGLE (Polyanya)", false, wayfinder::NavmeshMethod::kAnyAngle, {}},
       {"merged triangles, ANY_ANGLE (Polyanya)", true, wayfinder::NavmeshMethod::kAnyAngle, {}},
   };

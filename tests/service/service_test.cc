@@ -326,7 +326,8 @@ TEST(PathsTest, GridMethodsAgreeAndJumpPointsNeedUniformCosts) {
 
 TEST(PathsTest, QuadtreeOnRectsAndGrids) {
   ServerHarness h;
-  // Seed 000: a square field with rectangular blockers, one sticking out.
+  // The rectangle decomposition's case: a square field with rectangular
+  // blockers, one sticking out.
   v1::Map field;
   field.set_name("field");
   field.mutable_rects()->set_width(8);
@@ -439,8 +440,8 @@ TEST(PathsTest, NavmeshOnPolygonsWithAgentRadii) {
   EXPECT_EQ(Find(h, req, &r1).error_code(), StatusCode::INVALID_ARGUMENT);
 
   // The three search methods over the wire: the any-angle search and the
-  // corridor funnel both find the shortest path round the block; seed
-  // 004's vertex method finds one no shorter.
+  // corridor funnel both find the shortest path round the block; the
+  // vertex method (vertex A*) finds one no shorter.
   req = PathRequest("hall", 3, 10, 17, 10);
   const double shortest = 2 * std::hypot(5, 6) + 4;
   for (v1::NavmeshMethod method : {v1::CORRIDOR, v1::VERTICES, v1::ANY_ANGLE}) {

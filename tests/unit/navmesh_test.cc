@@ -385,7 +385,7 @@ TEST(NavmeshBuildTest, RejectsBadInput) {
 // triangles, merged; and the polygon pipeline on the grid's obstacles,
 // unmerged): every scenario path stays in the map's free space, and nearly
 // all are shorter than the octile optimum (any-angle paths cut corners).
-// The seed 004 vertex method too.
+// The vertex method (A* over polygon vertices) too.
 TEST(NavmeshMovingAiTest, ArenaPathsAreValidAndShorterThanOctile) {
   const std::filesystem::path dir = std::filesystem::path(WAYFINDER_DATA_DIR) / "movingai/dao";
   if (std::string(WAYFINDER_DATA_DIR).empty() || !std::filesystem::exists(dir / "arena.map")) {
@@ -404,9 +404,9 @@ TEST(NavmeshMovingAiTest, ArenaPathsAreValidAndShorterThanOctile) {
   EXPECT_NEAR(tris->area(), grid->free_cells(), 1e-6);
   EXPECT_LT(merged->num_polygons(), tris->num_polygons());
   NavmeshSearchScratch scratch;
-  // Seed 004's vertex method can only bend at mesh vertices and prunes
-  // waypoints afterwards, so it cannot leave a poor vertex route: some of
-  // its paths are longer than octile ones.
+  // Vertex A* can only bend at mesh vertices and prunes waypoints
+  // afterwards, so it cannot leave a poor vertex route: some of its paths
+  // are longer than octile ones.
   struct Case {
     const char* name;
     const Navmesh* mesh;
@@ -687,7 +687,7 @@ TEST(NavmeshBuildTest, MergedTrianglesAreConvexAndKeepTheArea) {
   EXPECT_LT(b->expansions, a->expansions);
 }
 
-// Seed 004's method: A* over vertices, then line-of-sight pruning, finds
+// The vertex method: A* over vertices, then line-of-sight pruning, finds
 // the same shortest path round a block as the funnel; without smoothing it
 // follows vertices; CENTERS is refused.
 TEST(NavmeshSearchTest, VertexMethodWithLineOfSightPruning) {

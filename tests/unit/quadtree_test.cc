@@ -1,5 +1,5 @@
 // QUADTREE graphs: pinned leaves, neighbours and paths on hand-made maps
-// (the bitmap and the rectangle field of the design posts), merging, minimum size,
+// (both sources: a bitmap and a field of rectangular blockers), merging, minimum size,
 // point location, and a property test on seeded random maps: every path of
 // every smoothing mode stays in free space, and FUNNEL is never shorter than
 // the true any-angle optimum (a visibility-graph Dijkstra) and close to it.
@@ -115,7 +115,7 @@ std::set<std::tuple<uint32_t, uint32_t, double, double, double, double>> BruteLi
   return out;
 }
 
-// 8 x 8 with an aligned 2 x 2 block at (2..4, 2..4) (seed 003's bitmap idea).
+// 8 x 8 with an aligned 2 x 2 block at (2..4, 2..4) (the bitmap quadtree's idea).
 const std::vector<std::string> kBlock8 = {
     "........", "........", "..##....", "..##....",
     "........", "........", "........", "........",
@@ -314,7 +314,8 @@ TEST(QuadtreeSearchTest, ErrorsAndBudgets) {
 }
 
 TEST(QuadtreeRectTest, SeedZeroField) {
-  // Seed 000: a square field with rectangular blockers, one sticking out.
+  // The rectangle decomposition's case: a square field with rectangular
+  // blockers, one sticking out.
   RectField field;
   field.width = 8;
   field.height = 8;

@@ -44,13 +44,7 @@ async function api(rpc, body) {
   const token = $('token').value.trim();
   if (token) headers.Authorization = `Bearer ${token}`;
   const response = await fetch(`/v1/${rpc}`, { method: 'POST', headers, body: JSON.stringify(body) });
-  const text = await response.text();
-  let reply;
-  try {
-    reply = JSON.parse(text);
-  } catch (e) {
-    reply = { message: text };
-  }
+  const reply = await response.json().catch(() => ({ message: response.statusText }));
   if (!response.ok) throw new Error(`${rpc}: ${reply.status || response.status}: ${reply.message || ''}`);
   return reply;
 }
@@ -116,9 +110,7 @@ function renderTile(grid, x0, y0, colourOf) {
   const w = Math.min(TILE, grid.width - x0);
   const h = Math.min(TILE, grid.height - y0);
   const rows = grid.hex ? 2 * h + 1 : h;
-  const canvas = document.createElement('canvas');
-  canvas.width = w;
-  canvas.height = rows;
+  const canvas = Object.assign(document.createElement('canvas'), { width: w, height: rows });
   const ctx = canvas.getContext('2d');
   const image = ctx.createImageData(w, rows);
   const px = new Uint32Array(image.data.buffer);
@@ -266,13 +258,9 @@ function drawCellLines(ctx, hex, r) {
 
 // The region of points nearest a hex centre: top and bottom sides at
 // centre.y -+ 0.5, corners at x -+ 0.375 and the side points at x -+ 0.625.
+const HEX_CORNERS = [[-0.375, -0.5], [0.375, -0.5], [0.625, 0], [0.375, 0.5], [-0.375, 0.5], [-0.625, 0]];
 function hexOutline(ctx, cx, cy) {
-  ctx.moveTo(cx - 0.375, cy - 0.5);
-  ctx.lineTo(cx + 0.375, cy - 0.5);
-  ctx.lineTo(cx + 0.625, cy);
-  ctx.lineTo(cx + 0.375, cy + 0.5);
-  ctx.lineTo(cx - 0.375, cy + 0.5);
-  ctx.lineTo(cx - 0.625, cy);
+  HEX_CORNERS.forEach(([dx, dy], i) => (i ? ctx.lineTo : ctx.moveTo).call(ctx, cx + dx, cy + dy));
   ctx.closePath();
 }
 
@@ -296,7 +284,7 @@ function flowStep(x, y, d) {
 
 function drawFlowArrows(ctx, r) {
   const f = state.flow;
-  if (!f || view.scale < 12) return;
+  if (!f || view.scale < 9) return;
   const hexShift = state.grid && state.grid.hex;
   const x0 = Math.max(0, Math.floor(r.x0)), x1 = Math.min(f.width, Math.ceil(r.x1));
   const y0 = Math.max(0, Math.floor(r.y0) - 1), y1 = Math.min(f.height, Math.ceil(r.y1));
@@ -824,19 +812,15 @@ async function onMapVersion(name, version) {
 
 // ---------------------------------------------------------------- input
 
-function tool() {
-  return $('tool').value;
-}
-
 function onMouseDown(event) {
   if (!state.info) return;
-  const edit = ['wall', 'free', 'obstacle'].includes(tool()) && event.button === 0;
+  const edit = ['wall', 'free', 'obstacle'].includes($('tool').value) && event.button === 0;
   const p = eventPoint(event);
   state.pointer = { x: event.clientX, y: event.clientY, moved: false, edit };
-  if (edit && tool() === 'obstacle') state.dragRect = { a: p, b: p };
+  if (edit && $('tool').value === 'obstacle') state.dragRect = { a: p, b: p };
   else if (edit && state.grid) {
     state.stroke = new Map();
-    paintAt(p, tool() === 'wall' ? WALL : 0);
+    paintAt(p, $('tool').value === 'wall' ? WALL : 0);
   }
   event.preventDefault();
 }
@@ -847,7 +831,7 @@ function onMouseMove(event) {
   const dx = event.clientX - ptr.x, dy = event.clientY - ptr.y;
   if (Math.abs(dx) + Math.abs(dy) > 3) ptr.moved = true;
   if (state.dragRect) state.dragRect.b = eventPoint(event);
-  else if (state.stroke) paintAt(eventPoint(event), tool() === 'wall' ? WALL : 0);
+  else if (state.stroke) paintAt(eventPoint(event), $('tool').value === 'wall' ? WALL : 0);
   else if (ptr.moved) {
     $('view').classList.add('panning');
     view.x -= dx / view.scale;
@@ -878,8 +862,8 @@ function onMouseUp(event) {
 }
 
 function onClick(point, shift) {
-  if (tool() === 'path') onPathClick(point);
-  else if (tool() === 'flow') onFlowClick(point, shift);
+  if ($('tool').value === 'path') onPathClick(point);
+  else if ($('tool').value === 'flow') onFlowClick(point, shift);
 }
 
 function onWheel(event) {

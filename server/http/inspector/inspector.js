@@ -363,7 +363,10 @@ function draw() {
   if (!state.info) return;
   const s = view.scale * dpr;
   ctx.setTransform(s, 0, 0, s, -view.x * s, -view.y * s);
-  ctx.imageSmoothingEnabled = false;
+  // Crisp cells when magnified; filtered when minified, or walls one cell
+  // thin would drop out between samples.
+  ctx.imageSmoothingEnabled = view.scale < 1;
+  ctx.imageSmoothingQuality = 'medium';
   ctx.lineWidth = 1 / view.scale;
   const r = visibleRect();
   drawTiles(ctx, state.tiles, r);

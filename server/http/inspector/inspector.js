@@ -665,6 +665,7 @@ async function loadFlow() {
     $('flow-time').textContent = `${(stats.computeMs || 0).toFixed(2)} ms${stats.cacheHit ? ' (cached)' : ''}`;
   } catch (e) {
     state.flow = null;
+    state.flowGoals = [];
     showStatus(e.message, true);
   }
   requestDraw();

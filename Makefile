@@ -109,5 +109,12 @@ IMAGE_PROGRAMS ?= prebuilt
 image: build
 	IMAGE_PROGRAMS=$(IMAGE_PROGRAMS) ./scripts/image-smoke.sh $(BUILD_DIR) $(IMAGE)
 
+# Refreshes the inspector's screenshots in docs/images (inspector-*.png): the
+# browser test of ctest's e2e_inspector_browser, writing them into docs/.
+.PHONY: inspector-pictures
+inspector-pictures: build
+	python3 tests/e2e/inspector_browser_test.py --server $(BUILD_DIR)/server/wayfinder-server \
+	  --map examples/maps/rooms.map --screenshots docs/images
+
 clean:
 	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(TSAN_DIR)

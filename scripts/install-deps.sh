@@ -33,6 +33,8 @@ PACKAGES=(
   # sanitizer runtimes (only recommended by clang, so named here), and
   # llvm-symbolizer for readable stacks
   clang libclang-rt-14-dev llvm-14
+  # browser tests of the inspector page (test only)
+  chromium fonts-dejavu-core
 )
 
 missing=()

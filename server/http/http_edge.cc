@@ -12,9 +12,11 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "server/http/inspector_files.h"
 #include "wayfinder/v1/wayfinder.grpc.pb.h"
 #include "spdlog/spdlog.h"
 
@@ -36,6 +38,27 @@ void Reply(mg_connection* conn, const JsonReply& reply) {
   mg_response_header_add(conn, "Content-Length", std::to_string(reply.body.size()).c_str(), -1);
   mg_response_header_send(conn);
   mg_write(conn, reply.body.data(), reply.body.size());
+}
+
+// A static answer of the inspector's: no-cache makes the browser revalidate
+// each load (a 304 when the ETag still matches), so that a new binary's
+// page is never mixed with an old script.
+void ReplyStatic(mg_connection* conn, int status, absl::string_view content_type,
+                 absl::string_view body, const std::string& etag, bool head) {
+  mg_response_header_start(conn, status);
+  mg_response_header_add(conn, "Content-Type", std::string(content_type).c_str(), -1);
+  mg_response_header_add(conn, "Cache-Control", "no-cache", -1);
+  if (!etag.empty()) mg_response_header_add(conn, "ETag", etag.c_str(), -1);
+  mg_response_header_add(conn, "X-Content-Type-Options", "nosniff", -1);
+  // The page loads nothing but its own files and talks only to this port.
+  mg_response_header_add(conn, "Content-Security-Policy",
+                         "default-src 'self'; img-src 'self' data:", -1);
+  // A 304 has no body, whatever the length of the representation.
+  if (status != 304) {
+    mg_response_header_add(conn, "Content-Length", std::to_string(body.size()).c_str(), -1);
+  }
+  mg_response_header_send(conn);
+  if (!head && status != 304) mg_write(conn, body.data(), body.size());
 }
 
 // One value of a query string (no percent-decoding beyond what map names
@@ -102,6 +125,7 @@ absl::StatusOr<std::unique_ptr<HttpEdge>> HttpEdge::Start(const HttpEdgeOptions&
         "host:port)"));
   }
   mg_set_request_handler(edge->ctx_, "/v1/", &HttpEdge::HandleV1, edge.get());
+  mg_set_request_handler(edge->ctx_, "/", &HttpEdge::HandleRoot, edge.get());
   mg_server_port ports[4] = {};
   if (mg_get_server_ports(edge->ctx_, 4, ports) > 0) edge->port_ = ports[0].port;
   return edge;
@@ -129,6 +153,44 @@ void HttpEdge::Stop() {
 
 int HttpEdge::HandleV1(mg_connection* conn, void* self) {
   return static_cast<HttpEdge*>(self)->Handle(conn);
+}
+
+int HttpEdge::HandleRoot(mg_connection* conn, void* self) {
+  auto* edge = static_cast<HttpEdge*>(self);
+  // CivetWeb picks among prefix handlers by its own rules: whichever it
+  // picks, /v1/ stays the API.
+  if (absl::StartsWith(mg_get_request_info(conn)->local_uri, "/v1/")) return edge->Handle(conn);
+  return edge->ServeInspector(conn);
+}
+
+int HttpEdge::ServeInspector(mg_connection* conn) {
+  const mg_request_info* ri = mg_get_request_info(conn);
+  const std::string method = ri->request_method;
+  const bool head = method == "HEAD";
+  if (method != "GET" && !head) {
+    ReplyStatic(conn, 405, "text/plain; charset=utf-8",
+                absl::StrCat(method, " ", ri->local_uri, ": the inspector's files are GET\n"),
+                "", false);
+    return 405;
+  }
+  const absl::string_view uri = ri->local_uri;
+  if (uri == "/enums.json") {
+    ReplyStatic(conn, 200, "application/json", InspectorEnumsJson(), "", head);
+    return 200;
+  }
+  const EmbeddedFile* file = FindInspectorFile(uri);
+  if (file == nullptr) {
+    ReplyStatic(conn, 404, "text/plain; charset=utf-8",
+                absl::StrCat("not found: ", uri, " (the inspector is at /, the API at /v1/)\n"),
+                "", head);
+    return 404;
+  }
+  const std::string etag = ETagFor(*file);
+  const char* if_none_match = mg_get_header(conn, "If-None-Match");
+  const int status = if_none_match != nullptr && etag == if_none_match ? 304 : 200;
+  ReplyStatic(conn, status, ContentTypeFor(file->path), absl::string_view(file->data, file->size),
+              etag, head);
+  return status;
 }
 
 int HttpEdge::Handle(mg_connection* conn) {

@@ -10,6 +10,9 @@
 //   GET  /v1/WatchMaps   Server-Sent Events: one `event: map` per MapEvent
 //                        (JSON), `?maps=a,b` to watch some maps; the stream
 //                        ends with `event: end` carrying the final status.
+//   GET  /               the web inspector (inspector_files.h): its page,
+//                        script and style sheet, compiled into the binary,
+//                        and /enums.json; 404 for any other path.
 // Calls go to the gRPC server through its in-process channel, so they meet
 // the same auth, admission limits, deadlines and metrics as gRPC calls.
 // Request bodies are bounded (413 past the limit), and so is the number of
@@ -60,7 +63,9 @@ class HttpEdge {
  private:
   HttpEdge(const HttpEdgeOptions& options, std::shared_ptr<grpc::Channel> channel);
   static int HandleV1(mg_connection* conn, void* self);
+  static int HandleRoot(mg_connection* conn, void* self);
   int Handle(mg_connection* conn);
+  int ServeInspector(mg_connection* conn);
   int Watch(mg_connection* conn, const std::string& json,
             const std::multimap<std::string, std::string>& metadata);
 

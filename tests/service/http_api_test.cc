@@ -36,6 +36,7 @@ void WriteFile(const std::string& path, const std::string& text) {
 
 struct HttpResponse {
   int status = 0;
+  std::string headers;  // the header lines, as received
   std::string body;
 };
 
@@ -67,21 +68,23 @@ bool SendAll(int fd, const std::string& data) {
 }
 
 std::string Request(const std::string& method, const std::string& path, const std::string& body,
-                    const std::string& token) {
+                    const std::string& token, const std::string& extra_headers = "") {
   std::string r = absl::StrCat(method, " ", path, " HTTP/1.1\r\nHost: 127.0.0.1\r\n",
-                               "Connection: close\r\nContent-Type: application/json\r\n");
+                               "Connection: close\r\nContent-Type: application/json\r\n",
+                               extra_headers);
   if (!token.empty()) absl::StrAppend(&r, "Authorization: Bearer ", token, "\r\n");
   absl::StrAppend(&r, "Content-Length: ", body.size(), "\r\n\r\n", body);
   return r;
 }
 
 HttpResponse Http(int port, const std::string& method, const std::string& path,
-                  const std::string& body = "", const std::string& token = "") {
+                  const std::string& body = "", const std::string& token = "",
+                  const std::string& extra_headers = "") {
   HttpResponse out;
   const int fd = Connect(port);
   if (fd < 0) return out;
   std::string raw;
-  if (SendAll(fd, Request(method, path, body, token))) {
+  if (SendAll(fd, Request(method, path, body, token, extra_headers))) {
     char buf[4096];
     for (;;) {
       const ssize_t n = recv(fd, buf, sizeof buf, 0);
@@ -93,7 +96,10 @@ HttpResponse Http(int port, const std::string& method, const std::string& path,
   const size_t sp = raw.find(' ');
   if (sp == std::string::npos || !absl::SimpleAtoi(raw.substr(sp + 1, 3), &out.status)) return out;
   const size_t end = raw.find("\r\n\r\n");
-  if (end != std::string::npos) out.body = raw.substr(end + 4);
+  if (end != std::string::npos) {
+    out.headers = raw.substr(0, end + 2);
+    out.body = raw.substr(end + 4);
+  }
   return out;
 }
 
@@ -195,6 +201,65 @@ TEST(HttpApiTest, EveryRpcHasItsPathAndErrorsMapToHttpStatuses) {
   EXPECT_EQ(no_map.status, 404);
   EXPECT_EQ(Text(Json(no_map.body), "status"), "NOT_FOUND");
   EXPECT_EQ(Http(port, "GET", "/v1/FindPath").status, 405);
+}
+
+// The header's value (without the CR LF), or "" when absent.
+std::string Header(const HttpResponse& r, const std::string& name) {
+  const std::string key = absl::StrCat("\r\n", name, ": ");
+  const size_t at = r.headers.find(key);
+  if (at == std::string::npos) return "";
+  const size_t start = at + key.size();
+  return r.headers.substr(start, r.headers.find("\r\n", start) - start);
+}
+
+// The inspector (server/http/inspector/, compiled in): its page at /, its
+// script and style sheet with their types, revalidated by ETag; 404 for any
+// other path; the API's enums for its selects; and /v1/ still the API.
+TEST(HttpApiTest, TheInspectorIsServedBesideTheApi) {
+  ServerHarness h(HttpConfig());
+  const int port = h.server().http_port();
+  HttpResponse page = Http(port, "GET", "/");
+  ASSERT_EQ(page.status, 200) << page.headers;
+  EXPECT_EQ(Header(page, "Content-Type"), "text/html; charset=utf-8");
+  EXPECT_EQ(Header(page, "Cache-Control"), "no-cache");
+  EXPECT_EQ(Header(page, "X-Content-Type-Options"), "nosniff");
+  EXPECT_TRUE(absl::StrContains(page.body, "<canvas id=\"view\"")) << page.body;
+  EXPECT_TRUE(absl::StrContains(page.body, "src=\"/inspector.js\""));
+  EXPECT_EQ(Http(port, "GET", "/index.html").body, page.body);
+  HttpResponse script = Http(port, "GET", "/inspector.js");
+  ASSERT_EQ(script.status, 200);
+  EXPECT_EQ(Header(script, "Content-Type"), "text/javascript; charset=utf-8");
+  EXPECT_TRUE(absl::StrContains(script.body, "window.inspector"));
+  EXPECT_EQ(Header(Http(port, "GET", "/inspector.css"), "Content-Type"), "text/css; charset=utf-8");
+  // Revalidation: the same ETag is a 304 without a body; another is the file.
+  const std::string etag = Header(script, "ETag");
+  ASSERT_FALSE(etag.empty());
+  HttpResponse again = Http(port, "GET", "/inspector.js", "", "",
+                            absl::StrCat("If-None-Match: ", etag, "\r\n"));
+  EXPECT_EQ(again.status, 304);
+  EXPECT_TRUE(again.body.empty());
+  EXPECT_EQ(Http(port, "GET", "/inspector.js", "", "", "If-None-Match: \"x\"\r\n").status, 200);
+  HttpResponse head = Http(port, "HEAD", "/");
+  EXPECT_EQ(head.status, 200);
+  EXPECT_TRUE(head.body.empty());
+  for (const char* path : {"/nope", "/inspector.js/x", "/../CMakeLists.txt", "/v1"}) {
+    SCOPED_TRACE(path);
+    EXPECT_EQ(Http(port, "GET", path).status, 404);
+  }
+  EXPECT_EQ(Http(port, "POST", "/", "{}").status, 405);
+  HttpResponse enums = Http(port, "GET", "/enums.json");
+  ASSERT_EQ(enums.status, 200);
+  const google::protobuf::Struct e = Json(enums.body);
+  ASSERT_TRUE(e.fields().contains("GraphKind")) << enums.body;
+  const auto& kinds = e.fields().at("GraphKind").list_value().values();
+  ASSERT_EQ(kinds.size(), v1::GraphKind_descriptor()->value_count());
+  EXPECT_EQ(kinds[1].string_value(), "GRID");
+  for (const char* name : {"Smoothing", "GridMethod", "NavmeshMethod"}) {
+    EXPECT_TRUE(e.fields().contains(name)) << name;
+  }
+  // The API beside it.
+  EXPECT_EQ(Http(port, "POST", "/v1/ListMaps", "{}").status, 200);
+  EXPECT_EQ(Http(port, "GET", "/v1/ListMaps").status, 405);
 }
 
 TEST(HttpApiTest, BodiesAreBounded) {

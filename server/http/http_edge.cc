@@ -16,6 +16,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "google/protobuf/util/json_util.h"
 #include "server/http/inspector_files.h"
 #include "wayfinder/v1/wayfinder.grpc.pb.h"
 #include "spdlog/spdlog.h"
@@ -242,13 +243,25 @@ int HttpEdge::Handle(mg_connection* conn) {
   }
   if (watch) {
     if (method == "GET") {
-      // ?maps=a,b -> the request's JSON.
-      std::string maps_json;
+      // ?maps=a,b -> the request, printed as JSON by protobuf (names are
+      // the caller's text: never spliced into JSON by hand).
+      v1::WatchMapsRequest request;
       for (absl::string_view name :
            absl::StrSplit(QueryValue(ri->query_string, "maps"), ',', absl::SkipEmpty())) {
-        absl::StrAppend(&maps_json, maps_json.empty() ? "" : ",", "\"", name, "\"");
+        request.add_maps(std::string(name));
       }
-      body = absl::StrCat("{\"maps\":[", maps_json, "]}");
+      body.clear();
+      if (!google::protobuf::util::MessageToJsonString(request, &body).ok()) {
+        Reply(conn, ErrorReply(grpc::StatusCode::INVALID_ARGUMENT,
+                               "maps: not valid UTF-8"));
+        return 400;
+      }
+      // A browser's EventSource cannot set headers: the token may come as
+      // ?access_token= (RFC 6750's query form), on this GET only.
+      if (metadata.count("authorization") == 0) {
+        const std::string token = QueryValue(ri->query_string, "access_token");
+        if (!token.empty()) metadata.emplace("authorization", absl::StrCat("Bearer ", token));
+      }
     }
     return Watch(conn, body, metadata);
   }

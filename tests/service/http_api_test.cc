@@ -230,6 +230,10 @@ TEST(HttpApiTest, TheInspectorIsServedBesideTheApi) {
   ASSERT_EQ(script.status, 200);
   EXPECT_EQ(Header(script, "Content-Type"), "text/javascript; charset=utf-8");
   EXPECT_TRUE(absl::StrContains(script.body, "window.inspector"));
+  EXPECT_TRUE(absl::StrContains(page.body, "src=\"/inspector-view.js\""));
+  HttpResponse view = Http(port, "GET", "/inspector-view.js");
+  ASSERT_EQ(view.status, 200);
+  EXPECT_TRUE(absl::StrContains(view.body, "function draw")) << view.body.substr(0, 200);
   EXPECT_EQ(Header(Http(port, "GET", "/inspector.css"), "Content-Type"), "text/css; charset=utf-8");
   // Revalidation: the same ETag is a 304 without a body; another is the file.
   const std::string etag = Header(script, "ETag");
@@ -272,6 +276,25 @@ TEST(HttpApiTest, BodiesAreBounded) {
   EXPECT_EQ(Number(Json(r.body), "code"), 8);  // RESOURCE_EXHAUSTED
 }
 
+// Reads Server-Sent Events from fd until `done` says so (or 10 s pass).
+std::string ReadEvents(int fd, const std::function<bool(const std::string&)>& done) {
+  std::string raw;
+  char buf[4096];
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!done(raw) && std::chrono::steady_clock::now() < give_up) {
+    const ssize_t n = recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) break;
+    raw.append(buf, static_cast<size_t>(n));
+  }
+  return raw;
+}
+
+int Count(const std::string& s, const std::string& what) {
+  int n = 0;
+  for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
+  return n;
+}
+
 constexpr char kReadToken[] = "read-token-0123456789";
 constexpr char kAdminToken[] = "admin-token-0123456789";
 
@@ -294,6 +317,20 @@ TEST(HttpApiTest, TheSameBearerTokensAsGrpc) {
   EXPECT_EQ(Http(port, "POST", "/v1/PutMap", kPutMap, kAdminToken).status, 200);
   EXPECT_EQ(Http(port, "POST", "/v1/GetMap", R"({"name":"m"})", kReadToken).status, 200);
   EXPECT_EQ(Http(port, "GET", "/v1/WatchMaps?maps=m").status, 401);
+  EXPECT_EQ(Http(port, "GET", "/v1/WatchMaps?maps=m&access_token=not-a-token-at-all-123").status,
+            401);
+  // A browser's EventSource sends no headers: the token may come in the
+  // query of the stream's GET.
+  const int fd = Connect(port);
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(SendAll(
+      fd, Request("GET", absl::StrCat("/v1/WatchMaps?maps=m&access_token=", kReadToken), "", "")));
+  const std::string events =
+      ReadEvents(fd, [](const std::string& raw) { return Count(raw, "event: map") >= 1; });
+  close(fd);
+  EXPECT_TRUE(absl::StartsWith(events, "HTTP/1.1 200")) << events;
+  EXPECT_TRUE(absl::StrContains(events, R"(data: {"map":"m","version":"1","kind":"PUT"})"))
+      << events;
 }
 
 // TLS on the HTTP port uses the gRPC port's files; where the port cannot
@@ -310,25 +347,6 @@ TEST(HttpApiTest, TlsIsServedOrRefusedNeverDowngraded) {
   EXPECT_TRUE(absl::StrContains(edge.status().message(), "--http_listen") ||
               absl::StrContains(edge.status().message(), "--tls_cert"))
       << edge.status();
-}
-
-// Reads Server-Sent Events from fd until `done` says so (or 10 s pass).
-std::string ReadEvents(int fd, const std::function<bool(const std::string&)>& done) {
-  std::string raw;
-  char buf[4096];
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!done(raw) && std::chrono::steady_clock::now() < give_up) {
-    const ssize_t n = recv(fd, buf, sizeof buf, 0);
-    if (n <= 0) break;
-    raw.append(buf, static_cast<size_t>(n));
-  }
-  return raw;
-}
-
-int Count(const std::string& s, const std::string& what) {
-  int n = 0;
-  for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
-  return n;
 }
 
 TEST(HttpApiTest, WatchMapsStreamsServerSentEventsUntilTheServerStops) {

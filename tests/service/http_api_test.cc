@@ -2,8 +2,9 @@
 // POST /v1/<Rpc> in protobuf's JSON mapping, errors as {code, status,
 // message} with the matching HTTP status, the same bearer tokens as gRPC,
 // bounded bodies, and WatchMaps as Server-Sent Events that end when the
-// server stops. A raw-socket HTTP/1.1 client with receive timeouts, so
-// that nothing here can hang.
+// server stops; HTTPS with the gRPC port's certificate. A raw-socket
+// HTTP/1.1 client with receive timeouts, so that nothing here can hang
+// (cpp-httplib's client, with timeouts, for HTTPS).
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <string>
@@ -19,6 +21,7 @@
 #include <google/protobuf/struct.pb.h>
 #include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
+#include <httplib.h>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -333,20 +336,98 @@ TEST(HttpApiTest, TheSameBearerTokensAsGrpc) {
       << events;
 }
 
-// TLS on the HTTP port uses the gRPC port's files; where the port cannot
-// serve HTTPS the server refuses to start it rather than serve plain text.
+// A self-signed certificate for 127.0.0.1 and its key, made with the
+// openssl command (an EC key: fast), as the TLS tests of the gRPC port do.
+bool MakeCertificate(const std::string& dir) {
+  const std::string command =
+      "cd '" + dir + "' && openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 "
+      "-nodes -keyout key.pem -out cert.pem -days 2 -subj /CN=127.0.0.1 "
+      "-addext subjectAltName=IP:127.0.0.1 >openssl.log 2>&1";
+  return std::system(command.c_str()) == 0;
+}
+
+// An HTTPS client of the port that trusts `ca_file` only (none: trusts
+// nothing) and checks the certificate's name, with timeouts.
+std::unique_ptr<httplib::SSLClient> HttpsClient(int port, const std::string& ca_file) {
+  auto client = std::make_unique<httplib::SSLClient>("127.0.0.1", port);
+  if (!ca_file.empty()) client->set_ca_cert_path(ca_file.c_str());
+  client->enable_server_certificate_verification(true);
+  client->set_connection_timeout(10);
+  client->set_read_timeout(10);
+  client->set_write_timeout(10);
+  return client;
+}
+
+// TLS on the HTTP port uses the gRPC port's files: with them the port
+// speaks HTTPS only; files it cannot use stop the server from starting
+// rather than let it serve plain text.
 TEST(HttpApiTest, TlsIsServedOrRefusedNeverDowngraded) {
   TempDir dir;
-  server::http::HttpEdgeOptions options;
-  options.listen = "127.0.0.1:0";
-  options.tls_cert_file = dir.path() + "/missing-cert.pem";
-  options.tls_key_file = dir.path() + "/missing-key.pem";
-  auto edge = server::http::HttpEdge::Start(
-      options, grpc::CreateChannel("127.0.0.1:1", grpc::InsecureChannelCredentials()));
-  ASSERT_FALSE(edge.ok());
-  EXPECT_TRUE(absl::StrContains(edge.status().message(), "--http_listen") ||
-              absl::StrContains(edge.status().message(), "--tls_cert"))
-      << edge.status();
+  ASSERT_TRUE(MakeCertificate(dir.path()));
+  const std::string cert = dir.path() + "/cert.pem";
+  const std::string key = dir.path() + "/key.pem";
+  const auto start = [](const std::string& cert_file, const std::string& key_file) {
+    server::http::HttpEdgeOptions options;
+    options.listen = "127.0.0.1:0";
+    options.tls_cert_file = cert_file;
+    options.tls_key_file = key_file;
+    return server::http::HttpEdge::Start(
+        options, grpc::CreateChannel("127.0.0.1:1", grpc::InsecureChannelCredentials()));
+  };
+  auto missing = start(dir.path() + "/missing-cert.pem", dir.path() + "/missing-key.pem");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_TRUE(absl::StrContains(missing.status().message(), "--tls_cert")) << missing.status();
+  WriteFile(dir.path() + "/not-a-key.pem", "not PEM\n");
+  auto bad_key = start(cert, dir.path() + "/not-a-key.pem");
+  ASSERT_FALSE(bad_key.ok());
+  EXPECT_TRUE(absl::StrContains(bad_key.status().message(), "--http_listen")) << bad_key.status();
+
+  server::ServerConfig config = HttpConfig();
+  config.tls_cert_file = cert;
+  config.tls_key_file = key;
+  ServerHarness h(config);
+  const int port = h.server().http_port();
+  ASSERT_GT(port, 0);
+  std::unique_ptr<httplib::SSLClient> https = HttpsClient(port, cert);
+  httplib::Result put = https->Post("/v1/PutMap", kPutMap, "application/json");
+  ASSERT_TRUE(put) << httplib::to_string(put.error());
+  EXPECT_EQ(put->status, 200) << put->body;
+  httplib::Result list = https->Post("/v1/ListMaps", "{}", "application/json");
+  ASSERT_TRUE(list) << httplib::to_string(list.error());
+  EXPECT_EQ(list->status, 200);
+  EXPECT_TRUE(absl::StrContains(list->body, "\"name\":\"m\"")) << list->body;
+  httplib::Result get = https->Post("/v1/GetMap", R"({"name":"m"})", "application/json");
+  ASSERT_TRUE(get) << httplib::to_string(get.error());
+  EXPECT_EQ(get->status, 200) << get->body;
+  // The inspector too, over the same port.
+  httplib::Result page = https->Get("/");
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->status, 200);
+  // The certificate is the one given: a client that does not trust it
+  // refuses the port.
+  httplib::Result untrusted = HttpsClient(port, "")->Post("/v1/ListMaps", "{}", "application/json");
+  EXPECT_FALSE(untrusted);
+  EXPECT_EQ(untrusted.error(), httplib::Error::SSLServerVerification);
+  // Plain HTTP gets no answer from the API.
+  HttpResponse plain = Http(port, "POST", "/v1/ListMaps", "{}");
+  EXPECT_NE(plain.status, 200);
+  EXPECT_FALSE(absl::StrContains(plain.body, "\"maps\"")) << plain.body;
+  // WatchMaps as Server-Sent Events over HTTPS.
+  std::string events;
+  std::string content_type;
+  httplib::Result watch = https->Get(
+      "/v1/WatchMaps?maps=m",
+      [&content_type](const httplib::Response& r) {
+        content_type = r.get_header_value("Content-Type");
+        return r.status == 200;
+      },
+      [&events](const char* data, size_t size) {
+        events.append(data, size);
+        return !absl::StrContains(events, "event: map");  // enough: stop reading
+      });
+  EXPECT_EQ(content_type, "text/event-stream");
+  EXPECT_TRUE(absl::StrContains(events, R"(data: {"map":"m","version":"1","kind":"PUT"})"))
+      << events;
 }
 
 TEST(HttpApiTest, WatchMapsStreamsServerSentEventsUntilTheServerStops) {

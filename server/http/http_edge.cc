@@ -95,15 +95,24 @@ void ReplyStatic(httplib::Response& res, int status, absl::string_view content_t
   SetBody(res, std::string(body), std::string(content_type));
 }
 
-// The gRPC code of an answer cpp-httplib makes by itself (a body over the
-// limit, a request it cannot parse).
-grpc::StatusCode CodeForHttpStatus(int status) {
-  switch (status) {
-    case 404: return grpc::StatusCode::NOT_FOUND;
-    case 413: return grpc::StatusCode::RESOURCE_EXHAUSTED;
-    case 400: return grpc::StatusCode::INVALID_ARGUMENT;
-    default: return grpc::StatusCode::INTERNAL;
+// An answer cpp-httplib makes by itself (413 past the body limit, 400 for a
+// request it cannot parse, 414 for a long URI) as the API's JSON error, or
+// Unhandled for the answers of our handlers, which have their bodies.
+httplib::Server::HandlerResponse LibraryError(size_t max_body, httplib::Response& res) {
+  if (!res.body.empty() || res.has_header("Content-Type")) {
+    return httplib::Server::HandlerResponse::Unhandled;
   }
+  if (res.status == 413) {
+    Reply(res, ErrorReply(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                          absl::StrCat("request body: above the limit of ", max_body, " bytes"),
+                          413));
+  } else {
+    Reply(res, ErrorReply(res.status < 500 ? grpc::StatusCode::INVALID_ARGUMENT
+                                           : grpc::StatusCode::INTERNAL,
+                          absl::StrCat("HTTP ", res.status, ": the request could not be served"),
+                          res.status));
+  }
+  return httplib::Server::HandlerResponse::Handled;
 }
 
 }  // namespace
@@ -199,23 +208,11 @@ absl::StatusOr<std::unique_ptr<HttpEdge>> HttpEdge::Start(const HttpEdgeOptions&
   server.Patch(".*", route);
   server.Delete(".*", route);
   server.Options(".*", route);
-  // Answers cpp-httplib makes itself (413 past the body limit, 400 for a
-  // request it cannot parse) get the API's JSON error body.
   const size_t max_body = options.max_body_bytes;
   server.set_error_handler(httplib::Server::HandlerWithResponse(
       [max_body](const httplib::Request&, httplib::Response& res) {
-    if (!res.body.empty() || res.has_header("Content-Type")) {
-      return httplib::Server::HandlerResponse::Unhandled;
-    }
-    Reply(res, ErrorReply(CodeForHttpStatus(res.status),
-                          res.status == 413
-                              ? absl::StrCat("request body: above the limit of ", max_body,
-                                             " bytes")
-                              : absl::StrCat("HTTP ", res.status, ": the request could not be "
-                                             "served"),
-                          res.status));
-    return httplib::Server::HandlerResponse::Handled;
-  }));
+        return LibraryError(max_body, res);
+      }));
   if (port == 0) {
     port = server.bind_to_any_port(host);
   } else if (!server.bind_to_port(host, port)) {

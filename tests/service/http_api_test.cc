@@ -80,14 +80,13 @@ std::string Request(const std::string& method, const std::string& path, const st
   return r;
 }
 
-HttpResponse Http(int port, const std::string& method, const std::string& path,
-                  const std::string& body = "", const std::string& token = "",
-                  const std::string& extra_headers = "") {
+// Sends `request` as it is and reads the answer until the server closes.
+HttpResponse RawHttp(int port, const std::string& request) {
   HttpResponse out;
   const int fd = Connect(port);
   if (fd < 0) return out;
   std::string raw;
-  if (SendAll(fd, Request(method, path, body, token, extra_headers))) {
+  if (SendAll(fd, request)) {
     char buf[4096];
     for (;;) {
       const ssize_t n = recv(fd, buf, sizeof buf, 0);
@@ -104,6 +103,12 @@ HttpResponse Http(int port, const std::string& method, const std::string& path,
     out.body = raw.substr(end + 4);
   }
   return out;
+}
+
+HttpResponse Http(int port, const std::string& method, const std::string& path,
+                  const std::string& body = "", const std::string& token = "",
+                  const std::string& extra_headers = "") {
+  return RawHttp(port, Request(method, path, body, token, extra_headers));
 }
 
 google::protobuf::Struct Json(const std::string& text) {
@@ -267,6 +272,31 @@ TEST(HttpApiTest, TheInspectorIsServedBesideTheApi) {
   // The API beside it.
   EXPECT_EQ(Http(port, "POST", "/v1/ListMaps", "{}").status, 200);
   EXPECT_EQ(Http(port, "GET", "/v1/ListMaps").status, 405);
+}
+
+// Where cpp-httplib would do otherwise by itself: a request without
+// Content-Length has no body (it is not waited for), answers go out
+// uncompressed whatever the client accepts, and a port in use is an error
+// (no SO_REUSEPORT sharing).
+TEST(HttpApiTest, NoBodyNoCompressionNoSharedPort) {
+  ServerHarness h(HttpConfig());
+  const int port = h.server().http_port();
+  const auto start = std::chrono::steady_clock::now();
+  HttpResponse list = RawHttp(
+      port, "POST /v1/ListMaps HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(list.status, 200) << list.body;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3));
+  HttpResponse script =
+      Http(port, "GET", "/inspector.js", "", "", "Accept-Encoding: gzip, deflate, br\r\n");
+  ASSERT_EQ(script.status, 200);
+  EXPECT_EQ(Header(script, "Content-Encoding"), "");
+  EXPECT_TRUE(absl::StrContains(script.body, "window.inspector"));
+  server::http::HttpEdgeOptions options;
+  options.listen = absl::StrCat("127.0.0.1:", port);
+  auto second = server::http::HttpEdge::Start(
+      options, grpc::CreateChannel("127.0.0.1:1", grpc::InsecureChannelCredentials()));
+  ASSERT_FALSE(second.ok());
+  EXPECT_TRUE(absl::StrContains(second.status().message(), "cannot listen")) << second.status();
 }
 
 TEST(HttpApiTest, BodiesAreBounded) {

@@ -376,10 +376,27 @@ bool MakeCertificate(const std::string& dir) {
   return std::system(command.c_str()) == 0;
 }
 
+// A client certificate (client.pem, client.key) signed by MakeCertificate's
+// certificate, which is a CA too.
+bool MakeClientCertificate(const std::string& dir) {
+  const std::string command =
+      "cd '" + dir + "' && openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes "
+      "-keyout client.key -out client.csr -subj /CN=client >>openssl.log 2>&1 && "
+      "openssl x509 -req -in client.csr -CA cert.pem -CAkey key.pem -CAcreateserial "
+      "-out client.pem -days 2 >>openssl.log 2>&1";
+  return std::system(command.c_str()) == 0;
+}
+
 // An HTTPS client of the port that trusts `ca_file` only (none: trusts
-// nothing) and checks the certificate's name, with timeouts.
-std::unique_ptr<httplib::SSLClient> HttpsClient(int port, const std::string& ca_file) {
-  auto client = std::make_unique<httplib::SSLClient>("127.0.0.1", port);
+// nothing) and checks the certificate's name, with timeouts; with
+// `client_file`, it presents client_file.pem and client_file.key.
+std::unique_ptr<httplib::SSLClient> HttpsClient(int port, const std::string& ca_file,
+                                                const std::string& client_file = "") {
+  auto client = client_file.empty()
+                    ? std::make_unique<httplib::SSLClient>("127.0.0.1", port)
+                    : std::make_unique<httplib::SSLClient>("127.0.0.1", port,
+                                                           client_file + ".pem",
+                                                           client_file + ".key");
   if (!ca_file.empty()) client->set_ca_cert_path(ca_file.c_str());
   client->enable_server_certificate_verification(true);
   client->set_connection_timeout(10);
@@ -458,6 +475,27 @@ TEST(HttpApiTest, TlsIsServedOrRefusedNeverDowngraded) {
   EXPECT_EQ(content_type, "text/event-stream");
   EXPECT_TRUE(absl::StrContains(events, R"(data: {"map":"m","version":"1","kind":"PUT"})"))
       << events;
+}
+
+// With --tls_client_ca the HTTP port, like the gRPC port, answers only
+// clients whose certificate that CA signed.
+TEST(HttpApiTest, MutualTlsWithAClientCa) {
+  TempDir dir;
+  ASSERT_TRUE(MakeCertificate(dir.path()) && MakeClientCertificate(dir.path()));
+  const std::string cert = dir.path() + "/cert.pem";
+  server::ServerConfig config = HttpConfig();
+  config.tls_cert_file = cert;
+  config.tls_key_file = dir.path() + "/key.pem";
+  config.tls_client_ca_file = cert;
+  ServerHarness h(config);
+  const int port = h.server().http_port();
+  ASSERT_GT(port, 0);
+  httplib::Result with = HttpsClient(port, cert, dir.path() + "/client")
+                             ->Post("/v1/ListMaps", "{}", "application/json");
+  ASSERT_TRUE(with) << httplib::to_string(with.error());
+  EXPECT_EQ(with->status, 200);
+  httplib::Result without = HttpsClient(port, cert)->Post("/v1/ListMaps", "{}", "application/json");
+  EXPECT_FALSE(without);
 }
 
 TEST(HttpApiTest, WatchMapsStreamsServerSentEventsUntilTheServerStops) {

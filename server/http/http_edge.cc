@@ -7,7 +7,6 @@
 #include <chrono>
 #include <fstream>
 #include <utility>
-#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"

@@ -528,5 +528,36 @@ TEST(HttpApiTest, WatchMapsStreamsServerSentEventsUntilTheServerStops) {
   EXPECT_TRUE(absl::StrContains(events, R"("status":"UNAVAILABLE")")) << events;
 }
 
+// The open event streams are bounded (429 past the limit); Stop() ends them
+// with their `end` event and closes the port in bounded time.
+TEST(HttpApiTest, EventStreamsAreBoundedAndStopEndsThem) {
+  ServerHarness h(HttpConfig());
+  ASSERT_EQ(Http(h.server().http_port(), "POST", "/v1/PutMap", kPutMap).status, 200);
+  server::http::HttpEdgeOptions options;
+  options.listen = "127.0.0.1:0";
+  options.max_event_streams = 1;
+  auto edge = server::http::HttpEdge::Start(options, h.channel());
+  ASSERT_TRUE(edge.ok()) << edge.status();
+  const int port = (*edge)->port();
+  const int fd = Connect(port);
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(SendAll(fd, Request("GET", "/v1/WatchMaps?maps=m", "", "")));
+  std::string events =
+      ReadEvents(fd, [](const std::string& raw) { return Count(raw, "event: map") >= 1; });
+  ASSERT_TRUE(absl::StrContains(events, "event: map")) << events;
+  HttpResponse second = Http(port, "GET", "/v1/WatchMaps?maps=m");
+  EXPECT_EQ(second.status, 429);
+  EXPECT_EQ(Number(Json(second.body), "code"), 8);  // RESOURCE_EXHAUSTED
+  const auto start = std::chrono::steady_clock::now();
+  (*edge)->Stop();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  events += ReadEvents(fd, [](const std::string& raw) { return absl::StrContains(raw, "event: end"); });
+  close(fd);
+  EXPECT_TRUE(absl::StrContains(events, R"("status":"UNAVAILABLE")")) << events;
+  const int again = Connect(port);  // the port is closed
+  EXPECT_LT(again, 0);
+  if (again >= 0) close(again);
+}
+
 }  // namespace
 }  // namespace wayfinder::testing

@@ -15,6 +15,9 @@ PACKAGES=(
   libabsl-dev libspdlog-dev libfmt-dev zlib1g-dev
   # Prometheus /metrics endpoint (prometheus-cpp core + pull, civetweb)
   prometheus-cpp-dev
+  # the HTTP/JSON port and its HTTPS (--http_listen): cpp-httplib, MIT,
+  # compiled against OpenSSL 3 (Debian's CivetWeb cannot load OpenSSL 3)
+  libcpp-httplib-dev
   # the shared map store of a fleet of replicas (libpq), and the server
   # binaries its tests and make fleet start throwaway clusters with
   libpq-dev postgresql

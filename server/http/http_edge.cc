@@ -1,21 +1,18 @@
 #include "server/http/http_edge.h"
 
-#include <civetweb.h>
-#include <unistd.h>
+#include <httplib.h>
+#include <openssl/ssl.h>
+#include <sys/socket.h>
 
 #include <chrono>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <fstream>
-#include <sstream>
 #include <utility>
-#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "google/protobuf/util/json_util.h"
 #include "server/http/inspector_files.h"
 #include "wayfinder/v1/wayfinder.grpc.pb.h"
@@ -24,54 +21,110 @@
 namespace wayfinder::server::http {
 namespace {
 
-absl::StatusOr<std::string> ReadFile(const std::string& path, const char* flag) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat(flag, ": cannot read ", path));
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+// How long Stop() lets the event streams write their `event: end` before
+// it closes the port anyway (a client that does not read holds its stream
+// for at most the write timeout).
+constexpr auto kStreamsEndWait = std::chrono::seconds(3);
+// An idle keep-alive connection holds a worker: short, so that browsers'
+// spare connections neither starve unary calls nor delay Stop() for long.
+constexpr time_t kKeepAliveSeconds = 2;
+// A request whose bytes stop arriving for this long is dropped (and a
+// client that stops reading an answer): this bounds Stop() too.
+constexpr time_t kReadTimeoutSeconds = 5;
+constexpr time_t kWriteTimeoutSeconds = 5;
+
+absl::Status Readable(const std::string& path, const char* flag) {
+  if (std::ifstream(path, std::ios::binary)) return absl::OkStatus();
+  return absl::NotFoundError(absl::StrCat(flag, ": cannot read ", path));
 }
 
-void Reply(mg_connection* conn, const JsonReply& reply) {
-  mg_response_header_start(conn, reply.http_status);
-  mg_response_header_add(conn, "Content-Type", "application/json", -1);
-  mg_response_header_add(conn, "Cache-Control", "no-store", -1);
-  mg_response_header_add(conn, "Content-Length", std::to_string(reply.body.size()).c_str(), -1);
-  mg_response_header_send(conn);
-  mg_write(conn, reply.body.data(), reply.body.size());
+// "host:port", "[v6]:port", ":port" or "port" (all interfaces).
+bool ParseListen(absl::string_view listen, std::string* host, int* port) {
+  absl::string_view port_text = listen;
+  absl::string_view host_text;
+  if (const size_t colon = listen.rfind(':'); colon != absl::string_view::npos) {
+    host_text = listen.substr(0, colon);
+    port_text = listen.substr(colon + 1);
+  }
+  if (absl::ConsumePrefix(&host_text, "[") && !absl::ConsumeSuffix(&host_text, "]")) return false;
+  *host = host_text.empty() ? "0.0.0.0" : std::string(host_text);
+  return absl::SimpleAtoi(port_text, port) && *port >= 0 && *port <= 65535;
+}
+
+// The body as it is. cpp-httplib compresses a body set with set_content
+// for any client that accepts it, brotli at its slowest setting: seconds of
+// a thread for a large map's JSON. It sends a provider's bytes untouched.
+void SetBody(httplib::Response& res, std::string body, const std::string& content_type) {
+  if (body.empty()) {
+    res.set_content("", content_type);
+    return;
+  }
+  auto bytes = std::make_shared<const std::string>(std::move(body));
+  res.set_content_provider(bytes->size(), content_type,
+                           [bytes](size_t offset, size_t length, httplib::DataSink& sink) {
+                             return sink.write(bytes->data() + offset, length);
+                           });
+}
+
+void Reply(httplib::Response& res, const JsonReply& reply) {
+  res.status = reply.http_status;
+  res.set_header("Cache-Control", "no-store");
+  SetBody(res, reply.body, "application/json");
 }
 
 // A static answer of the inspector's: no-cache makes the browser revalidate
 // each load (a 304 when the ETag still matches), so that a new binary's
-// page is never mixed with an old script.
-void ReplyStatic(mg_connection* conn, int status, absl::string_view content_type,
-                 absl::string_view body, const std::string& etag, bool head) {
-  mg_response_header_start(conn, status);
-  mg_response_header_add(conn, "Content-Type", std::string(content_type).c_str(), -1);
-  mg_response_header_add(conn, "Cache-Control", "no-cache", -1);
-  if (!etag.empty()) mg_response_header_add(conn, "ETag", etag.c_str(), -1);
-  mg_response_header_add(conn, "X-Content-Type-Options", "nosniff", -1);
+// page is never mixed with an old script. (HEAD: cpp-httplib sends the
+// headers only.)
+void ReplyStatic(httplib::Response& res, int status, absl::string_view content_type,
+                 absl::string_view body, const std::string& etag) {
+  res.status = status;
+  res.set_header("Cache-Control", "no-cache");
+  if (!etag.empty()) res.set_header("ETag", etag);
+  res.set_header("X-Content-Type-Options", "nosniff");
   // The page loads nothing but its own files and talks only to this port.
-  mg_response_header_add(conn, "Content-Security-Policy",
-                         "default-src 'self'; img-src 'self' data:", -1);
-  // A 304 has no body, whatever the length of the representation.
-  if (status != 304) {
-    mg_response_header_add(conn, "Content-Length", std::to_string(body.size()).c_str(), -1);
+  res.set_header("Content-Security-Policy", "default-src 'self'; img-src 'self' data:");
+  if (status == 304) {
+    // No body; the length is the representation's, not the "0" cpp-httplib
+    // would add to an empty answer.
+    res.set_header("Content-Type", std::string(content_type));
+    res.set_header("Content-Length", std::to_string(body.size()));
+    return;
   }
-  mg_response_header_send(conn);
-  if (!head && status != 304) mg_write(conn, body.data(), body.size());
+  SetBody(res, std::string(body), std::string(content_type));
 }
 
-// One value of a query string (no percent-decoding beyond what map names
-// need: they are [A-Za-z0-9._-]).
-std::string QueryValue(const char* query, const char* key) {
-  if (query == nullptr) return "";
-  std::vector<char> out(4096);
-  const int n = mg_get_var(query, std::strlen(query), key, out.data(), out.size());
-  return n > 0 ? std::string(out.data(), static_cast<size_t>(n)) : "";
+// An answer cpp-httplib makes by itself (413 past the body limit, 400 for a
+// request it cannot parse, 414 for a long URI) as the API's JSON error, or
+// Unhandled for the answers of our handlers, which have their bodies.
+httplib::Server::HandlerResponse LibraryError(size_t max_body, httplib::Response& res) {
+  if (!res.body.empty() || res.has_header("Content-Type")) {
+    return httplib::Server::HandlerResponse::Unhandled;
+  }
+  if (res.status == 413) {
+    Reply(res, ErrorReply(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                          absl::StrCat("request body: above the limit of ", max_body, " bytes"),
+                          413));
+  } else {
+    Reply(res, ErrorReply(res.status < 500 ? grpc::StatusCode::INVALID_ARGUMENT
+                                           : grpc::StatusCode::INTERNAL,
+                          absl::StrCat("HTTP ", res.status, ": the request could not be served"),
+                          res.status));
+  }
+  return httplib::Server::HandlerResponse::Handled;
 }
 
 }  // namespace
+
+// One WatchMaps call streamed as Server-Sent Events: the call, and whether
+// it has been finished and forgotten (Close).
+struct HttpEdge::EventStream {
+  grpc::ClientContext context;
+  std::unique_ptr<v1::Pathfinder::Stub> stub;
+  std::unique_ptr<grpc::ClientReader<v1::MapEvent>> reader;
+  v1::MapEvent first;  // read before the answer starts
+  bool closed = false;
+};
 
 HttpEdge::HttpEdge(const HttpEdgeOptions& options, std::shared_ptr<grpc::Channel> channel)
     : options_(options), channel_(std::move(channel)), rpc_(channel_) {}
@@ -83,59 +136,106 @@ absl::StatusOr<std::unique_ptr<HttpEdge>> HttpEdge::Start(const HttpEdgeOptions&
   if (tls != !options.tls_key_file.empty()) {
     return absl::InvalidArgumentError("--tls_cert and --tls_key go together");
   }
-  constexpr unsigned kTls = 2;  // MG_FEATURES_TLS
-  const unsigned features = mg_init_library(tls ? kTls : 0);
-  if (tls && (features & kTls) == 0) {
-    return absl::FailedPreconditionError(
-        "--http_listen: this CivetWeb cannot serve HTTPS, and the gRPC port uses TLS");
+  std::string host;
+  int port = 0;
+  if (!ParseListen(options.listen, &host, &port)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--http_listen: ", options.listen, " is not a host:port"));
   }
-  std::vector<std::string> opts = {
-      "listening_ports", absl::StrCat(options.listen, tls ? "s" : ""),
-      "num_threads", std::to_string(options.threads),
-      "request_timeout_ms", "30000",
-      "enable_keep_alive", "yes",
-  };
   if (tls) {
-    // CivetWeb reads the certificate chain and the key from one file.
-    absl::StatusOr<std::string> cert = ReadFile(options.tls_cert_file, "--tls_cert");
-    if (!cert.ok()) return cert.status();
-    absl::StatusOr<std::string> key = ReadFile(options.tls_key_file, "--tls_key");
-    if (!key.ok()) return key.status();
-    char path[] = "/tmp/wayfinder-http-XXXXXX";
-    const int fd = mkstemp(path);
-    if (fd < 0) return absl::InternalError("--http_listen: cannot write the TLS key file");
-    const std::string pem = *key + "\n" + *cert;
-    const bool written = write(fd, pem.data(), pem.size()) == static_cast<ssize_t>(pem.size());
-    close(fd);
-    edge->pem_file_ = path;
-    if (!written) return absl::InternalError("--http_listen: cannot write the TLS key file");
-    opts.insert(opts.end(), {"ssl_certificate", edge->pem_file_});
+    // Files the gRPC port reads too; the checks name the flag at fault.
+    if (absl::Status s = Readable(options.tls_cert_file, "--tls_cert"); !s.ok()) return s;
+    if (absl::Status s = Readable(options.tls_key_file, "--tls_key"); !s.ok()) return s;
     if (!options.tls_client_ca_file.empty()) {
-      opts.insert(opts.end(),
-                  {"ssl_ca_file", options.tls_client_ca_file, "ssl_verify_peer", "yes"});
+      if (absl::Status s = Readable(options.tls_client_ca_file, "--tls_client_ca"); !s.ok()) {
+        return s;
+      }
     }
+    // With a client CA, cpp-httplib requires a client certificate signed by
+    // it, as the gRPC port does.
+    auto server = std::make_unique<httplib::SSLServer>(
+        options.tls_cert_file.c_str(), options.tls_key_file.c_str(),
+        options.tls_client_ca_file.empty() ? nullptr : options.tls_client_ca_file.c_str());
+    if (!server->is_valid()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "--http_listen: cannot serve HTTPS with --tls_cert ", options.tls_cert_file,
+          " and --tls_key ", options.tls_key_file,
+          " (not PEM, or the key does not match the certificate); the port is never served "
+          "as plain HTTP when the gRPC port uses TLS"));
+    }
+    // The floor gRPC keeps too.
+    SSL_CTX_set_min_proto_version(server->ssl_context(), TLS1_2_VERSION);
+    edge->server_ = std::move(server);
+  } else {
+    edge->server_ = std::make_unique<httplib::Server>();
   }
-  std::vector<const char*> argv;
-  for (const std::string& o : opts) argv.push_back(o.c_str());
-  argv.push_back(nullptr);
-  mg_callbacks callbacks{};
-  edge->ctx_ = mg_start(&callbacks, nullptr, argv.data());
-  if (edge->ctx_ == nullptr) {
+  httplib::Server& server = *edge->server_;
+  // A fixed pool: the open event streams hold one thread each, and up to
+  // `threads` more serve everything else; connections past that wait in
+  // the pool's queue.
+  const size_t pool = static_cast<size_t>(options.threads + options.max_event_streams);
+  server.new_task_queue = [pool] { return new httplib::ThreadPool(pool); };
+  server.set_payload_max_length(options.max_body_bytes);
+  server.set_keep_alive_timeout(kKeepAliveSeconds);
+  server.set_read_timeout(kReadTimeoutSeconds);
+  server.set_write_timeout(kWriteTimeoutSeconds);
+  // cpp-httplib's default sets SO_REUSEPORT, which would let a second server
+  // share the port silently; "address in use" must stay an error.
+  server.set_socket_options([](int sock) {
+    const int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
+  HttpEdge* self = edge.get();
+  const auto route = [self](const httplib::Request& req, httplib::Response& res) {
+    self->Route(req, res);
+  };
+  // A request with neither Content-Length nor Transfer-Encoding has no body
+  // (RFC 9112, 6.3); cpp-httplib 0.11 would wait for one until its read
+  // timeout (`curl -X POST .../v1/ListMaps`). Those are answered before it
+  // reads.
+  server.set_pre_routing_handler([self](const httplib::Request& req, httplib::Response& res) {
+    if (req.has_header("Content-Length") || req.has_header("Transfer-Encoding")) {
+      return httplib::Server::HandlerResponse::Unhandled;
+    }
+    self->Route(req, res);
+    return httplib::Server::HandlerResponse::Handled;
+  });
+  // Every method cpp-httplib routes, so that a wrong one is a 405 here.
+  server.Get(".*", route);  // and HEAD
+  server.Post(".*", route);
+  server.Put(".*", route);
+  server.Patch(".*", route);
+  server.Delete(".*", route);
+  server.Options(".*", route);
+  const size_t max_body = options.max_body_bytes;
+  server.set_error_handler(httplib::Server::HandlerWithResponse(
+      [max_body](const httplib::Request&, httplib::Response& res) {
+        return LibraryError(max_body, res);
+      }));
+  if (port == 0) {
+    port = server.bind_to_any_port(host);
+  } else if (!server.bind_to_port(host, port)) {
+    port = -1;
+  }
+  if (port <= 0) {
     return absl::UnavailableError(absl::StrCat(
         "--http_listen: cannot listen on ", options.listen, " (address in use, or not a valid "
         "host:port)"));
   }
-  mg_set_request_handler(edge->ctx_, "/v1/", &HttpEdge::HandleV1, edge.get());
-  mg_set_request_handler(edge->ctx_, "/", &HttpEdge::HandleRoot, edge.get());
-  mg_server_port ports[4] = {};
-  if (mg_get_server_ports(edge->ctx_, 4, ports) > 0) edge->port_ = ports[0].port;
+  edge->port_ = port;
+  edge->listener_ = std::thread([self] { self->server_->listen_after_bind(); });
+  // Stop() only stops a running accept loop: wait for it to run.
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!server.is_running() && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  if (!server.is_running()) {
+    return absl::InternalError("--http_listen: the HTTP port did not start");
+  }
   return edge;
 }
 
-HttpEdge::~HttpEdge() {
-  Stop();
-  if (!pem_file_.empty()) std::remove(pem_file_.c_str());
-}
+HttpEdge::~HttpEdge() { Stop(); }
 
 void HttpEdge::Stop() {
   {
@@ -143,181 +243,171 @@ void HttpEdge::Stop() {
     if (stopping_) return;
     stopping_ = true;
     for (grpc::ClientContext* c : streams_) c->TryCancel();
-    // Each stream writes its `event: end` before the listener closes the
-    // connections (bounded: a client that does not read cannot hold the
-    // stop for more than the socket's send timeout).
-    streams_done_.wait_for(lock, std::chrono::seconds(5), [this] { return streams_.empty(); });
+    // Each stream writes its `event: end` before the port closes (cpp-httplib
+    // writes no more of a streamed answer once it has).
+    streams_done_.wait_for(lock, kStreamsEndWait, [this] { return streams_.empty(); });
   }
-  if (ctx_ != nullptr) mg_stop(ctx_);  // waits for the handlers
-  ctx_ = nullptr;
+  if (server_ != nullptr) server_->stop();  // closes the port
+  // The accept loop ends, then its pool's threads, each after its request.
+  if (listener_.joinable()) listener_.join();
 }
 
-int HttpEdge::HandleV1(mg_connection* conn, void* self) {
-  return static_cast<HttpEdge*>(self)->Handle(conn);
-}
-
-int HttpEdge::HandleRoot(mg_connection* conn, void* self) {
-  auto* edge = static_cast<HttpEdge*>(self);
-  // CivetWeb picks among prefix handlers by its own rules: whichever it
-  // picks, /v1/ stays the API.
-  if (absl::StartsWith(mg_get_request_info(conn)->local_uri, "/v1/")) return edge->Handle(conn);
-  return edge->ServeInspector(conn);
-}
-
-int HttpEdge::ServeInspector(mg_connection* conn) {
-  const mg_request_info* ri = mg_get_request_info(conn);
-  const std::string method = ri->request_method;
-  const bool head = method == "HEAD";
-  if (method != "GET" && !head) {
-    ReplyStatic(conn, 405, "text/plain; charset=utf-8",
-                absl::StrCat(method, " ", ri->local_uri, ": the inspector's files are GET\n"),
-                "", false);
-    return 405;
+void HttpEdge::Route(const httplib::Request& req, httplib::Response& res) {
+  if (absl::StartsWith(req.path, "/v1/")) {
+    HandleApi(req, res);
+  } else {
+    ServeInspector(req, res);
   }
-  const absl::string_view uri = ri->local_uri;
+}
+
+void HttpEdge::ServeInspector(const httplib::Request& req, httplib::Response& res) {
+  if (req.method != "GET" && req.method != "HEAD") {
+    ReplyStatic(res, 405, "text/plain; charset=utf-8",
+                absl::StrCat(req.method, " ", req.path, ": the inspector's files are GET\n"), "");
+    return;
+  }
+  const absl::string_view uri = req.path;
   if (uri == "/enums.json") {
-    ReplyStatic(conn, 200, "application/json", InspectorEnumsJson(), "", head);
-    return 200;
+    ReplyStatic(res, 200, "application/json", InspectorEnumsJson(), "");
+    return;
   }
   const EmbeddedFile* file = FindInspectorFile(uri);
   if (file == nullptr) {
-    ReplyStatic(conn, 404, "text/plain; charset=utf-8",
+    ReplyStatic(res, 404, "text/plain; charset=utf-8",
                 absl::StrCat("not found: ", uri, " (the inspector is at /, the API at /v1/)\n"),
-                "", head);
-    return 404;
+                "");
+    return;
   }
   const std::string etag = ETagFor(*file);
-  const char* if_none_match = mg_get_header(conn, "If-None-Match");
-  const int status = if_none_match != nullptr && etag == if_none_match ? 304 : 200;
-  ReplyStatic(conn, status, ContentTypeFor(file->path), absl::string_view(file->data, file->size),
-              etag, head);
-  return status;
+  const int status = req.get_header_value("If-None-Match") == etag ? 304 : 200;
+  ReplyStatic(res, status, ContentTypeFor(file->path), absl::string_view(file->data, file->size),
+              etag);
 }
 
-int HttpEdge::Handle(mg_connection* conn) {
-  const mg_request_info* ri = mg_get_request_info(conn);
-  const std::string rpc = std::string(ri->local_uri).substr(4);  // after "/v1/"
+void HttpEdge::HandleApi(const httplib::Request& req, httplib::Response& res) {
+  const std::string rpc = req.path.substr(4);  // after "/v1/"
   std::multimap<std::string, std::string> metadata;
-  if (const char* auth = mg_get_header(conn, "Authorization"); auth != nullptr) {
-    metadata.emplace("authorization", auth);
+  if (req.has_header("Authorization")) {
+    metadata.emplace("authorization", req.get_header_value("Authorization"));
   }
   int deadline_ms = options_.default_deadline_ms;
-  if (const char* d = mg_get_header(conn, "X-Deadline-Ms"); d != nullptr) {
-    if (!absl::SimpleAtoi(d, &deadline_ms) || deadline_ms <= 0) {
-      Reply(conn, ErrorReply(grpc::StatusCode::INVALID_ARGUMENT,
-                             "X-Deadline-Ms: must be a positive number of milliseconds"));
-      return 400;
+  if (req.has_header("X-Deadline-Ms")) {
+    if (!absl::SimpleAtoi(req.get_header_value("X-Deadline-Ms"), &deadline_ms) ||
+        deadline_ms <= 0) {
+      Reply(res, ErrorReply(grpc::StatusCode::INVALID_ARGUMENT,
+                            "X-Deadline-Ms: must be a positive number of milliseconds"));
+      return;
     }
   }
-  const std::string method = ri->request_method;
   const bool watch = rpc == "WatchMaps";
-  if (method != "POST" && !(watch && method == "GET")) {
-    Reply(conn, ErrorReply(grpc::StatusCode::UNIMPLEMENTED,
-                           absl::StrCat(method, " ", ri->local_uri, ": RPCs are POST (WatchMaps "
-                                        "also GET, as Server-Sent Events)"),
-                           405));
-    return 405;
+  if (req.method != "POST" && !(watch && req.method == "GET")) {
+    Reply(res, ErrorReply(grpc::StatusCode::UNIMPLEMENTED,
+                          absl::StrCat(req.method, " ", req.path, ": RPCs are POST (WatchMaps "
+                                       "also GET, as Server-Sent Events)"),
+                          405));
+    return;
   }
-  // The body, bounded.
-  std::string body;
-  if (ri->content_length > static_cast<long long>(options_.max_body_bytes)) {
-    Reply(conn, ErrorReply(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                           absl::StrCat("request body: ", ri->content_length, " bytes, above the "
-                                        "limit of ", options_.max_body_bytes),
-                           413));
-    return 413;
+  // The body is already read, bounded by set_payload_max_length (413).
+  if (!watch) {
+    Reply(res, rpc_.Call(rpc, req.body, metadata,
+                         std::chrono::system_clock::now() + std::chrono::milliseconds(deadline_ms)));
+    return;
   }
-  // On the heap: CivetWeb's worker threads have small stacks.
-  std::vector<char> buf(16384);
-  for (;;) {
-    const int n = mg_read(conn, buf.data(), buf.size());
-    if (n <= 0) break;
-    body.append(buf.data(), static_cast<size_t>(n));
-    if (body.size() > options_.max_body_bytes) {
-      Reply(conn, ErrorReply(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                             absl::StrCat("request body: above the limit of ",
-                                          options_.max_body_bytes, " bytes"),
-                             413));
-      return 413;
+  std::string json = req.body;
+  if (req.method == "GET") {
+    // ?maps=a,b -> the request, printed as JSON by protobuf (names are the
+    // caller's text: never spliced into JSON by hand).
+    v1::WatchMapsRequest request;
+    for (absl::string_view name :
+         absl::StrSplit(req.get_param_value("maps"), ',', absl::SkipEmpty())) {
+      request.add_maps(std::string(name));
+    }
+    json.clear();
+    if (!google::protobuf::util::MessageToJsonString(request, &json).ok()) {
+      Reply(res, ErrorReply(grpc::StatusCode::INVALID_ARGUMENT, "maps: not valid UTF-8"));
+      return;
+    }
+    // A browser's EventSource cannot set headers: the token may come as
+    // ?access_token= (RFC 6750's query form), on this GET only.
+    if (metadata.count("authorization") == 0) {
+      const std::string token = req.get_param_value("access_token");
+      if (!token.empty()) metadata.emplace("authorization", absl::StrCat("Bearer ", token));
     }
   }
-  if (watch) {
-    if (method == "GET") {
-      // ?maps=a,b -> the request, printed as JSON by protobuf (names are
-      // the caller's text: never spliced into JSON by hand).
-      v1::WatchMapsRequest request;
-      for (absl::string_view name :
-           absl::StrSplit(QueryValue(ri->query_string, "maps"), ',', absl::SkipEmpty())) {
-        request.add_maps(std::string(name));
-      }
-      body.clear();
-      if (!google::protobuf::util::MessageToJsonString(request, &body).ok()) {
-        Reply(conn, ErrorReply(grpc::StatusCode::INVALID_ARGUMENT,
-                               "maps: not valid UTF-8"));
-        return 400;
-      }
-      // A browser's EventSource cannot set headers: the token may come as
-      // ?access_token= (RFC 6750's query form), on this GET only.
-      if (metadata.count("authorization") == 0) {
-        const std::string token = QueryValue(ri->query_string, "access_token");
-        if (!token.empty()) metadata.emplace("authorization", absl::StrCat("Bearer ", token));
-      }
-    }
-    return Watch(conn, body, metadata);
-  }
-  const JsonReply reply =
-      rpc_.Call(rpc, body, metadata,
-                std::chrono::system_clock::now() + std::chrono::milliseconds(deadline_ms));
-  Reply(conn, reply);
-  return reply.http_status;
+  Watch(json, metadata, res);
 }
 
-int HttpEdge::Watch(mg_connection* conn, const std::string& json,
-                    const std::multimap<std::string, std::string>& metadata) {
+void HttpEdge::Watch(const std::string& json,
+                     const std::multimap<std::string, std::string>& metadata,
+                     httplib::Response& res) {
   const google::protobuf::MethodDescriptor* method = RpcJson::Find("WatchMaps");
   absl::StatusOr<std::unique_ptr<google::protobuf::Message>> parsed =
       ParseRequest(*method, json);
   if (!parsed.ok()) {
-    Reply(conn, ErrorReply(grpc::StatusCode::INVALID_ARGUMENT, parsed.status().message()));
-    return 400;
+    Reply(res, ErrorReply(grpc::StatusCode::INVALID_ARGUMENT, parsed.status().message()));
+    return;
   }
   const auto& request = static_cast<const v1::WatchMapsRequest&>(**parsed);
-  grpc::ClientContext context;
-  for (const auto& [key, value] : metadata) context.AddMetadata(key, value);
+  // Shared with the answer's content provider, which outlives this handler.
+  auto stream = std::make_shared<EventStream>();
+  for (const auto& [key, value] : metadata) stream->context.AddMetadata(key, value);
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) {
-      Reply(conn, ErrorReply(grpc::StatusCode::UNAVAILABLE, "the server is stopping"));
-      return 503;
+      Reply(res, ErrorReply(grpc::StatusCode::UNAVAILABLE, "the server is stopping"));
+      return;
     }
     if (static_cast<int>(streams_.size()) >= options_.max_event_streams) {
-      Reply(conn, ErrorReply(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                             absl::StrCat("WatchMaps: ", options_.max_event_streams,
-                                          " event streams are open, the limit of this port")));
-      return 429;
+      Reply(res, ErrorReply(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                            absl::StrCat("WatchMaps: ", options_.max_event_streams,
+                                         " event streams are open, the limit of this port")));
+      return;
     }
-    streams_.insert(&context);
+    streams_.insert(&stream->context);
   }
-  std::unique_ptr<v1::Pathfinder::Stub> stub = v1::Pathfinder::NewStub(channel_);
-  std::unique_ptr<grpc::ClientReader<v1::MapEvent>> reader = stub->WatchMaps(&context, request);
-  // The response starts with the first event, so that an error before any
+  stream->stub = v1::Pathfinder::NewStub(channel_);
+  stream->reader = stream->stub->WatchMaps(&stream->context, request);
+  // The answer starts with the first event, so that an error before any
   // (unauthenticated, an unknown map) is an ordinary JSON error reply.
-  v1::MapEvent event;
-  bool started = false;
-  while (reader->Read(&event)) {
-    if (!started) {
-      mg_printf(conn,
-                "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
-                "Cache-Control: no-store\r\nConnection: close\r\n\r\n");
-      started = true;
+  if (!stream->reader->Read(&stream->first)) {
+    grpc::Status status = stream->reader->Finish();
+    stream->closed = true;
+    bool stopping;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping = stopping_;
+      streams_.erase(&stream->context);
     }
-    const std::string line = absl::StrCat("event: map\ndata: ", PrintJson(event), "\n\n");
-    if (mg_write(conn, line.data(), line.size()) <= 0) {
-      context.TryCancel();  // the client went away
-      break;
+    streams_done_.notify_all();
+    if (stopping && status.error_code() == grpc::StatusCode::CANCELLED) {
+      status = grpc::Status(grpc::StatusCode::UNAVAILABLE, "the server is stopping");
     }
+    Reply(res, ErrorReply(status.error_code(), status.error_message()));
+    return;
   }
-  grpc::Status status = reader->Finish();
+  res.status = 200;
+  res.set_header("Cache-Control", "no-store");
+  // Chunked: the one call of the provider writes every event; cpp-httplib
+  // (which checks for its stop between calls) never cuts the stream short
+  // of its `event: end`. The releaser runs when the answer is done, written
+  // or not.
+  res.set_chunked_content_provider(
+      "text/event-stream",
+      [this, stream](size_t, httplib::DataSink& sink) { return Pump(*stream, sink); },
+      [this, stream](bool) { Close(*stream); });
+}
+
+bool HttpEdge::Pump(EventStream& stream, httplib::DataSink& sink) {
+  v1::MapEvent& event = stream.first;
+  do {
+    const std::string line = absl::StrCat("event: map\ndata: ", PrintJson(event), "\n\n");
+    if (!sink.write(line.data(), line.size())) {
+      Close(stream);  // the client went away
+      return false;
+    }
+  } while (stream.reader->Read(&event));
+  grpc::Status status = stream.reader->Finish();
+  stream.closed = true;
   bool stopping;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -326,19 +416,31 @@ int HttpEdge::Watch(mg_connection* conn, const std::string& json,
   if (stopping && status.error_code() == grpc::StatusCode::CANCELLED) {
     status = grpc::Status(grpc::StatusCode::UNAVAILABLE, "the server is stopping");
   }
-  const JsonReply end = ErrorReply(status.error_code(), status.error_message());
-  if (!started) {
-    Reply(conn, end);
-  } else {
-    const std::string line = absl::StrCat("event: end\ndata: ", end.body, "\n\n");
-    mg_write(conn, line.data(), line.size());
+  const std::string line =
+      absl::StrCat("event: end\ndata: ", ErrorReply(status.error_code(), status.error_message()).body,
+                   "\n\n");
+  const bool written = sink.write(line.data(), line.size());
+  if (written) sink.done();
+  // Forgotten only now: Stop() waits for the `end` event to be written.
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    streams_.erase(&stream.context);
+  }
+  streams_done_.notify_all();
+  return written;
+}
+
+void HttpEdge::Close(EventStream& stream) {
+  if (!stream.closed) {
+    stream.context.TryCancel();
+    stream.reader->Finish();
+    stream.closed = true;
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
-    streams_.erase(&context);
+    streams_.erase(&stream.context);
   }
   streams_done_.notify_all();
-  return started ? 200 : end.http_status;
 }
 
 }  // namespace wayfinder::server::http

@@ -2,8 +2,9 @@
 // POST /v1/<Rpc> in protobuf's JSON mapping, errors as {code, status,
 // message} with the matching HTTP status, the same bearer tokens as gRPC,
 // bounded bodies, and WatchMaps as Server-Sent Events that end when the
-// server stops. A raw-socket HTTP/1.1 client with receive timeouts, so
-// that nothing here can hang.
+// server stops; HTTPS with the gRPC port's certificate. A raw-socket
+// HTTP/1.1 client with receive timeouts, so that nothing here can hang
+// (cpp-httplib's client, with timeouts, for HTTPS).
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <string>
@@ -19,6 +21,7 @@
 #include <google/protobuf/struct.pb.h>
 #include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
+#include <httplib.h>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -77,14 +80,13 @@ std::string Request(const std::string& method, const std::string& path, const st
   return r;
 }
 
-HttpResponse Http(int port, const std::string& method, const std::string& path,
-                  const std::string& body = "", const std::string& token = "",
-                  const std::string& extra_headers = "") {
+// Sends `request` as it is and reads the answer until the server closes.
+HttpResponse RawHttp(int port, const std::string& request) {
   HttpResponse out;
   const int fd = Connect(port);
   if (fd < 0) return out;
   std::string raw;
-  if (SendAll(fd, Request(method, path, body, token, extra_headers))) {
+  if (SendAll(fd, request)) {
     char buf[4096];
     for (;;) {
       const ssize_t n = recv(fd, buf, sizeof buf, 0);
@@ -101,6 +103,12 @@ HttpResponse Http(int port, const std::string& method, const std::string& path,
     out.body = raw.substr(end + 4);
   }
   return out;
+}
+
+HttpResponse Http(int port, const std::string& method, const std::string& path,
+                  const std::string& body = "", const std::string& token = "",
+                  const std::string& extra_headers = "") {
+  return RawHttp(port, Request(method, path, body, token, extra_headers));
 }
 
 google::protobuf::Struct Json(const std::string& text) {
@@ -266,6 +274,31 @@ TEST(HttpApiTest, TheInspectorIsServedBesideTheApi) {
   EXPECT_EQ(Http(port, "GET", "/v1/ListMaps").status, 405);
 }
 
+// Where cpp-httplib would do otherwise by itself: a request without
+// Content-Length has no body (it is not waited for), answers go out
+// uncompressed whatever the client accepts, and a port in use is an error
+// (no SO_REUSEPORT sharing).
+TEST(HttpApiTest, NoBodyNoCompressionNoSharedPort) {
+  ServerHarness h(HttpConfig());
+  const int port = h.server().http_port();
+  const auto start = std::chrono::steady_clock::now();
+  HttpResponse list = RawHttp(
+      port, "POST /v1/ListMaps HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(list.status, 200) << list.body;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3));
+  HttpResponse script =
+      Http(port, "GET", "/inspector.js", "", "", "Accept-Encoding: gzip, deflate, br\r\n");
+  ASSERT_EQ(script.status, 200);
+  EXPECT_EQ(Header(script, "Content-Encoding"), "");
+  EXPECT_TRUE(absl::StrContains(script.body, "window.inspector"));
+  server::http::HttpEdgeOptions options;
+  options.listen = absl::StrCat("127.0.0.1:", port);
+  auto second = server::http::HttpEdge::Start(
+      options, grpc::CreateChannel("127.0.0.1:1", grpc::InsecureChannelCredentials()));
+  ASSERT_FALSE(second.ok());
+  EXPECT_TRUE(absl::StrContains(second.status().message(), "cannot listen")) << second.status();
+}
+
 TEST(HttpApiTest, BodiesAreBounded) {
   server::ServerConfig config = HttpConfig();
   config.max_message_bytes = 1 << 20;
@@ -333,20 +366,136 @@ TEST(HttpApiTest, TheSameBearerTokensAsGrpc) {
       << events;
 }
 
-// TLS on the HTTP port uses the gRPC port's files; where the port cannot
-// serve HTTPS the server refuses to start it rather than serve plain text.
+// A self-signed certificate for 127.0.0.1 and its key, made with the
+// openssl command (an EC key: fast), as the TLS tests of the gRPC port do.
+bool MakeCertificate(const std::string& dir) {
+  const std::string command =
+      "cd '" + dir + "' && openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 "
+      "-nodes -keyout key.pem -out cert.pem -days 2 -subj /CN=127.0.0.1 "
+      "-addext subjectAltName=IP:127.0.0.1 >openssl.log 2>&1";
+  return std::system(command.c_str()) == 0;
+}
+
+// A client certificate (client.pem, client.key) signed by MakeCertificate's
+// certificate, which is a CA too.
+bool MakeClientCertificate(const std::string& dir) {
+  const std::string command =
+      "cd '" + dir + "' && openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes "
+      "-keyout client.key -out client.csr -subj /CN=client >>openssl.log 2>&1 && "
+      "openssl x509 -req -in client.csr -CA cert.pem -CAkey key.pem -CAcreateserial "
+      "-out client.pem -days 2 >>openssl.log 2>&1";
+  return std::system(command.c_str()) == 0;
+}
+
+// An HTTPS client of the port that trusts `ca_file` only (none: trusts
+// nothing) and checks the certificate's name, with timeouts; with
+// `client_file`, it presents client_file.pem and client_file.key.
+std::unique_ptr<httplib::SSLClient> HttpsClient(int port, const std::string& ca_file,
+                                                const std::string& client_file = "") {
+  auto client = client_file.empty()
+                    ? std::make_unique<httplib::SSLClient>("127.0.0.1", port)
+                    : std::make_unique<httplib::SSLClient>("127.0.0.1", port,
+                                                           client_file + ".pem",
+                                                           client_file + ".key");
+  if (!ca_file.empty()) client->set_ca_cert_path(ca_file.c_str());
+  client->enable_server_certificate_verification(true);
+  client->set_connection_timeout(10);
+  client->set_read_timeout(10);
+  client->set_write_timeout(10);
+  return client;
+}
+
+// TLS on the HTTP port uses the gRPC port's files: with them the port
+// speaks HTTPS only; files it cannot use stop the server from starting
+// rather than let it serve plain text.
 TEST(HttpApiTest, TlsIsServedOrRefusedNeverDowngraded) {
   TempDir dir;
-  server::http::HttpEdgeOptions options;
-  options.listen = "127.0.0.1:0";
-  options.tls_cert_file = dir.path() + "/missing-cert.pem";
-  options.tls_key_file = dir.path() + "/missing-key.pem";
-  auto edge = server::http::HttpEdge::Start(
-      options, grpc::CreateChannel("127.0.0.1:1", grpc::InsecureChannelCredentials()));
-  ASSERT_FALSE(edge.ok());
-  EXPECT_TRUE(absl::StrContains(edge.status().message(), "--http_listen") ||
-              absl::StrContains(edge.status().message(), "--tls_cert"))
-      << edge.status();
+  ASSERT_TRUE(MakeCertificate(dir.path()));
+  const std::string cert = dir.path() + "/cert.pem";
+  const std::string key = dir.path() + "/key.pem";
+  const auto start = [](const std::string& cert_file, const std::string& key_file) {
+    server::http::HttpEdgeOptions options;
+    options.listen = "127.0.0.1:0";
+    options.tls_cert_file = cert_file;
+    options.tls_key_file = key_file;
+    return server::http::HttpEdge::Start(
+        options, grpc::CreateChannel("127.0.0.1:1", grpc::InsecureChannelCredentials()));
+  };
+  auto missing = start(dir.path() + "/missing-cert.pem", dir.path() + "/missing-key.pem");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_TRUE(absl::StrContains(missing.status().message(), "--tls_cert")) << missing.status();
+  WriteFile(dir.path() + "/not-a-key.pem", "not PEM\n");
+  auto bad_key = start(cert, dir.path() + "/not-a-key.pem");
+  ASSERT_FALSE(bad_key.ok());
+  EXPECT_TRUE(absl::StrContains(bad_key.status().message(), "--http_listen")) << bad_key.status();
+
+  server::ServerConfig config = HttpConfig();
+  config.tls_cert_file = cert;
+  config.tls_key_file = key;
+  ServerHarness h(config);
+  const int port = h.server().http_port();
+  ASSERT_GT(port, 0);
+  std::unique_ptr<httplib::SSLClient> https = HttpsClient(port, cert);
+  httplib::Result put = https->Post("/v1/PutMap", kPutMap, "application/json");
+  ASSERT_TRUE(put) << httplib::to_string(put.error());
+  EXPECT_EQ(put->status, 200) << put->body;
+  httplib::Result list = https->Post("/v1/ListMaps", "{}", "application/json");
+  ASSERT_TRUE(list) << httplib::to_string(list.error());
+  EXPECT_EQ(list->status, 200);
+  EXPECT_TRUE(absl::StrContains(list->body, "\"name\":\"m\"")) << list->body;
+  httplib::Result get = https->Post("/v1/GetMap", R"({"name":"m"})", "application/json");
+  ASSERT_TRUE(get) << httplib::to_string(get.error());
+  EXPECT_EQ(get->status, 200) << get->body;
+  // The inspector too, over the same port.
+  httplib::Result page = https->Get("/");
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->status, 200);
+  // The certificate is the one given: a client that does not trust it
+  // refuses the port.
+  httplib::Result untrusted = HttpsClient(port, "")->Post("/v1/ListMaps", "{}", "application/json");
+  EXPECT_FALSE(untrusted);
+  EXPECT_EQ(untrusted.error(), httplib::Error::SSLServerVerification);
+  // Plain HTTP gets no answer from the API.
+  HttpResponse plain = Http(port, "POST", "/v1/ListMaps", "{}");
+  EXPECT_NE(plain.status, 200);
+  EXPECT_FALSE(absl::StrContains(plain.body, "\"maps\"")) << plain.body;
+  // WatchMaps as Server-Sent Events over HTTPS.
+  std::string events;
+  std::string content_type;
+  httplib::Result watch = https->Get(
+      "/v1/WatchMaps?maps=m",
+      [&content_type](const httplib::Response& r) {
+        content_type = r.get_header_value("Content-Type");
+        return r.status == 200;
+      },
+      [&events](const char* data, size_t size) {
+        events.append(data, size);
+        return !absl::StrContains(events, "event: map");  // enough: stop reading
+      });
+  EXPECT_EQ(content_type, "text/event-stream");
+  EXPECT_TRUE(absl::StrContains(events, R"(data: {"map":"m","version":"1","kind":"PUT"})"))
+      << events;
+}
+
+// With --tls_client_ca the HTTP port, like the gRPC port, answers only
+// clients whose certificate that CA signed.
+TEST(HttpApiTest, MutualTlsWithAClientCa) {
+  TempDir dir;
+  ASSERT_TRUE(MakeCertificate(dir.path()) && MakeClientCertificate(dir.path()));
+  const std::string cert = dir.path() + "/cert.pem";
+  server::ServerConfig config = HttpConfig();
+  config.tls_cert_file = cert;
+  config.tls_key_file = dir.path() + "/key.pem";
+  config.tls_client_ca_file = cert;
+  ServerHarness h(config);
+  const int port = h.server().http_port();
+  ASSERT_GT(port, 0);
+  httplib::Result with = HttpsClient(port, cert, dir.path() + "/client")
+                             ->Post("/v1/ListMaps", "{}", "application/json");
+  ASSERT_TRUE(with) << httplib::to_string(with.error());
+  EXPECT_EQ(with->status, 200);
+  httplib::Result without = HttpsClient(port, cert)->Post("/v1/ListMaps", "{}", "application/json");
+  EXPECT_FALSE(without);
 }
 
 TEST(HttpApiTest, WatchMapsStreamsServerSentEventsUntilTheServerStops) {
@@ -377,6 +526,37 @@ TEST(HttpApiTest, WatchMapsStreamsServerSentEventsUntilTheServerStops) {
   close(fd);
   EXPECT_TRUE(absl::StrContains(events, "event: end")) << events;
   EXPECT_TRUE(absl::StrContains(events, R"("status":"UNAVAILABLE")")) << events;
+}
+
+// The open event streams are bounded (429 past the limit); Stop() ends them
+// with their `end` event and closes the port in bounded time.
+TEST(HttpApiTest, EventStreamsAreBoundedAndStopEndsThem) {
+  ServerHarness h(HttpConfig());
+  ASSERT_EQ(Http(h.server().http_port(), "POST", "/v1/PutMap", kPutMap).status, 200);
+  server::http::HttpEdgeOptions options;
+  options.listen = "127.0.0.1:0";
+  options.max_event_streams = 1;
+  auto edge = server::http::HttpEdge::Start(options, h.channel());
+  ASSERT_TRUE(edge.ok()) << edge.status();
+  const int port = (*edge)->port();
+  const int fd = Connect(port);
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(SendAll(fd, Request("GET", "/v1/WatchMaps?maps=m", "", "")));
+  std::string events =
+      ReadEvents(fd, [](const std::string& raw) { return Count(raw, "event: map") >= 1; });
+  ASSERT_TRUE(absl::StrContains(events, "event: map")) << events;
+  HttpResponse second = Http(port, "GET", "/v1/WatchMaps?maps=m");
+  EXPECT_EQ(second.status, 429);
+  EXPECT_EQ(Number(Json(second.body), "code"), 8);  // RESOURCE_EXHAUSTED
+  const auto start = std::chrono::steady_clock::now();
+  (*edge)->Stop();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  events += ReadEvents(fd, [](const std::string& raw) { return absl::StrContains(raw, "event: end"); });
+  close(fd);
+  EXPECT_TRUE(absl::StrContains(events, R"("status":"UNAVAILABLE")")) << events;
+  const int again = Connect(port);  // the port is closed
+  EXPECT_LT(again, 0);
+  if (again >= 0) close(again);
 }
 
 }  // namespace

@@ -120,8 +120,13 @@ void SubgoalGraph::Scan(int x, int y, int64_t target, Emit&& emit) const {
   }
 }
 
+void SubgoalGraph::ScanCells(int x, int y, int64_t target, std::vector<uint64_t>* cells) const {
+  Scan(x, y, target, [&](int sx, int sy) { cells->push_back(Cell(sx, sy)); });
+}
+
 absl::StatusOr<SubgoalGraph> SubgoalGraph::Build(const GridMap& map,
-                                                 const std::function<bool()>& keep_going) {
+                                                 const std::function<bool()>& keep_going,
+                                                 bool hierarchy) {
   if (!map.uniform_cost()) {
     return absl::FailedPreconditionError(
         "subgoal graph: the map has cost multipliers (exact for uniform cost only)");
@@ -213,12 +218,16 @@ absl::StatusOr<SubgoalGraph> SubgoalGraph::Build(const GridMap& map,
     g.edge_begin_.push_back(static_cast<uint32_t>(g.edges_.size()));
   }
   g.edges_.shrink_to_fit();
+  g.num_edges_ = g.edges_.size();
   g.component_.resize(count);
   std::vector<uint32_t> label(count, kNoParent);
   for (uint32_t i = 0; i < count; ++i) {
     const uint32_t root = find(i);
     if (label[root] == kNoParent) label[root] = static_cast<uint32_t>(g.num_components_++);
     g.component_[i] = label[root];
+  }
+  if (hierarchy && !g.BuildHierarchy(keep_going)) {
+    return absl::CancelledError("subgoal graph: the build was cancelled");
   }
   return g;
 }
@@ -228,7 +237,10 @@ size_t SubgoalGraph::MemoryBytes() const {
          (blocked_.capacity() + stop_rows_.capacity() + stop_cols_.capacity() +
           subgoals_.capacity()) * sizeof(uint64_t) +
          (rank_.capacity() + edge_begin_.capacity() + edges_.capacity() +
-          component_.capacity()) * sizeof(uint32_t) +
+          component_.capacity() + up_begin_.capacity() + up_to_.capacity()) *
+             sizeof(uint32_t) +
+         up_cost_.capacity() * sizeof(double) +
+         shortcut_mid_.capacity() * sizeof(std::pair<uint64_t, uint32_t>) +
          nodes_.capacity() * sizeof(XY);
 }
 
@@ -290,6 +302,9 @@ class SubgoalSearch {
 absl::StatusOr<PathResult> SubgoalSearch::Run(uint64_t start, uint64_t goal,
                                               const PathRequest& request,
                                               const SearchBudget& budget) {
+  if (g_.has_hierarchy() && start != goal) {
+    return SubgoalGraph::HierarchyQuery(g_, start, goal, request, budget, s_);
+  }
   n_ = static_cast<uint32_t>(g_.nodes_.size());
   sx_ = static_cast<int>(start % g_.width_);
   sy_ = static_cast<int>(start / g_.width_);
@@ -410,58 +425,54 @@ PathResult SubgoalSearch::Reconstruct(uint32_t target, PathStatus status,
   absl::InlinedVector<uint32_t, 32> ids;
   for (uint32_t id = target; id != kNoParent; id = s_.nodes_[id].parent) ids.push_back(id);
   std::reverse(ids.begin(), ids.end());
+  // Corner points: each edge is one straight and one diagonal run, the
+  // diagonal first unless the edge came from the goal's scan.
+  std::vector<std::pair<int, int>> pts;
+  pts.emplace_back(X(ids[0]), Y(ids[0]));
+  for (size_t i = 1; i < ids.size(); ++i) {
+    const auto [ax, ay] = pts.back();
+    const int bx = X(ids[i]), by = Y(ids[i]);
+    const int dx = bx - ax, dy = by - ay;
+    const int sdx = (dx > 0) - (dx < 0), sdy = (dy > 0) - (dy < 0);
+    const int diag = std::min(std::abs(dx), std::abs(dy));
+    const bool straight_first = ids[i] == goal_id_ && goal_via_goal_scan_;
+    const int tx = straight_first ? bx - sdx * diag : ax + sdx * diag;
+    const int ty = straight_first ? by - sdy * diag : ay + sdy * diag;
+    if ((tx != ax || ty != ay) && (tx != bx || ty != by)) pts.emplace_back(tx, ty);
+    pts.emplace_back(bx, by);
+  }
+  SubgoalGraph::Waypoints(pts, smoothing, &r.waypoints);
+  return r;
+}
+
+void SubgoalGraph::Waypoints(const std::vector<std::pair<int, int>>& pts, Smoothing smoothing,
+                             std::vector<Point>* out) {
   auto centre = [](int x, int y) {
     return GridMap::Centre(static_cast<uint32_t>(x), static_cast<uint32_t>(y));
   };
-  // Corner points: each edge is one straight and one diagonal run, the
-  // diagonal first unless the edge came from the goal's scan.
-  struct P {
-    int x, y;
+  auto dir = [&](size_t i) {  // unit step of segment i -> i + 1
+    return std::pair<int, int>((pts[i + 1].first > pts[i].first) - (pts[i + 1].first < pts[i].first),
+                               (pts[i + 1].second > pts[i].second) -
+                                   (pts[i + 1].second < pts[i].second));
   };
-  absl::InlinedVector<P, 64> pts;
-  pts.push_back({X(ids[0]), Y(ids[0])});
-  for (size_t i = 1; i < ids.size(); ++i) {
-    const P a = pts.back();
-    const P b{X(ids[i]), Y(ids[i])};
-    const int dx = b.x - a.x, dy = b.y - a.y;
-    const int adx = std::abs(dx), ady = std::abs(dy);
-    const int sdx = (dx > 0) - (dx < 0), sdy = (dy > 0) - (dy < 0);
-    const int diag = std::min(adx, ady);
-    const bool straight_first = ids[i] == goal_id_ && goal_via_goal_scan_;
-    P turn;
-    if (straight_first) {
-      turn = {b.x - sdx * diag, b.y - sdy * diag};
-    } else {
-      turn = {a.x + sdx * diag, a.y + sdy * diag};
-    }
-    if ((turn.x != a.x || turn.y != a.y) && (turn.x != b.x || turn.y != b.y)) pts.push_back(turn);
-    pts.push_back(b);
-  }
-  if (smoothing == Smoothing::kNone) {
-    r.waypoints.push_back(centre(pts[0].x, pts[0].y));
-    for (size_t i = 1; i < pts.size(); ++i) {
-      const int sdx = (pts[i].x > pts[i - 1].x) - (pts[i].x < pts[i - 1].x);
-      const int sdy = (pts[i].y > pts[i - 1].y) - (pts[i].y < pts[i - 1].y);
-      int x = pts[i - 1].x, y = pts[i - 1].y;
-      while (x != pts[i].x || y != pts[i].y) {
+  out->push_back(centre(pts[0].first, pts[0].second));
+  if (smoothing == Smoothing::kNone) {  // every cell
+    for (size_t i = 0; i + 1 < pts.size(); ++i) {
+      const auto [sdx, sdy] = dir(i);
+      int x = pts[i].first, y = pts[i].second;
+      while (x != pts[i + 1].first || y != pts[i + 1].second) {
         x += sdx;
         y += sdy;
-        r.waypoints.push_back(centre(x, y));
+        out->push_back(centre(x, y));
       }
     }
-    return r;
+    return;
   }
   // The cells where the step changes, and the ends.
-  r.waypoints.push_back(centre(pts[0].x, pts[0].y));
-  auto dir = [&](size_t i) {  // unit step of segment i -> i + 1
-    return std::pair<int, int>((pts[i + 1].x > pts[i].x) - (pts[i + 1].x < pts[i].x),
-                               (pts[i + 1].y > pts[i].y) - (pts[i + 1].y < pts[i].y));
-  };
   for (size_t i = 1; i + 1 < pts.size(); ++i) {
-    if (dir(i - 1) != dir(i)) r.waypoints.push_back(centre(pts[i].x, pts[i].y));
+    if (dir(i - 1) != dir(i)) out->push_back(centre(pts[i].first, pts[i].second));
   }
-  if (pts.size() > 1) r.waypoints.push_back(centre(pts.back().x, pts.back().y));
-  return r;
+  if (pts.size() > 1) out->push_back(centre(pts.back().first, pts.back().second));
 }
 
 absl::StatusOr<uint64_t> SubgoalSearch::Locate(const SubgoalGraph& graph, const Point& p,

@@ -49,6 +49,18 @@ class SubgoalSearchScratch {
   std::vector<OpenEntry> open_;
   std::vector<uint32_t> start_edges_;  // node ids the start's scan found
   uint32_t generation_ = 0;
+
+  // The hierarchy's two searches (0 forward from the start, 1 backward
+  // from the goal).
+  friend class SubgoalHierarchySearch;
+  struct BiNode {
+    double g[2];
+    uint32_t parent[2];
+    uint32_t generation[2];
+    bool closed[2];
+  };
+  std::vector<BiNode> bi_nodes_;
+  std::vector<OpenEntry> bi_open_[2];
 };
 
 // A simple subgoal graph (Uras, Koenig and Hernández, "Subgoal Graphs for
@@ -74,18 +86,21 @@ class SubgoalSearchScratch {
 // Thread-safe: immutable after Build; queries may run together.
 class SubgoalGraph {
  public:
-  // Builds the graph of `map`. FAILED_PRECONDITION when the map has cost
-  // multipliers (the method is exact for uniform cost only); CANCELLED when
-  // `keep_going` (polled every few thousand subgoals, may be null) returns
-  // false.
+  // Builds the graph of `map`, and its contraction hierarchy when
+  // `hierarchy` and the graph is sparse enough to contract (has_hierarchy()
+  // says whether it did; answers are the same either way).
+  // FAILED_PRECONDITION when the map has cost multipliers (the method is
+  // exact for uniform cost only); CANCELLED when `keep_going` (polled every
+  // few thousand subgoals, may be null) returns false.
   static absl::StatusOr<SubgoalGraph> Build(const GridMap& map,
-                                            const std::function<bool()>& keep_going = nullptr);
+                                            const std::function<bool()>& keep_going = nullptr,
+                                            bool hierarchy = true);
 
   uint32_t width() const { return width_; }
   uint32_t height() const { return height_; }
   // Subgoals (graph nodes) and directed edges.
   size_t num_subgoals() const { return nodes_.size(); }
-  size_t num_edges() const { return edges_.size(); }
+  size_t num_edges() const { return num_edges_; }
   bool IsSubgoal(uint32_t x, uint32_t y) const { return TestBit(subgoals_.data(), Cell(x, y)); }
   // Connected components of the subgoals (two subgoals are connected on the
   // grid iff their ids are equal).
@@ -94,8 +109,15 @@ class SubgoalGraph {
   // Bytes held (bitsets, rank table, nodes, edges, component ids).
   size_t MemoryBytes() const;
 
+  // Whether queries run on the contraction hierarchy (below) rather than
+  // A* over the subgoal graph, and its size.
+  bool has_hierarchy() const { return !up_begin_.empty(); }
+  size_t core_size() const { return core_size_; }
+  size_t num_shortcuts() const { return shortcut_mid_.size(); }
+
  private:
   friend class SubgoalSearch;
+  friend class SubgoalHierarchySearch;
   struct XY {
     uint16_t x, y;
   };
@@ -140,6 +162,8 @@ class SubgoalGraph {
   // h-path is a parallelogram; a stop inside it ends the sweep beyond).
   template <typename Emit>
   void Scan(int x, int y, int64_t target, Emit&& emit) const;
+  // Scan's cells, appended to `cells` (for subgoal_hierarchy.cc).
+  void ScanCells(int x, int y, int64_t target, std::vector<uint64_t>* cells) const;
 
   uint32_t width_ = 0;
   uint32_t height_ = 0;
@@ -161,6 +185,41 @@ class SubgoalGraph {
   std::vector<uint32_t> edges_;
   std::vector<uint32_t> component_;
   size_t num_components_ = 0;
+  size_t num_edges_ = 0;
+
+  // A contraction hierarchy over the subgoal graph (Geisberger et al.,
+  // "Contraction Hierarchies", WEA 2008), built when the subgoals contract
+  // down to a small core (sparse graphs: mazes, rooms): the subgoals are
+  // ranked by contraction order, the core (nodes of too high a degree to
+  // contract) above all; each node keeps its arcs to higher ranks (core
+  // nodes: to every core neighbour), original edges and shortcuts, and a
+  // query is two Dijkstra searches upwards from the ends that meet. Then
+  // edges_ is dropped. Built in subgoal_hierarchy.cc.
+  // False when keep_going said stop.
+  bool BuildHierarchy(const std::function<bool()>& keep_going);
+  // The query on the hierarchy (the ends are free cells, start != goal).
+  static absl::StatusOr<PathResult> HierarchyQuery(const SubgoalGraph& graph, uint64_t start,
+                                                   uint64_t goal, const PathRequest& request,
+                                                   const SearchBudget& budget,
+                                                   SubgoalSearchScratch& scratch);
+  // Waypoints of the path through the corner points `pts` (consecutive
+  // points one straight or diagonal run apart), as FindGridPath draws
+  // them for `smoothing`.
+  static void Waypoints(const std::vector<std::pair<int, int>>& pts, Smoothing smoothing,
+                        std::vector<Point>* out);
+  static uint64_t PairKey(uint32_t a, uint32_t b) {
+    return a < b ? (uint64_t{a} << 32 | b) : (uint64_t{b} << 32 | a);
+  }
+  // The subgoal a shortcut between a and b bypasses; kNoMiddle for an
+  // original edge.
+  static constexpr uint32_t kNoMiddle = 0xFFFFFFFFu;
+  uint32_t MiddleOf(uint32_t a, uint32_t b) const;
+  std::vector<uint32_t> up_begin_;  // node i's arcs: [up_begin_[i], up_begin_[i + 1])
+  std::vector<uint32_t> up_to_;
+  std::vector<double> up_cost_;
+  // (PairKey, middle) of every shortcut, sorted.
+  std::vector<std::pair<uint64_t, uint32_t>> shortcut_mid_;
+  size_t core_size_ = 0;
 };
 
 // The shortest GRID path from request.start to request.goal on the map the

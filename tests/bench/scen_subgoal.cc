@@ -58,8 +58,9 @@ uint64_t RunSubgoalTables(const std::vector<reference::MovingAiMap>& maps,
               "queries); memory = graph bytes / grid bytes (1 byte a cell):\n\n",
               sample == 1 ? "" : (std::to_string(sample) + "th").c_str(), baseline_sample);
   std::printf("| map | set | size | problems | mismatches | SSG µs/query | A* µs | JPS µs | "
-              "A* / SSG | JPS / SSG | expansions | subgoals | edges | build ms | memory |\n");
-  std::printf("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+              "A* / SSG | JPS / SSG | expansions | subgoals | edges | hierarchy core (shortcuts) | build ms | "
+              "memory |\n");
+  std::printf("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   std::map<std::string, Totals> sets;
   Totals all;
   SubgoalSearchScratch sg_scratch;
@@ -111,7 +112,7 @@ uint64_t RunSubgoalTables(const std::vector<reference::MovingAiMap>& maps,
     }
     const double ratio = t.sg_base_us > 0 ? t.astar_us / t.sg_base_us : 0;
     std::printf("| %s | %s | %ux%u | %llu | %llu | %.1f | %.1f | %.1f | %.1f | %.1f | %.0f | %zu | "
-                "%zu | %.1f | %.2f |\n",
+                "%zu | %s | %.1f | %.2f |\n",
                 m.name.c_str(), set.c_str(), m.grid->width(), m.grid->height(),
                 static_cast<unsigned long long>(t.problems),
                 static_cast<unsigned long long>(t.mismatches), t.sg_us / std::max<uint64_t>(1, t.problems),
@@ -119,7 +120,12 @@ uint64_t RunSubgoalTables(const std::vector<reference::MovingAiMap>& maps,
                 t.jps_us / std::max<uint64_t>(1, t.baseline), ratio,
                 t.sg_base_us > 0 ? t.jps_us / t.sg_base_us : 0.0,
                 static_cast<double>(expansions) / std::max<uint64_t>(1, t.problems),
-                sg->num_subgoals(), sg->num_edges(), build_ms,
+                sg->num_subgoals(), sg->num_edges(),
+                sg->has_hierarchy() ? (std::to_string(sg->core_size()) + " (" +
+                                       std::to_string(sg->num_shortcuts()) + ")")
+                                          .c_str()
+                                    : "-",
+                build_ms,
                 static_cast<double>(sg->MemoryBytes()) / static_cast<double>(m.grid->MemoryBytes()));
     std::fflush(stdout);
     for (Totals* into : {&sets[set], &all}) {

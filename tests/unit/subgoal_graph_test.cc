@@ -32,8 +32,8 @@ GridMap FromRows(const std::vector<std::string>& rows) {
   for (const std::string& r : rows) {
     for (char c : r) cells.push_back(c == '#' ? GridMap::kBlocked : 1);
   }
-  return *GridMap::Create(static_cast<uint32_t>(rows[0].size()),
-                          static_cast<uint32_t>(rows.size()), std::move(cells));
+  return *GridMap::Create(static_cast<uint32_t>(rows[0].size()), static_cast<uint32_t>(rows.size()),
+                          std::move(cells));
 }
 
 PathRequest Req(uint32_t sx, uint32_t sy, uint32_t gx, uint32_t gy,
@@ -189,8 +189,7 @@ TEST(SubgoalGraphTest, SubgoalsAreTheConvexCornersOfObstacles) {
       if (sg->IsSubgoal(x, y)) got.emplace_back(x, y);
     }
   }
-  const std::vector<std::pair<uint32_t, uint32_t>> want = {{0, 0}, {3, 0}, {0, 3}, {1, 3},
-                                                           {3, 3}};
+  const std::vector<std::pair<uint32_t, uint32_t>> want = {{0, 0}, {3, 0}, {0, 3}, {1, 3}, {3, 3}};
   EXPECT_EQ(got, want);
   EXPECT_EQ(sg->num_subgoals(), 5u);
   EXPECT_EQ(sg->num_components(), 1u);
@@ -243,11 +242,10 @@ TEST(SubgoalGraphTest, StartEqualsGoalAndErrors) {
   off.goal = {std::nan(""), 0.5};
   EXPECT_EQ(FindSubgoalPath(*sg, off, SearchBudget(), scratch).status().code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(
-      FindSubgoalPath(*sg, Req(0, 0, 1, 1, Smoothing::kFunnel), SearchBudget(), scratch)
-          .status()
-          .code(),
-      absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(FindSubgoalPath(*sg, Req(0, 0, 1, 1, Smoothing::kFunnel), SearchBudget(), scratch)
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
 
   // Cost multipliers: not this method's maps.
   absl::StatusOr<GridMap> costly = GridMap::Create(2, 1, {1, 5});
@@ -265,56 +263,66 @@ TEST(SubgoalGraphTest, BudgetDeadlineAndCancellation) {
     for (int y = 0; y < 8; ++y) rows[x % 8 == 2 ? y : y + 1][x] = '#';
   }
   const GridMap m = FromRows(rows);
-  absl::StatusOr<SubgoalGraph> sg = SubgoalGraph::Build(m);
-  ASSERT_TRUE(sg.ok());
-  SubgoalSearchScratch scratch;
-  const PathRequest req = Req(0, 0, 40, 0);
-  absl::StatusOr<PathResult> full = FindSubgoalPath(*sg, req, SearchBudget(), scratch);
-  ASSERT_TRUE(full.ok());
-  ASSERT_EQ(full->status, PathStatus::kFound);
-  ASSERT_GT(full->expansions, 3u);
-  // Exactly the expansions the query needs is enough; one fewer is not.
-  const SearchBudget exact(full->expansions, absl::InfiniteFuture());
-  EXPECT_TRUE(FindSubgoalPath(*sg, req, exact, scratch).ok());
-  const SearchBudget short_budget(full->expansions - 1, absl::InfiniteFuture());
-  EXPECT_EQ(FindSubgoalPath(*sg, req, short_budget, scratch).status().code(),
-            absl::StatusCode::kResourceExhausted);
-  PathRequest partial = req;
-  partial.allow_partial = true;
-  absl::StatusOr<PathResult> p = FindSubgoalPath(*sg, partial, short_budget, scratch);
-  ASSERT_TRUE(p.ok());
-  EXPECT_EQ(p->status, PathStatus::kPartial);
-  EXPECT_EQ(p->waypoints.front(), GridMap::Centre(0, 0));
-  EXPECT_NEAR(WalkedLength(m, p->waypoints), p->length, 1e-9);
+  for (bool hierarchy : {false, true}) {
+    SCOPED_TRACE(hierarchy ? "hierarchy" : "A* over the subgoals");
+    absl::StatusOr<SubgoalGraph> sg = SubgoalGraph::Build(m, nullptr, hierarchy);
+    ASSERT_TRUE(sg.ok());
+    ASSERT_EQ(sg->has_hierarchy(), hierarchy);
+    SubgoalSearchScratch scratch;
+    const PathRequest req = Req(0, 0, 40, 0);
+    absl::StatusOr<PathResult> full = FindSubgoalPath(*sg, req, SearchBudget(), scratch);
+    ASSERT_TRUE(full.ok());
+    ASSERT_EQ(full->status, PathStatus::kFound);
+    ASSERT_GT(full->expansions, 3u);
+    // Exactly the expansions the query needs is enough; one fewer is not.
+    const SearchBudget exact(full->expansions, absl::InfiniteFuture());
+    EXPECT_TRUE(FindSubgoalPath(*sg, req, exact, scratch).ok());
+    const SearchBudget short_budget(full->expansions - 1, absl::InfiniteFuture());
+    EXPECT_EQ(FindSubgoalPath(*sg, req, short_budget, scratch).status().code(),
+              absl::StatusCode::kResourceExhausted);
+    PathRequest partial = req;
+    partial.allow_partial = true;
+    absl::StatusOr<PathResult> p = FindSubgoalPath(*sg, partial, short_budget, scratch);
+    ASSERT_TRUE(p.ok());
+    EXPECT_EQ(p->status, PathStatus::kPartial);
+    EXPECT_EQ(p->waypoints.front(), GridMap::Centre(0, 0));
+    EXPECT_NEAR(WalkedLength(m, p->waypoints), p->length, 1e-9);
 
-  EXPECT_EQ(FindSubgoalPath(*sg, req, SearchBudget(1000, absl::InfinitePast()), scratch)
-                .status()
-                .code(),
-            absl::StatusCode::kDeadlineExceeded);
-  EXPECT_EQ(FindSubgoalPath(*sg, req, SearchBudget(1000, absl::InfiniteFuture(), [] {
-                              return true;
-                            }),
-                            scratch)
-                .status()
-                .code(),
-            absl::StatusCode::kCancelled);
-  EXPECT_NEAR(WalkedLength(m, full->waypoints), full->length, 1e-9);
+    EXPECT_EQ(FindSubgoalPath(*sg, req, SearchBudget(1000, absl::InfinitePast()), scratch)
+                  .status()
+                  .code(),
+              absl::StatusCode::kDeadlineExceeded);
+    EXPECT_EQ(
+        FindSubgoalPath(*sg, req, SearchBudget(1000, absl::InfiniteFuture(), [] { return true; }),
+                        scratch)
+            .status()
+            .code(),
+        absl::StatusCode::kCancelled);
+    EXPECT_NEAR(WalkedLength(m, full->waypoints), full->length, 1e-9);
+  }
 }
 
 // >= 300 seeded maps: random obstacles of every density, corridors and
 // rooms, mazes. From a few starts (free cells, subgoals and cells on the
 // map's edge among them) to every free cell, against Dijkstra.
-TEST(SubgoalGraphTest, MatchesDijkstraOnSeededMaps) {
+//
+// Twice: A* over the subgoal graph, and the contraction hierarchy where
+// the graph contracts (most of these small maps).
+class SeededMapsTest : public ::testing::TestWithParam<bool> {};
+
+TEST_P(SeededMapsTest, MatchesDijkstra) {
+  const bool hierarchy = GetParam();
   SubgoalSearchScratch scratch;
-  int maps = 0;
+  int maps = 0, with_hierarchy = 0;
   uint64_t checked = 0, unreachable = 0, on_subgoals = 0;
   for (Kind kind : {Kind::kRandom, Kind::kCorridors, Kind::kMaze}) {
     for (uint32_t seed = 1; seed <= 110; ++seed) {
       std::mt19937 rng(seed * 7919 + static_cast<uint32_t>(kind));
       const GridMap m = RandomMap(rng, kind);
-      absl::StatusOr<SubgoalGraph> sg = SubgoalGraph::Build(m);
+      absl::StatusOr<SubgoalGraph> sg = SubgoalGraph::Build(m, nullptr, hierarchy);
       ASSERT_TRUE(sg.ok()) << sg.status();
       ++maps;
+      with_hierarchy += sg->has_hierarchy() ? 1 : 0;
       std::vector<uint32_t> free_cells, subgoals, edge_cells;
       for (uint32_t y = 0; y < m.height(); ++y) {
         for (uint32_t x = 0; x < m.width(); ++x) {
@@ -340,13 +348,11 @@ TEST(SubgoalGraphTest, MatchesDijkstraOnSeededMaps) {
       for (uint32_t s : starts) {
         const std::vector<double> dist = reference::GridDistances(m, s);
         for (uint32_t g : free_cells) {
-          const std::string where = "map " + std::to_string(maps) + " (" +
-                                    std::to_string(m.width()) + "x" +
-                                    std::to_string(m.height()) + ") " +
-                                    std::to_string(s % m.width()) + "," +
-                                    std::to_string(s / m.width()) + " -> " +
-                                    std::to_string(g % m.width()) + "," +
-                                    std::to_string(g / m.width());
+          const std::string where =
+              "map " + std::to_string(maps) + " (" + std::to_string(m.width()) + "x" +
+              std::to_string(m.height()) + ") " + std::to_string(s % m.width()) + "," +
+              std::to_string(s / m.width()) + " -> " + std::to_string(g % m.width()) + "," +
+              std::to_string(g / m.width());
           ExpectExact(m, *sg, scratch, s, g, dist[g], where);
           if (HasFatalFailure() || testing::Test::HasFailure()) return;
           ++checked;
@@ -359,11 +365,22 @@ TEST(SubgoalGraphTest, MatchesDijkstraOnSeededMaps) {
   EXPECT_GE(maps, 300);
   EXPECT_GT(unreachable, 1000u);
   EXPECT_GT(on_subgoals, 1000u);
-  std::printf("%d maps, %llu queries (%llu unreachable, %llu to subgoals)\n", maps,
-              static_cast<unsigned long long>(checked),
-              static_cast<unsigned long long>(unreachable),
-              static_cast<unsigned long long>(on_subgoals));
+  if (hierarchy) {
+    EXPECT_GT(with_hierarchy, 250);
+  } else {
+    EXPECT_EQ(with_hierarchy, 0);
+  }
+  std::printf(
+      "%d maps (%d with a hierarchy), %llu queries (%llu unreachable, %llu to "
+      "subgoals)\n",
+      maps, with_hierarchy, static_cast<unsigned long long>(checked),
+      static_cast<unsigned long long>(unreachable), static_cast<unsigned long long>(on_subgoals));
 }
+
+INSTANTIATE_TEST_SUITE_P(SubgoalGraphTest, SeededMapsTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "Hierarchy" : "SubgoalAStar";
+                         });
 
 // The seeded caves, city and rocks maps the bench generates, small.
 TEST(SubgoalGraphTest, MatchesDijkstraOnGeneratedMaps) {
@@ -381,31 +398,33 @@ TEST(SubgoalGraphTest, MatchesDijkstraOnGeneratedMaps) {
 }
 
 // A slice of the Moving AI scenarios (every 7th problem of a map from
-// each set) against their published optimal lengths; the bench runs all.
+// each set, another slice without the hierarchy) against their published
+// optimal lengths; the bench runs all.
 TEST(SubgoalGraphTest, MatchesMovingAiOptimalLengths) {
   const std::filesystem::path root = std::filesystem::path(WAYFINDER_DATA_DIR) / "movingai";
   SubgoalSearchScratch scratch;
   uint64_t checked = 0;
-  for (const char* name : {"arena", "ht_chantry", "AR0011SR", "maze512-1-0", "random512-40-0", "8room_000",
-                           "brc202d", "Berlin_0_256", "den312d"}) {
-    absl::StatusOr<std::vector<reference::MovingAiMap>> maps =
-        reference::LoadMovingAi(root, name);
+  for (const char* name : {"arena", "ht_chantry", "AR0011SR", "maze512-1-0", "random512-40-0",
+                           "8room_000", "brc202d", "Berlin_0_256", "den312d"}) {
+    absl::StatusOr<std::vector<reference::MovingAiMap>> maps = reference::LoadMovingAi(root, name);
     ASSERT_TRUE(maps.ok()) << maps.status();
     for (const reference::MovingAiMap& m : *maps) {
       if (m.name != name) continue;
-      absl::StatusOr<SubgoalGraph> sg = SubgoalGraph::Build(*m.grid);
-      ASSERT_TRUE(sg.ok());
-      for (size_t k = 0; k < m.problems.size(); k += 7) {
-        const ScenarioProblem& p = m.problems[k];
-        absl::StatusOr<PathResult> r = FindSubgoalPath(
-            *sg, Req(p.start_x, p.start_y, p.goal_x, p.goal_y), SearchBudget(), scratch);
-        ASSERT_TRUE(r.ok()) << m.name << ": " << r.status();
-        ASSERT_EQ(r->status, PathStatus::kFound) << m.name;
-        EXPECT_NEAR(r->length, p.optimal_length, p.tolerance)
-            << m.name << " (" << p.start_x << "," << p.start_y << ") -> (" << p.goal_x << ","
-            << p.goal_y << ")";
-        EXPECT_NEAR(WalkedLength(*m.grid, r->waypoints), r->length, 1e-6) << m.name;
-        ++checked;
+      for (bool hierarchy : {false, true}) {
+        absl::StatusOr<SubgoalGraph> sg = SubgoalGraph::Build(*m.grid, nullptr, hierarchy);
+        ASSERT_TRUE(sg.ok());
+        for (size_t k = hierarchy ? 0 : 3; k < m.problems.size(); k += 7) {
+          const ScenarioProblem& p = m.problems[k];
+          absl::StatusOr<PathResult> r = FindSubgoalPath(
+              *sg, Req(p.start_x, p.start_y, p.goal_x, p.goal_y), SearchBudget(), scratch);
+          ASSERT_TRUE(r.ok()) << m.name << ": " << r.status();
+          ASSERT_EQ(r->status, PathStatus::kFound) << m.name;
+          EXPECT_NEAR(r->length, p.optimal_length, p.tolerance)
+              << m.name << " (" << p.start_x << "," << p.start_y << ") -> (" << p.goal_x << ","
+              << p.goal_y << ")";
+          EXPECT_NEAR(WalkedLength(*m.grid, r->waypoints), r->length, 1e-6) << m.name;
+          ++checked;
+        }
       }
     }
   }

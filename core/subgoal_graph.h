@@ -77,7 +77,9 @@ class SubgoalSearchScratch {
 // subgoals that are directly h-reachable (no subgoal on the way); a query
 // links start and goal to theirs, runs A* with the octile heuristic over
 // this small graph and draws each edge back as a straight plus a diagonal
-// run of cells. Exact: the lengths equal A* over the cells.
+// run of cells. Exact: the lengths equal A* over the cells. Where the
+// subgoal graph is sparse (mazes, dense random obstacles), a contraction
+// hierarchy over it (below) replaces the A*, with the same lengths.
 //
 // Self-contained: keeps its own bitsets of blocked cells and subgoals, so
 // it does not depend on (or follow) later edits of the GridMap it was built
@@ -227,9 +229,10 @@ class SubgoalGraph {
 // FindGridPath with GridMethod::kJumpPoint on that map: waypoints are cell
 // centres (every cell with Smoothing::kNone, the cells where the step
 // changes otherwise), length is the octile optimum, expansions count graph
-// nodes (subgoals, start and goal) expanded, under `budget` (expansions,
+// nodes expanded (A*: subgoals, start and goal; the hierarchy: subgoals
+// settled by either of its two searches), under `budget` (expansions,
 // deadline, cancellation; allow_partial gives the path to the expanded node
-// nearest the goal).
+// nearest the goal, the hierarchy's forward search's nearest).
 //
 // Errors as FindGridPath: INVALID_ARGUMENT for a point that is not finite or
 // off the map (naming "start" or "goal") and for CHECKPOINTS / FUNNEL;

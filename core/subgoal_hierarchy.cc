@@ -213,6 +213,8 @@ bool SubgoalGraph::BuildHierarchy(const std::function<bool()>& keep_going) {
     }
     up_begin_[v + 1] = static_cast<uint32_t>(up_to_.size());
   }
+  up_to_.shrink_to_fit();
+  up_cost_.shrink_to_fit();
   shortcut_mid_.assign(mids.begin(), mids.end());
   std::sort(shortcut_mid_.begin(), shortcut_mid_.end());
   // A* over the subgoal graph is no longer used.

@@ -53,10 +53,12 @@ uint64_t RunSubgoalTables(const std::vector<reference::MovingAiMap>& maps,
       }
     }
   }
-  std::printf("GRID subgoal graph (SSG, Uras et al. 2013), every %s scenario against the "
-              "optimal length; A* and JPS on every %dth of those (ratios over the same "
-              "queries); memory = graph bytes / grid bytes (1 byte a cell):\n\n",
-              sample == 1 ? "" : (std::to_string(sample) + "th").c_str(), baseline_sample);
+  const std::string every = sample == 1 ? "every" : "every " + std::to_string(sample) + "th";
+  std::printf("GRID subgoal graph (SSG, Uras et al. 2013; a contraction hierarchy over it where "
+              "it contracts), %s scenario against the optimal length; A* and JPS on every "
+              "%dth of those (ratios over the same queries); memory = graph bytes / grid "
+              "bytes (1 byte a cell):\n\n",
+              every.c_str(), baseline_sample);
   std::printf("| map | set | size | problems | mismatches | SSG µs/query | A* µs | JPS µs | "
               "A* / SSG | JPS / SSG | expansions | subgoals | edges | hierarchy core (shortcuts) | build ms | "
               "memory |\n");

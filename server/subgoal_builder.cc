@@ -16,8 +16,8 @@ namespace {
 
 bool Wants(const MapSnapshot& snapshot) {
   return snapshot.grid != nullptr && snapshot.grid_graph != nullptr &&
-         snapshot.grid->uniform_cost() && snapshot.subgoal != nullptr &&
-         snapshot.subgoal->Ready(snapshot.version) == nullptr;
+         snapshot.grid->uniform_cost() && snapshot.grid->size() <= SubgoalBuilder::kMaxSubgoalCells &&
+         snapshot.subgoal != nullptr && snapshot.subgoal->Ready(snapshot.version) == nullptr;
 }
 
 }  // namespace

@@ -30,14 +30,19 @@ namespace wayfinder::server {
 // Thread-safe.
 class SubgoalBuilder {
  public:
+  // Maps of more cells get none (their queries keep jump point search): the
+  // same bound as the jump point run table's; a hierarchy's build needs
+  // about 40 bytes of scratch a subgoal.
+  static constexpr uint64_t kMaxSubgoalCells = GridGraph::kMaxRunTableCells;
+
   SubgoalBuilder();
   // Stops the thread (a build under way gives up).
   ~SubgoalBuilder();
   SubgoalBuilder(const SubgoalBuilder&) = delete;
   SubgoalBuilder& operator=(const SubgoalBuilder&) = delete;
 
-  // Queues `snapshot` if it has a GRID graph of uniform cost whose slot is
-  // empty.
+  // Queues `snapshot` if it has a GRID graph of uniform cost, at most
+  // kMaxSubgoalCells cells, whose slot is empty.
   void Enqueue(const std::shared_ptr<const MapSnapshot>& snapshot);
   // Tests: waits until the queue is empty and no build runs.
   void WaitIdle();

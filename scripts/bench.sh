@@ -7,7 +7,10 @@
 #
 #   1. GRID and QUADTREE on the Moving AI scenarios (wayfinder-scen):
 #      µs/query in process, expansions, length / optimal, validity; also
-#      on seeded caves, city and rocks maps (1024², 256² in quick).
+#      on seeded caves, city and rocks maps (1024², 256² in quick). The
+#      subgoal graph on every scenario against the optimal lengths, beside
+#      A* and JPS on every 4th (ratios, build ms, memory / grid), per map
+#      and per map set.
 #   2. NAVMESH beside Recast/Detour (wayfinder-navbench), on the same maps,
 #      and on seeded polygon worlds against exact shortest paths.
 #      Raycast and NearestPoint beside Detour's raycast and

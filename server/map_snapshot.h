@@ -11,6 +11,7 @@
 #include "core/navmesh.h"
 #include "core/quadtree.h"
 #include "server/map_links.h"
+#include "server/subgoal_slot.h"
 #include "wayfinder/v1/wayfinder.pb.h"
 
 namespace wayfinder::server {
@@ -37,6 +38,11 @@ struct MapSnapshot {
   std::shared_ptr<const GridMap> grid;
   // The GRID graph, when built.
   std::shared_ptr<const GridGraph> grid_graph;
+  // GRID on uniform-cost maps: the subgoal graph of this version, filled
+  // in the background by SubgoalBuilder after the version is published
+  // (FindPath uses it once ready, jump point search before). Each
+  // snapshot makes its own, so an edit never inherits a stale one.
+  std::shared_ptr<SubgoalSlot> subgoal = std::make_shared<SubgoalSlot>();
   // The QUADTREE graph, when built.
   std::shared_ptr<const QuadtreeGraph> quadtree;
   // The NAVMESH graph: one mesh per agent radius, ascending by radius.

@@ -18,6 +18,7 @@
 #include "core/navmesh.h"
 #include "core/quadtree.h"
 #include "core/status_macros.h"
+#include "core/subgoal_graph.h"
 #include "server/area_costs.h"
 #include "server/graph_kinds.h"
 
@@ -27,6 +28,7 @@ namespace {
 // Search scratch belongs to the thread, never to a map: every worker grows
 // its own buffers to the largest map it has searched and reuses them.
 thread_local GridSearchScratch tls_grid_scratch;
+thread_local SubgoalSearchScratch tls_subgoal_scratch;
 thread_local QuadtreeSearchScratch tls_quadtree_scratch;
 thread_local NavmeshSearchScratch tls_navmesh_scratch;
 thread_local HexSearchScratch tls_hex_scratch;
@@ -145,7 +147,16 @@ absl::Status RunFindPath(const MapSnapshot& map, const v1::FindPathRequest& requ
               absl::StrCat("options.grid_method: ", options.grid_method(),
                            " is not a grid method (A_STAR, JUMP_POINT)"));
       }
-      if (map.links == nullptr) {
+      // Jump points without a table: the version's subgoal graph once the
+      // background build has filled it (same lengths, fewer expansions).
+      const SubgoalGraph* subgoals =
+          grid_options.method == GridMethod::kJumpPoint && grid_options.costs == nullptr &&
+                  map.subgoal != nullptr
+              ? map.subgoal->Ready(map.version)
+              : nullptr;
+      if (map.links == nullptr && subgoals != nullptr) {
+        result = FindSubgoalPath(*subgoals, core_request, budget, tls_subgoal_scratch);
+      } else if (map.links == nullptr) {
         result = FindGridPath(*map.grid_graph, core_request, budget, tls_grid_scratch,
                               grid_options);
       } else {

@@ -100,8 +100,21 @@ PathfinderService::PathfinderService(MapRegistry* registry, WorkerPool* pool,
   // The wait bound is the service's answer to overload; the pool enforces it.
   pool_->set_max_wait(config.max_queue_wait);
   flow_cache_.Follow(*registry_);  // nothing cached outlives its map version
+  // Every published version of a uniform-cost GRID map gets its subgoal
+  // graph in the background (puts, edits, versions from other replicas).
+  registry_->AddChangeListener([this](const MapRegistry::Change& change) {
+    if (change.snapshot == nullptr) return;
+    std::shared_ptr<const MapSnapshot> current = registry_->Get(change.name);
+    if (current != nullptr && current->version == change.version) {
+      subgoal_builder_.Enqueue(current);
+    }
+  });
   SetMessageAllocatorFor_FindPath(&find_path_messages_);
   SetMessageAllocatorFor_FindPaths(&find_paths_messages_);
+}
+
+void PathfinderService::BuildSubgoalGraphs() {
+  for (const auto& map : registry_->List()) subgoal_builder_.Enqueue(map);
 }
 
 grpc::ServerUnaryReactor* PathfinderService::Finish(grpc::CallbackServerContext* ctx,
@@ -347,6 +360,7 @@ grpc::ServerUnaryReactor* PathfinderService::GetMap(grpc::CallbackServerContext*
   absl::StatusOr<CallStart> call = Begin(ctx, Role::kRead, "name", request->name());
   if (!call.ok()) return Finish(ctx, "GetMap", call.status());
   *response = call->map->info;
+  AddSubgoalInfo(*call->map, response);
   return Finish(ctx, "GetMap", absl::OkStatus());
 }
 
@@ -356,7 +370,11 @@ grpc::ServerUnaryReactor* PathfinderService::ListMaps(grpc::CallbackServerContex
   if (absl::StatusOr<CallStart> call = Begin(ctx, Role::kRead); !call.ok()) {
     return Finish(ctx, "ListMaps", call.status());
   }
-  for (const auto& map : registry_->List()) *response->add_maps() = map->info;
+  for (const auto& map : registry_->List()) {
+    v1::MapInfo* info = response->add_maps();
+    *info = map->info;
+    AddSubgoalInfo(*map, info);
+  }
   return Finish(ctx, "ListMaps", absl::OkStatus());
 }
 

@@ -14,6 +14,7 @@
 #include "server/arena_allocator.h"
 #include "server/auth.h"
 #include "server/component_refiner.h"
+#include "server/subgoal_builder.h"
 #include "server/config.h"
 #include "server/admission.h"
 #include "server/flow_field_cache.h"
@@ -114,6 +115,11 @@ class PathfinderService final : public v1::Pathfinder::CallbackService {
   // before grpc::Server::Shutdown, which would otherwise wait its whole
   // grace for streams that never end by themselves.
   void StopWatches() { watch_hub_.Stop(); }
+  // Queues the subgoal graph build of every map in the registry (maps
+  // loaded at start-up; uploads and edits are queued as they publish).
+  void BuildSubgoalGraphs();
+  // Tests: the background subgoal graph builds.
+  SubgoalBuilder& subgoal_builder() { return subgoal_builder_; }
   WatchHub::Stats watch_stats() const { return watch_hub_.stats(); }
 
   FlowFieldCache::Stats flow_cache_stats() const { return flow_cache_.stats(); }
@@ -223,6 +229,9 @@ class PathfinderService final : public v1::Pathfinder::CallbackService {
   // Labels stale NAVMESH components after UpdateMap (before edit_pool_:
   // edits still queued at shutdown may hand it versions).
   ComponentRefiner refiner_;
+  // Builds each uniform-cost GRID version's subgoal graph in the
+  // background (before edit_pool_, for the same reason).
+  SubgoalBuilder subgoal_builder_;
   // UpdateMap's own workers (--edit_workers). Last: destroyed first, it
   // runs the edits still queued while everything they use is alive.
   WorkerPool edit_pool_;

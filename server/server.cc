@@ -182,7 +182,12 @@ absl::StatusOr<std::unique_ptr<WayfinderServer>> WayfinderServer::Start(
   // SERVING once every stored map is loaded: now, or, for a shared store
   // that cannot be reached yet, when the follower's retries succeed. A
   // store of this process alone that cannot be read is an error.
-  absl::Status loaded = s->follower_->Start([health] { health->SetServingStatus(true); });
+  // Serving: the stored maps are in the registry; their subgoal graphs
+  // follow in the background.
+  absl::Status loaded = s->follower_->Start([health, service = s->service_.get()] {
+    health->SetServingStatus(true);
+    service->BuildSubgoalGraphs();
+  });
   if (!loaded.ok() && !s->store_->shared()) {
     return absl::Status(loaded.code(), absl::StrCat("cannot load the stored maps from ",
                                                     s->store_->Describe(), ": ",

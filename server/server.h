@@ -48,6 +48,8 @@ class WayfinderServer {
   // The /metrics HTTP port actually bound; 0 without config.metrics_listen.
   int metrics_port() const { return metrics_ != nullptr ? metrics_->port() : 0; }
   const MapRegistry& registry() const { return *registry_; }
+  // Tests: the service (its background builders).
+  PathfinderService& service_for_testing() { return *service_; }
   // Whether the stored maps are loaded (health is SERVING from then on,
   // until shutdown); true without a store.
   bool maps_loaded() const { return follower_ == nullptr || follower_->loaded(); }

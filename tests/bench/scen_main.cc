@@ -3,6 +3,10 @@
 // problems, the mismatches against the published optimal length, and the
 // mean time and expansions per query. Exit status 1 if any mismatch.
 //
+// Then (unless --subgoal=false) the subgoal graph over every
+// --subgoal_sample-th scenario beside A* and JPS (tests/bench/scen_subgoal.h):
+// mismatches, µs/query, the ratios, build time and memory, per map and set.
+//
 // Then (unless --quadtree_sample=0) every Nth scenario through the QUADTREE
 // search in each smoothing mode: share of valid paths (exact free-space
 // check of every segment), path length / optimal octile length (any-angle
@@ -27,6 +31,7 @@
 #include "core/line_of_sight.h"
 #include "core/movingai.h"
 #include "core/quadtree.h"
+#include "tests/bench/scen_subgoal.h"
 #include "tests/reference/benchmark_data.h"
 #include "tests/reference/generated_maps.h"
 
@@ -45,6 +50,10 @@ ABSL_FLAG(int, passes, 1,
 ABSL_FLAG(int, generated, 0,
           "also seeded caves, city and rocks maps of this side (0 = none), 100 problems "
           "each with Dijkstra optimal lengths (tests/reference/generated_maps.h)");
+ABSL_FLAG(bool, subgoal, true, "run the subgoal graph tables");
+ABSL_FLAG(int, subgoal_sample, 1, "SSG: every Nth scenario (1 = all)");
+ABSL_FLAG(int, subgoal_baseline_sample, 4,
+          "SSG: A* and JPS on every Nth of the SSG's scenarios, for the ratios");
 ABSL_FLAG(bool, jump_points, true,
           "GRID: jump point search (as the server on uniform-cost maps); false = plain A*");
 
@@ -143,6 +152,12 @@ int main(int argc, char** argv) {
     std::printf("| **all** | | %llu | %llu | %.1f | |\n\n",
                 static_cast<unsigned long long>(total),
                 static_cast<unsigned long long>(total_bad), total > 0 ? total_us / total : 0.0);
+  }
+
+  if (absl::GetFlag(FLAGS_subgoal)) {
+    total_bad += wayfinder::bench::RunSubgoalTables(maps, root,
+                                                    absl::GetFlag(FLAGS_subgoal_sample),
+                                                    absl::GetFlag(FLAGS_subgoal_baseline_sample));
   }
 
   const int sample = absl::GetFlag(FLAGS_quadtree_sample);

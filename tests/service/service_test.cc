@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "absl/synchronization/notification.h"
+#include "server/pathfinder_service.h"
 #include "service_test_util.h"
 
 namespace wayfinder::testing {
@@ -291,6 +292,9 @@ TEST(PathsTest, GridMethodsAgreeAndJumpPointsNeedUniformCosts) {
       "......#.#.",
   };
   MustPut(h, GridMapFromRows("maze", rows));
+  // JUMP_POINT (and the default) search the subgoal graph once it is
+  // built in the background: wait for it, so that both calls use it.
+  h.server().service_for_testing().subgoal_builder().WaitIdle();
   v1::FindPathResponse by_default, astar, jps;
   v1::FindPathRequest req = PathRequest("maze", 0.5, 4.5, 9.5, 4.5);
   ASSERT_TRUE(Find(h, req, &by_default).ok());

@@ -1,0 +1,248 @@
+#ifndef WAYFINDER_CORE_SUBGOAL_GRAPH_H_
+#define WAYFINDER_CORE_SUBGOAL_GRAPH_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/grid_map.h"
+#include "core/path.h"
+#include "core/search_budget.h"
+
+namespace wayfinder {
+
+// Reusable memory for FindSubgoalPath: per-node g-values, parents and
+// generation stamps, the open list and the start's edges, sized to the
+// largest graph searched so far. A query touches only the nodes it reaches.
+//
+// Not thread-safe: one per worker thread. Never shared through a map.
+class SubgoalSearchScratch {
+ public:
+  SubgoalSearchScratch() = default;
+  SubgoalSearchScratch(const SubgoalSearchScratch&) = delete;
+  SubgoalSearchScratch& operator=(const SubgoalSearchScratch&) = delete;
+
+  // Bytes currently held.
+  size_t MemoryBytes() const;
+
+ private:
+  friend class SubgoalSearch;
+
+  struct Node {
+    double g;
+    double goal_edge;         // octile length to the goal; valid iff goal_generation matches
+    uint32_t parent;
+    uint32_t generation;       // g, parent and closed are valid iff equal to generation_
+    uint32_t goal_generation;  // this node was found by the goal's scan
+    bool closed;
+  };
+  struct OpenEntry {
+    double f;
+    double g;
+    uint32_t node;
+  };
+
+  std::vector<Node> nodes_;
+  std::vector<OpenEntry> open_;
+  std::vector<uint32_t> start_edges_;  // node ids the start's scan found
+  uint32_t generation_ = 0;
+
+  // The hierarchy's two searches (0 forward from the start, 1 backward
+  // from the goal).
+  friend class SubgoalHierarchySearch;
+  struct BiNode {
+    double g[2];
+    uint32_t parent[2];
+    uint32_t generation[2];
+    bool closed[2];
+  };
+  std::vector<BiNode> bi_nodes_;
+  std::vector<OpenEntry> bi_open_[2];
+};
+
+// A simple subgoal graph (Uras, Koenig and Hernández, "Subgoal Graphs for
+// Optimal Pathfinding in Eight-Neighbor Grids", ICAPS 2013) of a GridMap of
+// uniform cost, for the GRID graph's rules: 8-connected, a diagonal step
+// only when both orthogonal cells it passes are free (no corner cutting),
+// octile lengths (1 straight, sqrt 2 diagonal, in cells).
+//
+// The subgoals are the free cells at the convex corners of obstacles: a
+// free cell with a blocked diagonal neighbour whose two cells shared with
+// it are free. Every shortest path can be drawn through subgoals so that
+// each piece between consecutive ones is "h-reachable" (as short as the
+// octile distance, as on an empty map). The graph links the pairs of
+// subgoals that are directly h-reachable (no subgoal on the way); a query
+// links start and goal to theirs, runs A* with the octile heuristic over
+// this small graph and draws each edge back as a straight plus a diagonal
+// run of cells. Exact: the lengths equal A* over the cells. Where the
+// subgoal graph is sparse (mazes, dense random obstacles), a contraction
+// hierarchy over it (below) replaces the A*, with the same lengths.
+//
+// Self-contained: keeps its own bitsets of blocked cells and subgoals, so
+// it does not depend on (or follow) later edits of the GridMap it was built
+// from; a caller keys it by the map version it belongs to.
+//
+// Thread-safe: immutable after Build; queries may run together.
+class SubgoalGraph {
+ public:
+  // Builds the graph of `map`, and its contraction hierarchy when
+  // `hierarchy` and the graph is sparse enough to contract (has_hierarchy()
+  // says whether it did; answers are the same either way).
+  // FAILED_PRECONDITION when the map has cost multipliers (the method is
+  // exact for uniform cost only); CANCELLED when `keep_going` (polled every
+  // few thousand subgoals, may be null) returns false.
+  static absl::StatusOr<SubgoalGraph> Build(const GridMap& map,
+                                            const std::function<bool()>& keep_going = nullptr,
+                                            bool hierarchy = true);
+
+  uint32_t width() const { return width_; }
+  uint32_t height() const { return height_; }
+  // Subgoals (graph nodes) and directed edges.
+  size_t num_subgoals() const { return nodes_.size(); }
+  size_t num_edges() const { return num_edges_; }
+  bool IsSubgoal(uint32_t x, uint32_t y) const { return TestBit(subgoals_.data(), Cell(x, y)); }
+  // Connected components of the subgoals (two subgoals are connected on the
+  // grid iff their ids are equal).
+  size_t num_components() const { return num_components_; }
+
+  // Bytes held (bitsets, rank table, nodes, edges, component ids).
+  size_t MemoryBytes() const;
+
+  // Whether queries run on the contraction hierarchy (below) rather than
+  // A* over the subgoal graph, and its size.
+  bool has_hierarchy() const { return !up_begin_.empty(); }
+  size_t core_size() const { return core_size_; }
+  size_t num_shortcuts() const { return shortcut_mid_.size(); }
+
+ private:
+  friend class SubgoalSearch;
+  friend class SubgoalHierarchySearch;
+  struct XY {
+    uint16_t x, y;
+  };
+  // Directions 0 right, 1 down, 2 left, 3 up.
+  static constexpr int kDx[4] = {1, 0, -1, 0};
+  static constexpr int kDy[4] = {0, 1, 0, -1};
+  static constexpr int64_t kNoTarget = -1;
+
+  SubgoalGraph() = default;
+
+  static bool TestBit(const uint64_t* bits, uint64_t i) { return (bits[i >> 6] >> (i & 63)) & 1; }
+  static void SetBit(std::vector<uint64_t>& bits, uint64_t i) {
+    bits[i >> 6] |= uint64_t{1} << (i & 63);
+  }
+  uint64_t Cell(uint32_t x, uint32_t y) const { return uint64_t{y} * width_ + x; }
+  // Free cell on the map (false off the map).
+  bool Free(int x, int y) const {
+    if (y < 0 || y >= static_cast<int>(height_)) return false;
+    // The row bitsets hold cell x at bit x + 1, with sentinels at both ends.
+    return !TestBit(blocked_.data() + size_t(y) * row_words_, uint64_t(x + 1));
+  }
+  // A cell where scans stop and emit: a subgoal or the scan's target.
+  bool IsNode(int x, int y, int64_t target) const {
+    if (x < 0 || y < 0 || x >= static_cast<int>(width_) || y >= static_cast<int>(height_)) {
+      return false;
+    }
+    const uint64_t c = Cell(x, y);
+    return static_cast<int64_t>(c) == target || TestBit(subgoals_.data(), c);
+  }
+  // Node id of a subgoal cell.
+  uint32_t NodeOf(uint64_t cell) const {
+    const uint64_t w = cell >> 6;
+    const uint64_t below = subgoals_[w] & ((uint64_t{1} << (cell & 63)) - 1);
+    return rank_[w] + static_cast<uint32_t>(__builtin_popcountll(below));
+  }
+  // Steps from (x, y) along direction c to the first cell that is blocked,
+  // off the map, a subgoal or `target`.
+  int StopDistance(int x, int y, int c, int64_t target) const;
+  // Calls emit(x, y) for every subgoal (or `target`) directly h-reachable
+  // from the free cell (x, y) along the paths that go diagonally first:
+  // the corner-free octants swept with shrinking bounds (the region of an
+  // h-path is a parallelogram; a stop inside it ends the sweep beyond).
+  template <typename Emit>
+  void Scan(int x, int y, int64_t target, Emit&& emit) const;
+  // Scan's cells, appended to `cells` (for subgoal_hierarchy.cc).
+  void ScanCells(int x, int y, int64_t target, std::vector<uint64_t>* cells) const;
+
+  uint32_t width_ = 0;
+  uint32_t height_ = 0;
+  size_t row_words_ = 0;  // words per row of blocked_ and stop_rows_
+  size_t col_words_ = 0;  // words per column of stop_cols_
+  // Row-major, cell x of row y at bit y * 64 * row_words_ + x + 1, the bits
+  // for x = -1 and x = width set (the map's edge).
+  std::vector<uint64_t> blocked_;
+  // Blocked or subgoal: where straight scans stop. By rows (as blocked_)
+  // and by columns (column x, cell y at bit x * 64 * col_words_ + y + 1).
+  std::vector<uint64_t> stop_rows_;
+  std::vector<uint64_t> stop_cols_;
+  // Subgoal bit per cell (index y * width + x) and the subgoals before each
+  // word: node id = rank.
+  std::vector<uint64_t> subgoals_;
+  std::vector<uint32_t> rank_;
+  std::vector<XY> nodes_;
+  std::vector<uint32_t> edge_begin_;  // node i's edges: [edge_begin_[i], edge_begin_[i + 1])
+  std::vector<uint32_t> edges_;
+  std::vector<uint32_t> component_;
+  size_t num_components_ = 0;
+  size_t num_edges_ = 0;
+
+  // A contraction hierarchy over the subgoal graph (Geisberger et al.,
+  // "Contraction Hierarchies", WEA 2008), built when the subgoals contract
+  // down to a small core (sparse graphs: mazes, rooms): the subgoals are
+  // ranked by contraction order, the core (nodes of too high a degree to
+  // contract) above all; each node keeps its arcs to higher ranks (core
+  // nodes: to every core neighbour), original edges and shortcuts, and a
+  // query is two Dijkstra searches upwards from the ends that meet. Then
+  // edges_ is dropped. Built in subgoal_hierarchy.cc.
+  // False when keep_going said stop.
+  bool BuildHierarchy(const std::function<bool()>& keep_going);
+  // The query on the hierarchy (the ends are free cells, start != goal).
+  static absl::StatusOr<PathResult> HierarchyQuery(const SubgoalGraph& graph, uint64_t start,
+                                                   uint64_t goal, const PathRequest& request,
+                                                   const SearchBudget& budget,
+                                                   SubgoalSearchScratch& scratch);
+  // Waypoints of the path through the corner points `pts` (consecutive
+  // points one straight or diagonal run apart), as FindGridPath draws
+  // them for `smoothing`.
+  static void Waypoints(const std::vector<std::pair<int, int>>& pts, Smoothing smoothing,
+                        std::vector<Point>* out);
+  static uint64_t PairKey(uint32_t a, uint32_t b) {
+    return a < b ? (uint64_t{a} << 32 | b) : (uint64_t{b} << 32 | a);
+  }
+  // The subgoal a shortcut between a and b bypasses; kNoMiddle for an
+  // original edge.
+  static constexpr uint32_t kNoMiddle = 0xFFFFFFFFu;
+  uint32_t MiddleOf(uint32_t a, uint32_t b) const;
+  std::vector<uint32_t> up_begin_;  // node i's arcs: [up_begin_[i], up_begin_[i + 1])
+  std::vector<uint32_t> up_to_;
+  std::vector<double> up_cost_;
+  // (PairKey, middle) of every shortcut, sorted.
+  std::vector<std::pair<uint64_t, uint32_t>> shortcut_mid_;
+  size_t core_size_ = 0;
+};
+
+// The shortest GRID path from request.start to request.goal on the map the
+// graph was built from; the same contract and PathResult shape as
+// FindGridPath with GridMethod::kJumpPoint on that map: waypoints are cell
+// centres (every cell with Smoothing::kNone, the cells where the step
+// changes otherwise), length is the octile optimum, expansions count graph
+// nodes expanded (A*: subgoals, start and goal; the hierarchy: subgoals
+// settled by either of its two searches), under `budget` (expansions,
+// deadline, cancellation; allow_partial gives the path to the expanded node
+// nearest the goal, the hierarchy's forward search's nearest).
+//
+// Errors as FindGridPath: INVALID_ARGUMENT for a point that is not finite or
+// off the map (naming "start" or "goal") and for CHECKPOINTS / FUNNEL;
+// FAILED_PRECONDITION for a blocked cell; RESOURCE_EXHAUSTED,
+// DEADLINE_EXCEEDED, CANCELLED from the budget. A goal in another
+// connected component is kUnreachable with 0 expansions.
+absl::StatusOr<PathResult> FindSubgoalPath(const SubgoalGraph& graph, const PathRequest& request,
+                                           const SearchBudget& budget,
+                                           SubgoalSearchScratch& scratch);
+
+}  // namespace wayfinder
+
+#endif  // WAYFINDER_CORE_SUBGOAL_GRAPH_H_

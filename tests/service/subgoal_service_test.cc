@@ -1,0 +1,344 @@
+// The subgoal graph in the server: built in the background after a put
+// and after each edit, used by FindPath (JUMP_POINT / default on uniform
+// maps) only for the version it was built from, jump point search before;
+// the same lengths as A* throughout, also while edits and rebuilds race.
+
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "core/grid_graph.h"
+#include "core/grid_search.h"
+#include "core/subgoal_graph.h"
+#include "server/map_builder.h"
+#include "server/path_query.h"
+#include "server/pathfinder_service.h"
+#include "tests/reference/grid_dijkstra.h"
+#include "tests/service/service_test_util.h"
+
+namespace wayfinder::testing {
+namespace {
+
+// Seeded rows: random blocks at `density`, and a wall down column side/2
+// with a one-cell door at row side/2 (closed by the edit tests).
+std::vector<std::string> Rows(uint32_t side, double density, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::bernoulli_distribution blocked(density);
+  std::vector<std::string> rows(side, std::string(side, '.'));
+  for (uint32_t y = 0; y < side; ++y) {
+    for (uint32_t x = 0; x < side; ++x) {
+      if (blocked(rng)) rows[y][x] = '#';
+    }
+    rows[y][side / 2] = y == side / 2 || y == 0 ? '.' : '#';
+    if (y == side / 2) {
+      rows[y][side / 2 - 1] = rows[y][side / 2 + 1] = '.';
+    }
+  }
+  return rows;
+}
+
+GridMap ToGrid(const std::vector<std::string>& rows) {
+  std::vector<uint8_t> cells;
+  for (const std::string& r : rows) {
+    for (char c : r) cells.push_back(c == '#' ? GridMap::kBlocked : 1);
+  }
+  return *GridMap::Create(static_cast<uint32_t>(rows[0].size()),
+                          static_cast<uint32_t>(rows.size()), std::move(cells));
+}
+
+// Random pairs of free cells.
+std::vector<std::pair<uint32_t, uint32_t>> Pairs(const GridMap& m, int n, uint32_t seed) {
+  std::vector<uint32_t> free_cells;
+  for (uint32_t i = 0; i < m.size(); ++i) {
+    if (m.IsFree(i)) free_cells.push_back(i);
+  }
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<size_t> pick(0, free_cells.size() - 1);
+  std::vector<std::pair<uint32_t, uint32_t>> out;
+  for (int k = 0; k < n; ++k) out.emplace_back(free_cells[pick(rng)], free_cells[pick(rng)]);
+  return out;
+}
+
+v1::FindPathRequest Request(const std::string& map, const GridMap& m, uint32_t s, uint32_t g,
+                            v1::GridMethod method = v1::GRID_METHOD_UNSPECIFIED) {
+  const uint32_t w = m.width();
+  v1::FindPathRequest r = PathRequest(map, s % w + 0.5, s / w + 0.5, g % w + 0.5, g / w + 0.5);
+  r.mutable_options()->set_grid_method(method);
+  return r;
+}
+
+v1::FindPathResponse Find(ServerHarness& h, const v1::FindPathRequest& req) {
+  v1::FindPathResponse resp;
+  const grpc::Status st = h.stub().FindPath(Ctx().get(), req, &resp);
+  EXPECT_TRUE(st.ok()) << st.error_message();
+  return resp;
+}
+
+const v1::GraphInfo* GridInfo(const v1::MapInfo& info) {
+  for (const v1::GraphInfo& g : info.graphs()) {
+    if (g.kind() == v1::GRID) return &g;
+  }
+  return nullptr;
+}
+
+v1::MapInfo GetMap(ServerHarness& h, const std::string& name) {
+  v1::GetMapRequest req;
+  req.set_name(name);
+  v1::MapInfo info;
+  EXPECT_TRUE(h.stub().GetMap(Ctx().get(), req, &info).ok());
+  return info;
+}
+
+v1::MapEdit Door(uint32_t side, bool closed) {
+  v1::MapEdit e;
+  v1::CellPatch* p = e.mutable_cells();
+  p->set_x(side / 2);
+  p->set_y(side / 2);
+  p->set_width(1);
+  p->set_height(1);
+  p->set_cells(std::string(1, static_cast<char>(closed ? 255 : 0)));
+  return e;
+}
+
+TEST(SubgoalServiceTest, BuiltAfterPutAndUsedWithAStarLengths) {
+  ServerHarness h;
+  const std::vector<std::string> rows = Rows(96, 0.2, 11);
+  const GridMap m = ToGrid(rows);
+  v1::PutMapRequest put;
+  *put.mutable_map() = GridMapFromRows("sg", rows);
+  v1::MapInfo put_info;
+  ASSERT_TRUE(h.stub().PutMap(Ctx().get(), put, &put_info).ok());
+  h.server().service_for_testing().subgoal_builder().WaitIdle();
+
+  const v1::MapInfo info = GetMap(h, "sg");
+  const v1::GraphInfo* grid = GridInfo(info);
+  ASSERT_NE(grid, nullptr);
+  EXPECT_TRUE(grid->subgoal_ready());
+  EXPECT_GT(grid->subgoal_memory_bytes(), 0u);
+  EXPECT_GT(grid->subgoals(), 0u);
+  EXPECT_GT(grid->subgoal_edges(), 0u);
+  EXPECT_GE(grid->subgoal_build_ms(), 0.0);
+
+  std::shared_ptr<const server::MapSnapshot> snap = h.server().registry().Get("sg");
+  ASSERT_NE(snap, nullptr);
+  const SubgoalGraph* sg = snap->subgoal->Ready(snap->version);
+  ASSERT_NE(sg, nullptr);
+  EXPECT_EQ(grid->subgoals(), sg->num_subgoals());
+  SubgoalSearchScratch scratch;
+  for (auto [s, g] : Pairs(m, 150, 5)) {
+    const v1::FindPathResponse by_default = Find(h, Request("sg", m, s, g));
+    const v1::FindPathResponse jump = Find(h, Request("sg", m, s, g, v1::JUMP_POINT));
+    const v1::FindPathResponse astar = Find(h, Request("sg", m, s, g, v1::A_STAR));
+    ASSERT_EQ(by_default.status(), astar.status());
+    ASSERT_EQ(jump.status(), astar.status());
+    EXPECT_NEAR(by_default.length(), astar.length(), 1e-9);
+    EXPECT_NEAR(jump.length(), astar.length(), 1e-9);
+    // The answer is the subgoal graph's (its expansions, its waypoints).
+    const uint32_t w = m.width();
+    wayfinder::PathRequest core;
+    core.start = {s % w + 0.5, s / w + 0.5};
+    core.goal = {g % w + 0.5, g / w + 0.5};
+    absl::StatusOr<PathResult> direct = FindSubgoalPath(*sg, core, SearchBudget(), scratch);
+    ASSERT_TRUE(direct.ok());
+    EXPECT_EQ(by_default.stats().expansions(), direct->expansions);
+    EXPECT_EQ(static_cast<size_t>(by_default.waypoints_size()), direct->waypoints.size());
+  }
+}
+
+// RunFindPath on a snapshot outside the registry (the builder never sees
+// it): jump points while the slot is empty or holds another version's
+// graph, the subgoal graph once it holds this version's.
+TEST(SubgoalServiceTest, JumpPointsUntilTheSlotHoldsThisVersion) {
+  const std::vector<std::string> rows = Rows(64, 0.25, 3);
+  const GridMap m = ToGrid(rows);
+  auto build = [&] {
+    absl::StatusOr<std::unique_ptr<server::MapSnapshot>> s =
+        server::BuildMap(GridMapFromRows("x", rows), GridLimits{});
+    EXPECT_TRUE(s.ok()) << s.status();
+    (*s)->version = 7;
+    return *std::move(s);
+  };
+  std::unique_ptr<server::MapSnapshot> empty = build();
+  std::unique_ptr<server::MapSnapshot> other = build();
+  std::unique_ptr<server::MapSnapshot> ready = build();
+  absl::StatusOr<SubgoalGraph> sg = SubgoalGraph::Build(m);
+  ASSERT_TRUE(sg.ok());
+  auto shared = std::make_shared<const SubgoalGraph>(*std::move(sg));
+  ASSERT_TRUE(other->subgoal->Publish(shared, 6, 1.0));
+  ASSERT_TRUE(ready->subgoal->Publish(shared, 7, 1.0));
+  EXPECT_FALSE(ready->subgoal->Publish(shared, 7, 1.0));  // once
+
+  const GridGraph graph(std::make_shared<const GridMap>(m));
+  GridSearchScratch grid_scratch;
+  SubgoalSearchScratch sg_scratch;
+  GridSearchOptions jps;
+  jps.method = GridMethod::kJumpPoint;
+  for (auto [s, g] : Pairs(m, 100, 9)) {
+    const v1::FindPathRequest req = Request("x", m, s, g);
+    wayfinder::PathRequest core;
+    core.start = {req.start().x(), req.start().y()};
+    core.goal = {req.goal().x(), req.goal().y()};
+    absl::StatusOr<PathResult> want_jps = FindGridPath(graph, core, SearchBudget(), grid_scratch,
+                                                       jps);
+    absl::StatusOr<PathResult> want_sg = FindSubgoalPath(*shared, core, SearchBudget(),
+                                                         sg_scratch);
+    ASSERT_TRUE(want_jps.ok() && want_sg.ok());
+    for (const server::MapSnapshot* snap : {empty.get(), other.get(), ready.get()}) {
+      v1::FindPathResponse resp;
+      ASSERT_TRUE(server::RunFindPath(*snap, req, {}, absl::InfiniteFuture(), nullptr, resp).ok());
+      const PathResult& want = snap == ready.get() ? *want_sg : *want_jps;
+      EXPECT_EQ(resp.stats().expansions(), want.expansions);
+      EXPECT_EQ(static_cast<size_t>(resp.waypoints_size()), want.waypoints.size());
+      EXPECT_NEAR(resp.length(), want_jps->length, 1e-9);
+    }
+  }
+}
+
+TEST(SubgoalServiceTest, CostMapsGetNone) {
+  ServerHarness h;
+  v1::PutMapRequest put;
+  *put.mutable_map() = GridMapFromRows("costly", {"..3.", ".#..", "...."});
+  v1::MapInfo info;
+  ASSERT_TRUE(h.stub().PutMap(Ctx().get(), put, &info).ok());
+  h.server().service_for_testing().subgoal_builder().WaitIdle();
+  const v1::GraphInfo* grid = GridInfo(GetMap(h, "costly"));
+  ASSERT_NE(grid, nullptr);
+  EXPECT_FALSE(grid->subgoal_ready());
+  std::shared_ptr<const server::MapSnapshot> snap = h.server().registry().Get("costly");
+  EXPECT_EQ(snap->subgoal->Ready(snap->version), nullptr);
+}
+
+TEST(SubgoalServiceTest, AnEditGetsItsOwnGraph) {
+  ServerHarness h;
+  const uint32_t side = 64;
+  std::vector<std::string> rows = Rows(side, 0.1, 21);
+  v1::PutMapRequest put;
+  *put.mutable_map() = GridMapFromRows("door", rows);
+  v1::MapInfo info;
+  ASSERT_TRUE(h.stub().PutMap(Ctx().get(), put, &info).ok());
+  server::SubgoalBuilder& builder = h.server().service_for_testing().subgoal_builder();
+  builder.WaitIdle();
+  std::shared_ptr<const server::MapSnapshot> before = h.server().registry().Get("door");
+  ASSERT_NE(before->subgoal->Ready(before->version), nullptr);
+
+  // Close the door: the old version's graph would now be wrong.
+  v1::UpdateMapRequest update;
+  update.set_map("door");
+  *update.add_edits() = Door(side, true);
+  v1::MapInfo updated;
+  ASSERT_TRUE(h.stub().UpdateMap(Ctx().get(), update, &updated).ok());
+  rows[side / 2][side / 2] = '#';
+  const GridMap closed = ToGrid(rows);
+  std::shared_ptr<const server::MapSnapshot> after = h.server().registry().Get("door");
+  ASSERT_GT(after->version, before->version);
+  EXPECT_NE(after->subgoal.get(), before->subgoal.get());
+  // Right away (built or not) and once rebuilt: the closed door's lengths.
+  for (int round = 0; round < 2; ++round) {
+    if (round == 1) builder.WaitIdle();
+    for (auto [s, g] : Pairs(closed, 60, 13 + round)) {
+      const std::vector<double> dist = reference::GridDistances(closed, s);
+      const v1::FindPathResponse r = Find(h, Request("door", closed, s, g));
+      ASSERT_EQ(r.map_version(), after->version);
+      if (std::isinf(dist[g])) {
+        EXPECT_EQ(r.status(), v1::UNREACHABLE);
+      } else {
+        ASSERT_EQ(r.status(), v1::FOUND);
+        EXPECT_NEAR(r.length(), dist[g], 1e-9);
+      }
+    }
+  }
+  EXPECT_NE(after->subgoal->Ready(after->version), nullptr);
+  EXPECT_TRUE(GridInfo(GetMap(h, "door"))->subgoal_ready());
+  EXPECT_GE(builder.built(), 2u);
+}
+
+// Edits toggle the door while queries run: every answer has the length of
+// the geometry of the version it reports, whether the subgoal graph of
+// that version was ready or not.
+TEST(SubgoalServiceTest, NoWrongAnswerWhileEditsAndRebuildsRace) {
+  ServerHarness h;
+  const uint32_t side = 128;
+  std::vector<std::string> open_rows = Rows(side, 0.15, 31);
+  std::vector<std::string> closed_rows = open_rows;
+  closed_rows[side / 2][side / 2] = '#';
+  const GridMap open_map = ToGrid(open_rows), closed_map = ToGrid(closed_rows);
+  v1::PutMapRequest put;
+  *put.mutable_map() = GridMapFromRows("race", open_rows);
+  v1::MapInfo info;
+  ASSERT_TRUE(h.stub().PutMap(Ctx().get(), put, &info).ok());
+  const uint64_t first = info.version();
+
+  // Pairs across the wall, so the door matters.
+  std::vector<std::pair<uint32_t, uint32_t>> pairs;
+  for (auto [s, g] : Pairs(open_map, 400, 17)) {
+    if (((s % side) < side / 2) != ((g % side) < side / 2)) pairs.emplace_back(s, g);
+  }
+  pairs.resize(std::min<size_t>(pairs.size(), 40));
+  std::vector<double> open_len, closed_len;
+  for (auto [s, g] : pairs) {
+    open_len.push_back(reference::GridDistances(open_map, s)[g]);
+    closed_len.push_back(reference::GridDistances(closed_map, s)[g]);
+  }
+
+  std::map<uint64_t, bool> closed_at;  // version -> door closed
+  closed_at[first] = false;
+  std::atomic<bool> done{false};
+  std::thread editor([&] {
+    for (int k = 0; k < 30; ++k) {
+      v1::UpdateMapRequest update;
+      update.set_map("race");
+      *update.add_edits() = Door(side, k % 2 == 0);
+      v1::MapInfo updated;
+      const grpc::Status st = h.stub().UpdateMap(Ctx().get(), update, &updated);
+      EXPECT_TRUE(st.ok()) << st.error_message();
+      closed_at[updated.version()] = k % 2 == 0;
+      std::this_thread::sleep_for(std::chrono::milliseconds(3));
+    }
+    done = true;
+  });
+  struct Answer {
+    uint64_t version;
+    size_t pair;
+    v1::PathStatus status;
+    double length;
+  };
+  std::vector<Answer> answers;
+  for (size_t i = 0; !done || i % pairs.size() != 0; ++i) {
+    const size_t k = i % pairs.size();
+    const v1::FindPathResponse r = Find(h, Request("race", open_map, pairs[k].first,
+                                                   pairs[k].second));
+    answers.push_back({r.map_version(), k, r.status(), r.length()});
+  }
+  editor.join();
+  h.server().service_for_testing().subgoal_builder().WaitIdle();
+  size_t checked = 0;
+  for (const Answer& a : answers) {
+    auto it = closed_at.find(a.version);
+    ASSERT_NE(it, closed_at.end()) << a.version;
+    const double want = it->second ? closed_len[a.pair] : open_len[a.pair];
+    if (std::isinf(want)) {
+      EXPECT_EQ(a.status, v1::UNREACHABLE);
+    } else {
+      ASSERT_EQ(a.status, v1::FOUND) << "version " << a.version;
+      EXPECT_NEAR(a.length, want, 1e-9) << "version " << a.version << " pair " << a.pair;
+    }
+    ++checked;
+  }
+  EXPECT_GT(checked, pairs.size());
+  server::SubgoalBuilder& builder = h.server().service_for_testing().subgoal_builder();
+  std::printf("%zu answers over %zu versions; subgoal graphs built %llu, given up %llu\n",
+              answers.size(), closed_at.size(), static_cast<unsigned long long>(builder.built()),
+              static_cast<unsigned long long>(builder.abandoned()));
+  std::shared_ptr<const server::MapSnapshot> last = h.server().registry().Get("race");
+  EXPECT_NE(last->subgoal->Ready(last->version), nullptr);
+}
+
+}  // namespace
+}  // namespace wayfinder::testing

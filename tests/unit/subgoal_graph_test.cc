@@ -1,0 +1,435 @@
+// The simple subgoal graph (core/subgoal_graph.h) against the obvious
+// reference: plain Dijkstra over the cells (tests/reference/grid_dijkstra.h)
+// on seeded random maps, corridors and mazes, and the published optimal
+// lengths of a slice of the Moving AI scenarios. Every path is walked cell
+// by cell: free cells, no corner cut, its length equal to the one reported.
+
+#include "core/subgoal_graph.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/grid_graph.h"
+#include "core/grid_search.h"
+#include "tests/reference/benchmark_data.h"
+#include "tests/reference/generated_maps.h"
+#include "tests/reference/grid_dijkstra.h"
+
+namespace wayfinder {
+namespace {
+
+constexpr double kSqrt2 = 1.4142135623730951;
+
+GridMap FromRows(const std::vector<std::string>& rows) {
+  std::vector<uint8_t> cells;
+  for (const std::string& r : rows) {
+    for (char c : r) cells.push_back(c == '#' ? GridMap::kBlocked : 1);
+  }
+  return *GridMap::Create(static_cast<uint32_t>(rows[0].size()), static_cast<uint32_t>(rows.size()),
+                          std::move(cells));
+}
+
+PathRequest Req(uint32_t sx, uint32_t sy, uint32_t gx, uint32_t gy,
+                Smoothing smoothing = Smoothing::kDefault) {
+  PathRequest r;
+  r.start = {sx + 0.5, sy + 0.5};
+  r.goal = {gx + 0.5, gy + 0.5};
+  r.smoothing = smoothing;
+  return r;
+}
+
+// Walks the waypoints cell by cell (each leg straight or diagonal) and
+// returns the path's octile length; -1 when a cell is blocked, a diagonal
+// step cuts a corner or a leg is neither straight nor diagonal.
+double WalkedLength(const GridMap& m, const std::vector<Point>& pts) {
+  double length = 0;
+  for (size_t i = 1; i < pts.size(); ++i) {
+    int x = static_cast<int>(pts[i - 1].x), y = static_cast<int>(pts[i - 1].y);
+    const int bx = static_cast<int>(pts[i].x), by = static_cast<int>(pts[i].y);
+    const int dx = bx - x, dy = by - y;
+    if (dx != 0 && dy != 0 && std::abs(dx) != std::abs(dy)) return -1;
+    const int sx = (dx > 0) - (dx < 0), sy = (dy > 0) - (dy < 0);
+    while (x != bx || y != by) {
+      if (sx != 0 && sy != 0 && (!m.IsFree(x + sx, y) || !m.IsFree(x, y + sy))) return -1;
+      x += sx;
+      y += sy;
+      if (!m.InBounds(x, y) || !m.IsFree(x, y)) return -1;
+      length += (sx != 0 && sy != 0) ? kSqrt2 : 1.0;
+    }
+  }
+  return length;
+}
+
+// Checks one query against the Dijkstra distance `expected` (+inf when
+// unreachable), in both smoothing modes.
+void ExpectExact(const GridMap& m, const SubgoalGraph& sg, SubgoalSearchScratch& scratch,
+                 uint32_t s, uint32_t g, double expected, const std::string& where) {
+  const uint32_t w = m.width();
+  for (Smoothing sm : {Smoothing::kCenters, Smoothing::kNone}) {
+    absl::StatusOr<PathResult> r =
+        FindSubgoalPath(sg, Req(s % w, s / w, g % w, g / w, sm), SearchBudget(), scratch);
+    ASSERT_TRUE(r.ok()) << where << ": " << r.status();
+    if (std::isinf(expected)) {
+      EXPECT_EQ(r->status, PathStatus::kUnreachable) << where;
+      EXPECT_EQ(r->expansions, 0u) << where;
+      continue;
+    }
+    ASSERT_EQ(r->status, PathStatus::kFound) << where;
+    EXPECT_NEAR(r->length, expected, 1e-6) << where;
+    ASSERT_FALSE(r->waypoints.empty()) << where;
+    EXPECT_EQ(r->waypoints.front(), GridMap::Centre(s % w, s / w)) << where;
+    EXPECT_EQ(r->waypoints.back(), GridMap::Centre(g % w, g / w)) << where;
+    EXPECT_NEAR(WalkedLength(m, r->waypoints), expected, 1e-6) << where;
+    if (sm == Smoothing::kNone) {  // every cell: unit steps
+      for (size_t i = 1; i < r->waypoints.size(); ++i) {
+        const Point a = r->waypoints[i - 1], b = r->waypoints[i];
+        ASSERT_LE(std::max(std::abs(a.x - b.x), std::abs(a.y - b.y)), 1.0) << where;
+      }
+    }
+  }
+}
+
+enum class Kind { kRandom, kCorridors, kMaze };
+
+GridMap RandomMap(std::mt19937& rng, Kind kind) {
+  std::uniform_int_distribution<uint32_t> side(4, 48);
+  const uint32_t w = side(rng), h = side(rng);
+  std::vector<uint8_t> cells(size_t{w} * h, 1);
+  if (kind == Kind::kRandom) {
+    const double density = std::uniform_real_distribution<double>(0.0, 0.45)(rng);
+    std::bernoulli_distribution blocked(density);
+    for (uint8_t& c : cells) c = blocked(rng) ? GridMap::kBlocked : 1;
+  } else if (kind == Kind::kCorridors) {
+    // Solid rock with rooms and corridors of width 1..3 carved out.
+    std::fill(cells.begin(), cells.end(), GridMap::kBlocked);
+    std::uniform_int_distribution<int> n(2, 8), width(1, 3);
+    auto carve = [&](uint32_t x0, uint32_t y0, uint32_t x1, uint32_t y1) {
+      for (uint32_t y = y0; y <= y1 && y < h; ++y) {
+        for (uint32_t x = x0; x <= x1 && x < w; ++x) cells[size_t{y} * w + x] = 1;
+      }
+    };
+    uint32_t px = std::uniform_int_distribution<uint32_t>(0, w - 1)(rng);
+    uint32_t py = std::uniform_int_distribution<uint32_t>(0, h - 1)(rng);
+    for (int k = n(rng); k > 0; --k) {
+      const uint32_t qx = std::uniform_int_distribution<uint32_t>(0, w - 1)(rng);
+      const uint32_t qy = std::uniform_int_distribution<uint32_t>(0, h - 1)(rng);
+      const uint32_t cw = static_cast<uint32_t>(width(rng)) - 1;
+      carve(std::min(px, qx), py, std::max(px, qx), py + cw);
+      carve(qx, std::min(py, qy), qx + cw, std::max(py, qy));
+      if (k % 3 == 0) carve(qx, qy, qx + 4, qy + 3);  // a room
+      px = qx;
+      py = qy;
+    }
+  } else {
+    // A maze of corridors `cw` wide between walls one cell thick, by
+    // depth-first carving, with a few walls knocked out (loops).
+    const uint32_t cw = std::uniform_int_distribution<uint32_t>(1, 2)(rng);
+    const uint32_t pitch = cw + 1;
+    const uint32_t mw = std::max<uint32_t>(1, (w - 1) / pitch);
+    const uint32_t mh = std::max<uint32_t>(1, (h - 1) / pitch);
+    std::fill(cells.begin(), cells.end(), GridMap::kBlocked);
+    auto open = [&](uint32_t x0, uint32_t y0, uint32_t x1, uint32_t y1) {
+      for (uint32_t y = y0; y < y1 && y < h; ++y) {
+        for (uint32_t x = x0; x < x1 && x < w; ++x) cells[size_t{y} * w + x] = 1;
+      }
+    };
+    std::vector<bool> seen(size_t{mw} * mh, false);
+    std::vector<uint32_t> stack = {0};
+    seen[0] = true;
+    open(1, 1, 1 + cw, 1 + cw);
+    while (!stack.empty()) {
+      const uint32_t c = stack.back();
+      const uint32_t cx = c % mw, cy = c / mw;
+      std::vector<uint32_t> next;
+      if (cx > 0 && !seen[c - 1]) next.push_back(c - 1);
+      if (cx + 1 < mw && !seen[c + 1]) next.push_back(c + 1);
+      if (cy > 0 && !seen[c - mw]) next.push_back(c - mw);
+      if (cy + 1 < mh && !seen[c + mw]) next.push_back(c + mw);
+      if (next.empty()) {
+        stack.pop_back();
+        continue;
+      }
+      const uint32_t d = next[std::uniform_int_distribution<size_t>(0, next.size() - 1)(rng)];
+      seen[d] = true;
+      const uint32_t dx = d % mw, dy = d / mw;
+      open(1 + std::min(cx, dx) * pitch, 1 + std::min(cy, dy) * pitch,
+           1 + std::max(cx, dx) * pitch + cw, 1 + std::max(cy, dy) * pitch + cw);
+      stack.push_back(d);
+    }
+    std::bernoulli_distribution knock(0.03);
+    for (uint8_t& c : cells) {
+      if (c == GridMap::kBlocked && knock(rng)) c = 1;
+    }
+  }
+  return *GridMap::Create(w, h, std::move(cells));
+}
+
+TEST(SubgoalGraphTest, SubgoalsAreTheConvexCornersOfObstacles) {
+  const GridMap m = FromRows({
+      "......",
+      ".##...",
+      ".##...",
+      "......",
+      "#.....",
+  });
+  absl::StatusOr<SubgoalGraph> sg = SubgoalGraph::Build(m);
+  ASSERT_TRUE(sg.ok()) << sg.status();
+  // The block's four corners, and (1, 3) at the corner of the single cell
+  // (0, 4) (whose other diagonal neighbours are off the map).
+  std::vector<std::pair<uint32_t, uint32_t>> got;
+  for (uint32_t y = 0; y < m.height(); ++y) {
+    for (uint32_t x = 0; x < m.width(); ++x) {
+      if (sg->IsSubgoal(x, y)) got.emplace_back(x, y);
+    }
+  }
+  const std::vector<std::pair<uint32_t, uint32_t>> want = {{0, 0}, {3, 0}, {0, 3}, {1, 3}, {3, 3}};
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(sg->num_subgoals(), 5u);
+  EXPECT_EQ(sg->num_components(), 1u);
+  EXPECT_GT(sg->MemoryBytes(), 0u);
+}
+
+TEST(SubgoalGraphTest, NeverCutsACorner) {
+  const GridMap m = FromRows({
+      "....",
+      ".#..",
+      "....",
+  });
+  absl::StatusOr<SubgoalGraph> sg = SubgoalGraph::Build(m);
+  ASSERT_TRUE(sg.ok());
+  SubgoalSearchScratch scratch;
+  // (0, 0) -> (2, 2): (1, 1) is blocked and no diagonal may pass it, so
+  // four straight steps (a diagonal round it costs 2 + 2 sqrt 2).
+  absl::StatusOr<PathResult> r = FindSubgoalPath(*sg, Req(0, 0, 2, 2), SearchBudget(), scratch);
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->status, PathStatus::kFound);
+  EXPECT_NEAR(r->length, 4, 1e-12);
+  EXPECT_NEAR(WalkedLength(m, r->waypoints), 4, 1e-12);
+  EXPECT_EQ(r->waypoints.front(), GridMap::Centre(0, 0));
+  EXPECT_EQ(r->waypoints.back(), GridMap::Centre(2, 2));
+}
+
+TEST(SubgoalGraphTest, StartEqualsGoalAndErrors) {
+  const GridMap m = FromRows({
+      "...#",
+      "....",
+  });
+  absl::StatusOr<SubgoalGraph> sg = SubgoalGraph::Build(m);
+  ASSERT_TRUE(sg.ok());
+  SubgoalSearchScratch scratch;
+  absl::StatusOr<PathResult> r = FindSubgoalPath(*sg, Req(1, 1, 1, 1), SearchBudget(), scratch);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, PathStatus::kFound);
+  EXPECT_EQ(r->length, 0);
+  EXPECT_EQ(r->waypoints, std::vector<Point>{GridMap::Centre(1, 1)});
+  EXPECT_EQ(r->expansions, 0u);
+
+  EXPECT_EQ(FindSubgoalPath(*sg, Req(3, 0, 0, 0), SearchBudget(), scratch).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(FindSubgoalPath(*sg, Req(0, 0, 3, 0), SearchBudget(), scratch).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  PathRequest off = Req(0, 0, 0, 0);
+  off.goal = {4.0, 0.5};
+  EXPECT_EQ(FindSubgoalPath(*sg, off, SearchBudget(), scratch).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  off.goal = {std::nan(""), 0.5};
+  EXPECT_EQ(FindSubgoalPath(*sg, off, SearchBudget(), scratch).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(FindSubgoalPath(*sg, Req(0, 0, 1, 1, Smoothing::kFunnel), SearchBudget(), scratch)
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+
+  // Cost multipliers: not this method's maps.
+  absl::StatusOr<GridMap> costly = GridMap::Create(2, 1, {1, 5});
+  ASSERT_TRUE(costly.ok());
+  EXPECT_EQ(SubgoalGraph::Build(*costly).status().code(), absl::StatusCode::kFailedPrecondition);
+  // A build that is told to stop.
+  EXPECT_EQ(SubgoalGraph::Build(m, [] { return false; }).status().code(),
+            absl::StatusCode::kCancelled);
+}
+
+TEST(SubgoalGraphTest, BudgetDeadlineAndCancellation) {
+  // A comb: the path winds round every tooth, one subgoal pair a tooth.
+  std::vector<std::string> rows(9, std::string(41, '.'));
+  for (int x = 2; x < 40; x += 4) {
+    for (int y = 0; y < 8; ++y) rows[x % 8 == 2 ? y : y + 1][x] = '#';
+  }
+  const GridMap m = FromRows(rows);
+  for (bool hierarchy : {false, true}) {
+    SCOPED_TRACE(hierarchy ? "hierarchy" : "A* over the subgoals");
+    absl::StatusOr<SubgoalGraph> sg = SubgoalGraph::Build(m, nullptr, hierarchy);
+    ASSERT_TRUE(sg.ok());
+    ASSERT_EQ(sg->has_hierarchy(), hierarchy);
+    SubgoalSearchScratch scratch;
+    const PathRequest req = Req(0, 0, 40, 0);
+    absl::StatusOr<PathResult> full = FindSubgoalPath(*sg, req, SearchBudget(), scratch);
+    ASSERT_TRUE(full.ok());
+    ASSERT_EQ(full->status, PathStatus::kFound);
+    ASSERT_GT(full->expansions, 3u);
+    // Exactly the expansions the query needs is enough; one fewer is not.
+    const SearchBudget exact(full->expansions, absl::InfiniteFuture());
+    EXPECT_TRUE(FindSubgoalPath(*sg, req, exact, scratch).ok());
+    const SearchBudget short_budget(full->expansions - 1, absl::InfiniteFuture());
+    EXPECT_EQ(FindSubgoalPath(*sg, req, short_budget, scratch).status().code(),
+              absl::StatusCode::kResourceExhausted);
+    PathRequest partial = req;
+    partial.allow_partial = true;
+    absl::StatusOr<PathResult> p = FindSubgoalPath(*sg, partial, short_budget, scratch);
+    ASSERT_TRUE(p.ok());
+    EXPECT_EQ(p->status, PathStatus::kPartial);
+    EXPECT_EQ(p->waypoints.front(), GridMap::Centre(0, 0));
+    EXPECT_NEAR(WalkedLength(m, p->waypoints), p->length, 1e-9);
+
+    EXPECT_EQ(FindSubgoalPath(*sg, req, SearchBudget(1000, absl::InfinitePast()), scratch)
+                  .status()
+                  .code(),
+              absl::StatusCode::kDeadlineExceeded);
+    EXPECT_EQ(
+        FindSubgoalPath(*sg, req, SearchBudget(1000, absl::InfiniteFuture(), [] { return true; }),
+                        scratch)
+            .status()
+            .code(),
+        absl::StatusCode::kCancelled);
+    EXPECT_NEAR(WalkedLength(m, full->waypoints), full->length, 1e-9);
+  }
+}
+
+// >= 300 seeded maps: random obstacles of every density, corridors and
+// rooms, mazes. From a few starts (free cells, subgoals and cells on the
+// map's edge among them) to every free cell, against Dijkstra.
+//
+// Twice: A* over the subgoal graph, and the contraction hierarchy where
+// the graph contracts (most of these small maps).
+class SeededMapsTest : public ::testing::TestWithParam<bool> {};
+
+TEST_P(SeededMapsTest, MatchesDijkstra) {
+  const bool hierarchy = GetParam();
+  SubgoalSearchScratch scratch;
+  int maps = 0, with_hierarchy = 0;
+  uint64_t checked = 0, unreachable = 0, on_subgoals = 0;
+  for (Kind kind : {Kind::kRandom, Kind::kCorridors, Kind::kMaze}) {
+    for (uint32_t seed = 1; seed <= 110; ++seed) {
+      std::mt19937 rng(seed * 7919 + static_cast<uint32_t>(kind));
+      const GridMap m = RandomMap(rng, kind);
+      absl::StatusOr<SubgoalGraph> sg = SubgoalGraph::Build(m, nullptr, hierarchy);
+      ASSERT_TRUE(sg.ok()) << sg.status();
+      ++maps;
+      with_hierarchy += sg->has_hierarchy() ? 1 : 0;
+      std::vector<uint32_t> free_cells, subgoals, edge_cells;
+      for (uint32_t y = 0; y < m.height(); ++y) {
+        for (uint32_t x = 0; x < m.width(); ++x) {
+          if (!m.IsFree(x, y)) continue;
+          free_cells.push_back(m.Index(x, y));
+          if (sg->IsSubgoal(x, y)) subgoals.push_back(m.Index(x, y));
+          if (x == 0 || y == 0 || x + 1 == m.width() || y + 1 == m.height()) {
+            edge_cells.push_back(m.Index(x, y));
+          }
+        }
+      }
+      if (free_cells.empty()) continue;
+      std::vector<uint32_t> starts;
+      auto pick = [&](const std::vector<uint32_t>& from) {
+        if (!from.empty()) {
+          starts.push_back(from[std::uniform_int_distribution<size_t>(0, from.size() - 1)(rng)]);
+        }
+      };
+      pick(free_cells);
+      pick(free_cells);
+      pick(subgoals);
+      pick(edge_cells);
+      for (uint32_t s : starts) {
+        const std::vector<double> dist = reference::GridDistances(m, s);
+        for (uint32_t g : free_cells) {
+          const std::string where =
+              "map " + std::to_string(maps) + " (" + std::to_string(m.width()) + "x" +
+              std::to_string(m.height()) + ") " + std::to_string(s % m.width()) + "," +
+              std::to_string(s / m.width()) + " -> " + std::to_string(g % m.width()) + "," +
+              std::to_string(g / m.width());
+          ExpectExact(m, *sg, scratch, s, g, dist[g], where);
+          if (HasFatalFailure() || testing::Test::HasFailure()) return;
+          ++checked;
+          unreachable += std::isinf(dist[g]) ? 1 : 0;
+          on_subgoals += sg->IsSubgoal(g % m.width(), g / m.width()) ? 1 : 0;
+        }
+      }
+    }
+  }
+  EXPECT_GE(maps, 300);
+  EXPECT_GT(unreachable, 1000u);
+  EXPECT_GT(on_subgoals, 1000u);
+  if (hierarchy) {
+    EXPECT_GT(with_hierarchy, 250);
+  } else {
+    EXPECT_EQ(with_hierarchy, 0);
+  }
+  std::printf(
+      "%d maps (%d with a hierarchy), %llu queries (%llu unreachable, %llu to "
+      "subgoals)\n",
+      maps, with_hierarchy, static_cast<unsigned long long>(checked),
+      static_cast<unsigned long long>(unreachable), static_cast<unsigned long long>(on_subgoals));
+}
+
+INSTANTIATE_TEST_SUITE_P(SubgoalGraphTest, SeededMapsTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "Hierarchy" : "SubgoalAStar";
+                         });
+
+// The seeded caves, city and rocks maps the bench generates, small.
+TEST(SubgoalGraphTest, MatchesDijkstraOnGeneratedMaps) {
+  SubgoalSearchScratch scratch;
+  for (const reference::MovingAiMap& m : reference::GeneratedBenchmarkMaps(128, 4, 25, 3)) {
+    absl::StatusOr<SubgoalGraph> sg = SubgoalGraph::Build(*m.grid);
+    ASSERT_TRUE(sg.ok());
+    for (const ScenarioProblem& p : m.problems) {
+      const uint32_t s = m.grid->Index(p.start_x, p.start_y);
+      const uint32_t g = m.grid->Index(p.goal_x, p.goal_y);
+      ExpectExact(*m.grid, *sg, scratch, s, g, p.optimal_length, m.name);
+      if (testing::Test::HasFailure()) return;
+    }
+  }
+}
+
+// A slice of the Moving AI scenarios (every 7th problem of a map from
+// each set, another slice without the hierarchy) against their published
+// optimal lengths; the bench runs all.
+TEST(SubgoalGraphTest, MatchesMovingAiOptimalLengths) {
+  const std::filesystem::path root = std::filesystem::path(WAYFINDER_DATA_DIR) / "movingai";
+  SubgoalSearchScratch scratch;
+  uint64_t checked = 0;
+  for (const char* name : {"arena", "ht_chantry", "AR0011SR", "maze512-1-0", "random512-40-0",
+                           "8room_000", "brc202d", "Berlin_0_256", "den312d"}) {
+    absl::StatusOr<std::vector<reference::MovingAiMap>> maps = reference::LoadMovingAi(root, name);
+    ASSERT_TRUE(maps.ok()) << maps.status();
+    for (const reference::MovingAiMap& m : *maps) {
+      if (m.name != name) continue;
+      for (bool hierarchy : {false, true}) {
+        absl::StatusOr<SubgoalGraph> sg = SubgoalGraph::Build(*m.grid, nullptr, hierarchy);
+        ASSERT_TRUE(sg.ok());
+        for (size_t k = hierarchy ? 0 : 3; k < m.problems.size(); k += 7) {
+          const ScenarioProblem& p = m.problems[k];
+          absl::StatusOr<PathResult> r = FindSubgoalPath(
+              *sg, Req(p.start_x, p.start_y, p.goal_x, p.goal_y), SearchBudget(), scratch);
+          ASSERT_TRUE(r.ok()) << m.name << ": " << r.status();
+          ASSERT_EQ(r->status, PathStatus::kFound) << m.name;
+          EXPECT_NEAR(r->length, p.optimal_length, p.tolerance)
+              << m.name << " (" << p.start_x << "," << p.start_y << ") -> (" << p.goal_x << ","
+              << p.goal_y << ")";
+          EXPECT_NEAR(WalkedLength(*m.grid, r->waypoints), r->length, 1e-6) << m.name;
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 1000u);
+}
+
+}  // namespace
+}  // namespace wayfinder

@@ -4,11 +4,15 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <string>
 #include <utility>
-#include <vector>
 
-#include "server/live_map.h"
+#include "absl/container/flat_hash_map.h"
+
+#include "core/grid_map.h"
+#include "core/subgoal_graph.h"
 
 namespace wayfinder::server {
 
@@ -35,65 +39,110 @@ SubgoalBuilder::~SubgoalBuilder() {
 
 void SubgoalBuilder::Enqueue(const std::shared_ptr<const MapSnapshot>& snapshot) {
   if (snapshot == nullptr || !Wants(*snapshot)) return;
-  // Dropped outside mu_: a version's last reference unpins its body.
-  std::vector<std::shared_ptr<const MapSnapshot>> dropped;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    // One entry per map, the newest; versions nobody holds any more go.
-    for (auto it = queue_.begin(); it != queue_.end();) {
-      std::shared_ptr<const MapSnapshot> queued = it->lock();
-      const bool drop = queued == nullptr || queued->name == snapshot->name;
-      dropped.push_back(std::move(queued));
-      it = drop ? queue_.erase(it) : it + 1;
+    // Names whose versions are all gone (deleted maps) are forgotten once
+    // there are many, so the table stays bounded by the maps served.
+    if (maps_.size() >= 4096) {
+      for (auto it = maps_.begin(); it != maps_.end();) {
+        if (it->second.queued.expired()) {
+          maps_.erase(it++);
+        } else {
+          ++it;
+        }
+      }
     }
-    queue_.push_back(snapshot);
+    Entry& entry = maps_[snapshot->name];
+    entry.queued = snapshot;
+    entry.queued_at = Clock::now();
   }
   wake_.notify_one();
 }
 
+bool SubgoalBuilder::PendingLocked() const {
+  for (const auto& [name, entry] : maps_) {
+    if (!entry.queued.expired()) return true;
+  }
+  return false;
+}
+
 void SubgoalBuilder::WaitIdle() {
   std::unique_lock<std::mutex> lock(mu_);
-  idle_.wait(lock, [&] { return queue_.empty() && !busy_; });
+  // A queued version waits out its quiet period: look again at its end.
+  while (busy_ || PendingLocked()) idle_.wait_for(lock, std::chrono::milliseconds(10));
+}
+
+void SubgoalBuilder::set_quiet_for_testing(std::chrono::milliseconds quiet) {
+  std::lock_guard<std::mutex> lock(mu_);
+  quiet_for_testing_ = quiet;
+}
+
+SubgoalBuilder::Clock::duration SubgoalBuilder::QuietLocked(const Entry& entry) const {
+  if (quiet_for_testing_ >= Clock::duration::zero()) return quiet_for_testing_;
+  return std::clamp<Clock::duration>(entry.last_build, kMinQuiet, kMaxQuiet);
 }
 
 void SubgoalBuilder::Run() {
   // Low priority: a build competes with neither queries nor edits.
   setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 19);
   std::unique_lock<std::mutex> lock(mu_);
-  while (true) {
-    wake_.wait(lock, [&] { return stop_.load() || !queue_.empty(); });
-    if (stop_.load()) return;
-    std::shared_ptr<const MapSnapshot> snapshot = queue_.front().lock();
-    queue_.pop_front();
-    if (snapshot == nullptr) {
-      if (queue_.empty()) idle_.notify_all();
+  while (!stop_.load()) {
+    // The map whose newest version has been kept for its quiet period.
+    const Clock::time_point now = Clock::now();
+    Clock::time_point next = Clock::time_point::max();
+    Entry* due = nullptr;
+    for (auto& [name, entry] : maps_) {
+      if (entry.queued.expired()) continue;
+      const Clock::time_point when = entry.queued_at + QuietLocked(entry);
+      if (when <= now) {
+        due = &entry;
+        break;
+      }
+      next = std::min(next, when);
+    }
+    if (due == nullptr) {
+      if (next == Clock::time_point::max()) {
+        idle_.notify_all();
+        wake_.wait(lock);
+      } else {
+        wake_.wait_until(lock, next);
+      }
       continue;
     }
+    std::shared_ptr<const MapSnapshot> snapshot = due->queued.lock();
+    due->queued.reset();
+    if (snapshot == nullptr || !Wants(*snapshot)) continue;
     busy_ = true;
     lock.unlock();
-    const LiveMap* live = snapshot->live.get();
-    // Stop when the server stops, when the map's writer waits for this
-    // body, or when only this thread still holds the version (replaced,
-    // and no query on it).
-    auto keep_going = [&] {
-      return !stop_.load(std::memory_order_relaxed) &&
-             (live == nullptr || !live->writer_waiting()) && snapshot.use_count() > 1;
-    };
-    const auto t0 = std::chrono::steady_clock::now();
-    absl::StatusOr<SubgoalGraph> graph = SubgoalGraph::Build(*snapshot->grid, keep_going);
-    const double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    if (graph.ok() && snapshot->subgoal->Publish(
-                          std::make_shared<const SubgoalGraph>(*std::move(graph)),
-                          snapshot->version, ms)) {
-      built_.fetch_add(1, std::memory_order_relaxed);
-    } else if (!graph.ok()) {
+    const std::string name = snapshot->name;
+    const uint64_t version = snapshot->version;
+    const std::shared_ptr<SubgoalSlot> slot = snapshot->subgoal;
+    const std::weak_ptr<const MapSnapshot> held = snapshot;
+    const auto t0 = Clock::now();
+    // The build reads a copy of the raster, and the version is let go:
+    // holding it would pin its body for the whole build.
+    const GridMap grid = *snapshot->grid;
+    snapshot.reset();
+    // Stop when the server stops, or when no one holds the version any
+    // more (replaced, and no query on it).
+    auto keep_going = [&] { return !stop_.load(std::memory_order_relaxed) && !held.expired(); };
+    absl::StatusOr<SubgoalGraph> graph = SubgoalGraph::Build(grid, keep_going);
+    const Clock::duration took = Clock::now() - t0;
+    bool published = false;
+    if (graph.ok()) {
+      published = slot->Publish(std::make_shared<const SubgoalGraph>(*std::move(graph)), version,
+                                std::chrono::duration<double, std::milli>(took).count());
+      if (published) built_.fetch_add(1, std::memory_order_relaxed);
+    } else {
       abandoned_.fetch_add(1, std::memory_order_relaxed);
     }
-    snapshot.reset();  // the pin goes before we wait again
     lock.lock();
     busy_ = false;
-    if (queue_.empty()) idle_.notify_all();
+    // A build given up took at least this long: the map's next version
+    // waits at least as long too.
+    if (auto it = maps_.find(name); it != maps_.end()) {
+      it->second.last_build = published ? took : std::max(it->second.last_build, took);
+    }
   }
 }
 

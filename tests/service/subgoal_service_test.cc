@@ -264,6 +264,10 @@ TEST(SubgoalServiceTest, AnEditGetsItsOwnGraph) {
 // that version was ready or not.
 TEST(SubgoalServiceTest, NoWrongAnswerWhileEditsAndRebuildsRace) {
   ServerHarness h;
+  // Every version is built as soon as it is published, so that versions
+  // with and without their graph alternate while the queries run.
+  h.server().service_for_testing().subgoal_builder().set_quiet_for_testing(
+      std::chrono::milliseconds(0));
   const uint32_t side = 128;
   std::vector<std::string> open_rows = Rows(side, 0.15, 31);
   std::vector<std::string> closed_rows = open_rows;
@@ -338,6 +342,62 @@ TEST(SubgoalServiceTest, NoWrongAnswerWhileEditsAndRebuildsRace) {
               static_cast<unsigned long long>(builder.abandoned()));
   std::shared_ptr<const server::MapSnapshot> last = h.server().registry().Get("race");
   EXPECT_NE(last->subgoal->Ready(last->version), nullptr);
+}
+
+// A map edited faster than its graph is rebuilt gets no build per version:
+// its versions wait out a quiet period, and only the one that outlasts it
+// is built.
+TEST(SubgoalServiceTest, AnEditStreamWaitsForAQuietMap) {
+  ServerHarness h;
+  server::SubgoalBuilder& builder = h.server().service_for_testing().subgoal_builder();
+  // Longer than the whole stream of edits below takes, even on a loaded
+  // machine under a sanitizer.
+  builder.set_quiet_for_testing(std::chrono::milliseconds(3000));
+  const uint32_t side = 96;
+  std::vector<std::string> rows = Rows(side, 0.1, 41);
+  v1::PutMapRequest put;
+  *put.mutable_map() = GridMapFromRows("busy", rows);
+  v1::MapInfo info;
+  ASSERT_TRUE(h.stub().PutMap(Ctx().get(), put, &info).ok());
+  std::shared_ptr<const server::MapSnapshot> first = h.server().registry().Get("busy");
+  // Not built within the quiet period, so jump point search answers.
+  EXPECT_EQ(first->subgoal->Ready(first->version), nullptr);
+  EXPECT_FALSE(GridInfo(GetMap(h, "busy"))->subgoal_ready());
+  // Keep its slot, not the version: a held version pins its body.
+  const std::shared_ptr<server::SubgoalSlot> first_slot = first->subgoal;
+  const uint64_t first_version = first->version;
+  first.reset();
+  const int kEdits = 20;
+  for (int k = 0; k < kEdits; ++k) {
+    v1::UpdateMapRequest update;
+    update.set_map("busy");
+    *update.add_edits() = Door(side, k % 2 == 0);
+    v1::MapInfo updated;
+    ASSERT_TRUE(h.stub().UpdateMap(Ctx().get(), update, &updated).ok());
+  }
+  builder.WaitIdle();
+  // One build, of the last version; none given up, none for the others.
+  EXPECT_EQ(builder.built(), 1u);
+  EXPECT_EQ(builder.abandoned(), 0u);
+  std::shared_ptr<const server::MapSnapshot> last = h.server().registry().Get("busy");
+  EXPECT_EQ(last->version, first_version + kEdits);
+  EXPECT_NE(last->subgoal->Ready(last->version), nullptr);
+  EXPECT_EQ(first_slot->Ready(first_version), nullptr);
+  // The first edit makes the second Left-Right body; no other copy.
+  EXPECT_EQ(last->live->copies(), 1u);
+  // The last version's answers, from its graph, are the edited map's.
+  if ((kEdits - 1) % 2 == 0) rows[side / 2][side / 2] = '#';
+  const GridMap now = ToGrid(rows);
+  for (auto [s, g] : Pairs(now, 30, 5)) {
+    const std::vector<double> dist = reference::GridDistances(now, s);
+    const v1::FindPathResponse r = Find(h, Request("busy", now, s, g));
+    if (std::isinf(dist[g])) {
+      EXPECT_EQ(r.status(), v1::UNREACHABLE);
+    } else {
+      ASSERT_EQ(r.status(), v1::FOUND);
+      EXPECT_NEAR(r.length(), dist[g], 1e-9);
+    }
+  }
 }
 
 }  // namespace

@@ -244,6 +244,8 @@ std::unique_ptr<MapBody> CopyBody(const MapBody& from) {
     body->navmeshes.push_back(std::make_shared<Navmesh>(*mesh));
   }
   body->info = from.info;
+  body->obstacle_ids = from.obstacle_ids;  // immutable, replaced when stale
+  body->obstacle_ids_stale = from.obstacle_ids_stale;
   body->applied = from.applied;
   return body;
 }
@@ -331,8 +333,18 @@ std::unique_ptr<MapSnapshot> LiveMap::SnapshotOf(MapBody& body) {
   s->name = s->info.name();
   s->info.set_edits(body.applied);
   s->info.clear_obstacles();
-  // In id order (the map's order): ValidateEdits binary-searches the list.
-  for (const auto& [id, o] : body.geometry.obstacles) s->info.add_obstacles(id);
+  if (body.obstacle_ids_stale) {
+    // In id order (the map's order): ValidateEdits binary-searches the list.
+    std::shared_ptr<std::vector<std::string>> ids;
+    if (!body.geometry.obstacles.empty()) {
+      ids = std::make_shared<std::vector<std::string>>();
+      ids->reserve(body.geometry.obstacles.size());
+      for (const auto& [id, o] : body.geometry.obstacles) ids->push_back(id);
+    }
+    body.obstacle_ids = std::move(ids);
+    body.obstacle_ids_stale = false;
+  }
+  s->obstacle_ids = body.obstacle_ids;
   s->info.clear_links();
   s->links = body.geometry.links;
   if (s->links != nullptr) {
@@ -488,6 +500,7 @@ absl::StatusOr<LiveMap::Prepared> LiveMap::Prepare(
   absl::Status repaired;
   auto apply = [&](const google::protobuf::RepeatedPtrField<v1::MapEdit>& batch_edits) {
     EditChange applied = ApplyEdits(batch_edits, spare->geometry);
+    if (!applied.added.empty() || !applied.removed.empty()) spare->obstacle_ids_stale = true;
     if (repaired.ok() && FarApart(*spare, change, applied)) {
       repaired = Refresh(*spare, change, context_);
       change = EditChange();

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <condition_variable>
@@ -42,8 +43,13 @@ struct MapBody {
   // Ascending by agent radius, as in MapSnapshot.
   std::vector<std::shared_ptr<Navmesh>> navmeshes;
   std::shared_ptr<HexGraph> hex_graph;
-  // MapInfo of this body's state (graphs, free cells; no version).
+  // MapInfo of this body's state (graphs, free cells; no version, no
+  // obstacle ids).
   v1::MapInfo info;
+  // The live obstacles' ids, ascending (MapSnapshot::obstacle_ids), made
+  // again from geometry.obstacles only when a batch added or removed one.
+  std::shared_ptr<const std::vector<std::string>> obstacle_ids;
+  bool obstacle_ids_stale = true;
   // How many batches since the upload this body has applied (MapInfo.edits).
   uint64_t applied = 0;
   // Snapshots pinning this body (guarded by LiveMap's mutex).

@@ -98,8 +98,8 @@ absl::Status ValidateObstacle(int i, const v1::Obstacle& o, const PolygonLimits&
 }  // namespace
 
 absl::Status ValidateEdits(const google::protobuf::RepeatedPtrField<v1::MapEdit>& edits,
-                           const v1::MapInfo& map, const EditLimits& limits,
-                           const PolygonLimits& polygon_limits) {
+                           const v1::MapInfo& map, const std::vector<std::string>* obstacle_ids,
+                           const EditLimits& limits, const PolygonLimits& polygon_limits) {
   if (edits.empty()) {
     return absl::InvalidArgumentError("edits: at least one edit is required");
   }
@@ -122,12 +122,13 @@ absl::Status ValidateEdits(const google::protobuf::RepeatedPtrField<v1::MapEdit>
   const auto width = static_cast<uint32_t>(map.width());
   const auto height = static_cast<uint32_t>(std::floor(map.height()));
   // Whether an obstacle id is live at this point of the batch: the map's
-  // (MapInfo lists them in id order), changed by the batch's earlier edits.
+  // (obstacle_ids, in id order), changed by the batch's earlier edits.
   // Not a set of every live id: a map may hold thousands, the batch a few.
   absl::flat_hash_map<std::string_view, bool> batch;  // id -> live after the edits so far
   auto live = [&](std::string_view id) {
     if (auto it = batch.find(id); it != batch.end()) return it->second;
-    return std::binary_search(map.obstacles().begin(), map.obstacles().end(), id,
+    return obstacle_ids != nullptr &&
+           std::binary_search(obstacle_ids->begin(), obstacle_ids->end(), id,
                               [](std::string_view a, std::string_view b) { return a < b; });
   };
   // The same for link ids (MapInfo lists them in the map's order; a set of
@@ -242,7 +243,7 @@ size_t MapGeometry::MemoryBytes() const {
   for (const AreaPolygon& a : polygons.areas) {
     bytes += sizeof(a) + a.polygon.points.capacity() * sizeof(Point);
   }
-  return bytes + obstacle_bytes;
+  return bytes + obstacle_bytes + covers.capacity() * sizeof(Cover);
 }
 
 void EditChange::Add(const CellRect& c, const Rect& w) {
@@ -359,6 +360,7 @@ EditChange ApplyEdits(const google::protobuf::RepeatedPtrField<v1::MapEdit>& edi
           o.coverage = CoverageOf(o.obstacle, g);
           if (!o.coverage.box.empty()) {
             change.Add(o.coverage.box, CellsWorld(o.coverage.box, g.hex()));
+            g.covers.push_back({o.coverage.box, o.obstacle.id()});
           }
         } else {
           change.Add(CellRect{}, o.bounds);
@@ -377,6 +379,12 @@ EditChange ApplyEdits(const google::protobuf::RepeatedPtrField<v1::MapEdit>& edi
         if (grid_based) {
           if (!it->second.coverage.box.empty()) {
             change.Add(it->second.coverage.box, CellsWorld(it->second.coverage.box, g.hex()));
+            auto cover = std::find_if(g.covers.begin(), g.covers.end(),
+                                      [&](const MapGeometry::Cover& c) { return c.id == it->first; });
+            if (cover != g.covers.end()) {
+              *cover = std::move(g.covers.back());
+              g.covers.pop_back();
+            }
           }
         } else {
           change.Add(CellRect{}, it->second.bounds);
@@ -407,10 +415,14 @@ std::vector<uint8_t> EffectiveCells(const MapGeometry& g, const CellRect& r) {
     std::copy_n(g.base.begin() + static_cast<ptrdiff_t>(static_cast<size_t>(y) * g.width + r.x0),
                 r.width(), out.begin() + static_cast<ptrdiff_t>(size_t{y - r.y0} * r.width()));
   }
-  for (const auto& [id, o] : g.obstacles) {
-    const CellRect& b = o.coverage.box;
+  for (const MapGeometry::Cover& cover : g.covers) {
+    const CellRect& b = cover.box;
     const uint32_t x0 = std::max(b.x0, r.x0), x1 = std::min(b.x1, r.x1);
     const uint32_t y0 = std::max(b.y0, r.y0), y1 = std::min(b.y1, r.y1);
+    if (x0 >= x1 || y0 >= y1) continue;
+    const auto live = g.obstacles.find(cover.id);
+    if (live == g.obstacles.end()) continue;  // ApplyEdits keeps covers in step: a guard
+    const LiveObstacle& o = live->second;
     for (uint32_t y = y0; y < y1; ++y) {
       for (uint32_t x = x0; x < x1; ++x) {
         if (o.coverage.Covers(x, y)) out[size_t{y - r.y0} * r.width() + (x - r.x0)] = 255;

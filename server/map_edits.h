@@ -29,7 +29,8 @@ struct EditLimits {
 };
 
 // Checks a batch against the map it edits, as described by its current
-// MapInfo (source, size, live obstacles): at least one edit and within
+// MapInfo (source, size, links) and its live obstacles' ids (ascending;
+// null: none): at least one edit and within
 // `limits`; each edit's kind fits the source (cells: grid and movingai;
 // hex: hex; obstacles: any); patches inside the map with width * height
 // bytes; obstacle ids of 1..128 bytes, an added id not live and a removed
@@ -37,7 +38,8 @@ struct EditLimits {
 // with positive size, polygon obstacles by ValidatePolygonMap's rules.
 // INVALID_ARGUMENT naming the field: "edits[3].cells.width: ...".
 absl::Status ValidateEdits(const google::protobuf::RepeatedPtrField<v1::MapEdit>& edits,
-                           const v1::MapInfo& map, const EditLimits& limits,
+                           const v1::MapInfo& map, const std::vector<std::string>* obstacle_ids,
+                           const EditLimits& limits,
                            const PolygonLimits& polygon_limits);
 
 // A live obstacle: its shape and, on grid and hex maps, the cells it covers.
@@ -76,6 +78,16 @@ struct MapGeometry {
   // walk thousands of obstacles each time).
   std::map<std::string, LiveObstacle> obstacles;
   size_t obstacle_bytes = 0;
+  // Grid-based maps: each live obstacle's covered cells' box and id, in
+  // no order, kept by ApplyEdits. EffectiveCells runs for every batch on
+  // each Left-Right body and scans this flat array for the obstacles over
+  // the change, instead of walking the whole tree of obstacles (a cache
+  // miss a node).
+  struct Cover {
+    CellRect box;
+    std::string id;
+  };
+  std::vector<Cover> covers;
   // Rects maps, from their first batch on: the blockers EffectiveField
   // lists (the source's and each live obstacle's bounds), indexed by place
   // and kept up to date by ApplyEdits, so that the QUADTREE repair looks

@@ -30,8 +30,15 @@ struct EditChange;
 struct MapSnapshot {
   std::string name;
   uint64_t version = 0;
-  // What GetMap / ListMaps answer (version included).
+  // What GetMap / ListMaps answer (version included), but for the live
+  // obstacle ids: see obstacle_ids and ReplyInfo.
   v1::MapInfo info;
+  // The live obstacles' ids, ascending (MapInfo.obstacles); null when none.
+  // Shared between versions whose batches left the obstacles alone, and
+  // kept out of `info`, so that a version of a map with many obstacles
+  // neither copies them into a MapInfo nor frees them one by one: only
+  // the replies that list them do.
+  std::shared_ptr<const std::vector<std::string>> obstacle_ids;
 
   // Grid-based sources (grid, movingai, hex): the raster, shared by the
   // graphs (hex: open cells free, walls blocked).
@@ -63,6 +70,15 @@ struct MapSnapshot {
   std::shared_ptr<void> pin;
   // Versions made by UpdateMap: what their batch changed; null for a put.
   std::shared_ptr<const EditChange> change;
+
+  // The MapInfo a reply carries: `info` with the obstacle ids.
+  void ReplyInfo(v1::MapInfo* out) const {
+    *out = info;
+    if (obstacle_ids != nullptr) {
+      out->mutable_obstacles()->Reserve(static_cast<int>(obstacle_ids->size()));
+      for (const std::string& id : *obstacle_ids) out->add_obstacles(id);
+    }
+  }
 
   bool HasGraph(v1::GraphKind kind) const {
     switch (kind) {

@@ -350,7 +350,7 @@ absl::Status PathfinderService::StoreMap(const v1::Map& map, v1::MapInfo* respon
   const MapSnapshot& snapshot = **published;
   spdlog::info("map {}: version {} stored ({}x{}, {})", snapshot.name, snapshot.version,
                snapshot.info.width(), snapshot.info.height(), GraphSummary(snapshot.info));
-  *response = snapshot.info;
+  snapshot.ReplyInfo(response);
   return absl::OkStatus();
 }
 
@@ -359,7 +359,7 @@ grpc::ServerUnaryReactor* PathfinderService::GetMap(grpc::CallbackServerContext*
                                                     v1::MapInfo* response) {
   absl::StatusOr<CallStart> call = Begin(ctx, Role::kRead, "name", request->name());
   if (!call.ok()) return Finish(ctx, "GetMap", call.status());
-  *response = call->map->info;
+  call->map->ReplyInfo(response);
   AddSubgoalInfo(*call->map, response);
   return Finish(ctx, "GetMap", absl::OkStatus());
 }
@@ -372,7 +372,7 @@ grpc::ServerUnaryReactor* PathfinderService::ListMaps(grpc::CallbackServerContex
   }
   for (const auto& map : registry_->List()) {
     v1::MapInfo* info = response->add_maps();
-    *info = map->info;
+    map->ReplyInfo(info);
     AddSubgoalInfo(*map, info);
   }
   return Finish(ctx, "ListMaps", absl::OkStatus());
@@ -418,7 +418,7 @@ grpc::ServerUnaryReactor* PathfinderService::UpdateMap(grpc::CallbackServerConte
         *registry_, *request, {config_.edit_limits, config_.polygon_limits, &refiner_});
     update_stats_.Record(updated.status(), absl::Now() - start);
     if (!updated.ok()) return updated.status();
-    *response = (*updated)->info;
+    (*updated)->ReplyInfo(response);
     return absl::OkStatus();
   }, &edit_pool_);
 }

@@ -14,7 +14,8 @@ absl::StatusOr<std::shared_ptr<const MapSnapshot>> ApplyUpdate(
       request.map(), request.expected_version(),
       [&](const std::shared_ptr<const MapSnapshot>& current, uint64_t version,
           int64_t unix_ms) -> absl::StatusOr<MapRegistry::PendingUpdate> {
-        if (absl::Status s = ValidateEdits(request.edits(), current->info, options.edit_limits,
+        if (absl::Status s = ValidateEdits(request.edits(), current->info, current->obstacle_ids.get(),
+                                           options.edit_limits,
                                            options.polygon_limits);
             !s.ok()) {
           return s;

@@ -226,6 +226,29 @@ bool FarApart(const MapBody& body, const EditChange& pending, const EditChange& 
   return CellRect::Union(pending.cells, next.cells).area() > std::max<uint64_t>(2 * apart, 256);
 }
 
+// Brings body.obstacle_ids up to date after a batch that changed `change`
+// was applied to its geometry: a copy of the sorted ids (a contiguous
+// array) with the batch's ids put in or taken out, each as the geometry
+// has it now (a batch may add an id and remove it again). Cheaper than
+// making the list again from the tree of obstacles.
+void UpdateObstacleIds(MapBody& body, const EditChange& change) {
+  if (change.added.empty() && change.removed.empty()) return;
+  auto ids = body.obstacle_ids != nullptr
+                 ? std::make_shared<std::vector<std::string>>(*body.obstacle_ids)
+                 : std::make_shared<std::vector<std::string>>();
+  for (const std::vector<std::string>* list : {&change.added, &change.removed}) {
+    for (const std::string& id : *list) {
+      const bool live = body.geometry.obstacles.count(id) > 0;
+      auto at = std::lower_bound(ids->begin(), ids->end(), id);
+      const bool listed = at != ids->end() && *at == id;
+      if (live && !listed) ids->insert(at, id);
+      if (!live && listed) ids->erase(at);
+    }
+  }
+  if (ids->empty()) ids.reset();
+  body.obstacle_ids = std::move(ids);
+}
+
 // A copy of `from` that shares nothing mutable with it. The quadtree and
 // meshes are copied; the grid and hex graphs are made again on the copy's
 // raster (they hold their raster by pointer).
@@ -500,7 +523,7 @@ absl::StatusOr<LiveMap::Prepared> LiveMap::Prepare(
   absl::Status repaired;
   auto apply = [&](const google::protobuf::RepeatedPtrField<v1::MapEdit>& batch_edits) {
     EditChange applied = ApplyEdits(batch_edits, spare->geometry);
-    if (!applied.added.empty() || !applied.removed.empty()) spare->obstacle_ids_stale = true;
+    if (!spare->obstacle_ids_stale) UpdateObstacleIds(*spare, applied);
     if (repaired.ok() && FarApart(*spare, change, applied)) {
       repaired = Refresh(*spare, change, context_);
       change = EditChange();

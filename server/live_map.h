@@ -46,8 +46,9 @@ struct MapBody {
   // MapInfo of this body's state (graphs, free cells; no version, no
   // obstacle ids).
   v1::MapInfo info;
-  // The live obstacles' ids, ascending (MapSnapshot::obstacle_ids), made
-  // again from geometry.obstacles only when a batch added or removed one.
+  // The live obstacles' ids, ascending (MapSnapshot::obstacle_ids): kept
+  // in step with each batch's added and removed ids; made from
+  // geometry.obstacles when stale (a body not yet snapshotted).
   std::shared_ptr<const std::vector<std::string>> obstacle_ids;
   bool obstacle_ids_stale = true;
   // How many batches since the upload this body has applied (MapInfo.edits).

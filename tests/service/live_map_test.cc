@@ -11,6 +11,8 @@
 
 #include <atomic>
 #include <mutex>
+#include <random>
+#include <set>
 #include <string>
 #include <thread>
 #include <utility>
@@ -18,6 +20,7 @@
 
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "core/grid_map.h"
 #include "core/hex_grid.h"
@@ -333,6 +336,69 @@ TEST(LiveMapHistory, KeepsOnlyTheBatchesABodyMissed) {
                     .ok());
     EXPECT_EQ(resp.status(), batch % 2 == 0 ? v1::UNREACHABLE : v1::FOUND) << batch;
     EXPECT_EQ((*updated)->info.edits(), static_cast<uint64_t>(batch + 1));
+  }
+}
+
+// The obstacle ids a version lists are kept batch by batch (added and
+// removed ids put into and taken out of a copy of the last list); after
+// seeded batches of adds and removes, some adding and removing one id in
+// the same batch, some applied by a body that missed earlier ones, each
+// version lists exactly the ids live in it, in order, as its reply does.
+TEST(LiveMapObstacles, IdsKeptBatchByBatchEqualTheLiveSet) {
+  MapRegistry registry(nullptr);
+  const v1::Map source = OpenGrid(48, 48);
+  auto built = BuildMap(source, {});
+  ASSERT_TRUE(built.ok()) << built.status();
+  auto live = MakeLive(*std::move(built), source, {}, {});
+  ASSERT_TRUE(live.ok()) << live.status();
+  ASSERT_TRUE(registry.Commit(*std::move(live), source).ok());
+  std::mt19937 rng(7);
+  std::set<std::string> want;
+  auto add = [&](v1::UpdateMapRequest& req, const std::string& id) {
+    v1::Obstacle* o = req.add_edits()->mutable_add_obstacle();
+    o->set_id(id);
+    v1::Rect* r = o->mutable_rect();
+    r->set_x(static_cast<double>(rng() % 40));
+    r->set_y(static_cast<double>(rng() % 40));
+    r->set_width(2);
+    r->set_height(2);
+  };
+  std::shared_ptr<const MapSnapshot> held;
+  for (int batch = 0; batch < 120; ++batch) {
+    v1::UpdateMapRequest req;
+    req.set_map("m");
+    std::set<std::string> next = want;
+    const int edits = 1 + static_cast<int>(rng() % 4);
+    for (int e = 0; e < edits; ++e) {
+      const std::string id = absl::StrCat("o", rng() % 40);
+      if (next.count(id) > 0) {
+        req.add_edits()->set_remove_obstacle(id);
+        next.erase(id);
+      } else {
+        add(req, id);
+        next.insert(id);
+        if (rng() % 5 == 0) {  // and gone again within the batch
+          req.add_edits()->set_remove_obstacle(id);
+          next.erase(id);
+        }
+      }
+    }
+    auto updated = ApplyUpdate(registry, req, {});
+    ASSERT_TRUE(updated.ok()) << batch << ": " << updated.status();
+    want = next;
+    const std::vector<std::string> expected(want.begin(), want.end());
+    const std::vector<std::string> listed =
+        (*updated)->obstacle_ids != nullptr ? *(*updated)->obstacle_ids
+                                            : std::vector<std::string>{};
+    ASSERT_EQ(listed, expected) << "batch " << batch;
+    v1::MapInfo reply;
+    (*updated)->ReplyInfo(&reply);
+    ASSERT_EQ(std::vector<std::string>(reply.obstacles().begin(), reply.obstacles().end()),
+              expected);
+    // Now and then a query holds a version for a few batches: the other
+    // body is copied, or catches up on several batches at once.
+    if (batch % 17 == 0) held = *updated;
+    if (batch % 17 == 5) held.reset();
   }
 }
 

@@ -111,7 +111,13 @@ void SubgoalBuilder::Run() {
     }
     std::shared_ptr<const MapSnapshot> snapshot = due->queued.lock();
     due->queued.reset();
-    if (snapshot == nullptr || !Wants(*snapshot)) continue;
+    if (snapshot == nullptr || !Wants(*snapshot)) {
+      // Dropped outside mu_: a version's last reference unpins its body.
+      lock.unlock();
+      snapshot.reset();
+      lock.lock();
+      continue;
+    }
     busy_ = true;
     lock.unlock();
     const std::string name = snapshot->name;

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/exact_predicates.h"
 #include "core/triangulate.h"
 #include "tests/fuzz/fuzz_util.h"
 #include "tests/unit/triangulate_checks.h"
@@ -59,9 +60,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   if (!in_bound) Fail("accepted a point out of bound");
+  // Positive exactly: a needle of area 1 with a corner at 1e9 is positive,
+  // though its cross product in doubles rounds to zero.
   for (const auto& t : *result) {
-    const double cross = (t[1].x - t[0].x) * (t[2].y - t[0].y) - (t[1].y - t[0].y) * (t[2].x - t[0].x);
-    if (!(cross > 0)) Fail("a triangle is not positive");
+    if (wayfinder::exact::OrientExact(t[0], t[1], t[2]) <= 0) Fail("a triangle is not positive");
   }
   if (!small) return 0;
   const auto lattice = wayfinder::testing::OnLattice(rings);

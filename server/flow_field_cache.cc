@@ -62,7 +62,7 @@ absl::StatusOr<FlowFieldCache::Field> FlowFieldCache::GetOrCompute(const FlowFie
     slots_.erase(it);
     return result.status();
   }
-  slot->field = std::make_shared<const FlowField>(*std::move(result));
+  slot->field = memory_->Share(*std::move(result));
   return StoreLocked(key, slot);
 }
 
@@ -248,6 +248,7 @@ FlowFieldCache::Stats FlowFieldCache::stats() const {
   Stats s = stats_;
   s.entries = lru_.size();
   s.bytes = bytes_;
+  s.memory = memory_->stats();
   return s;
 }
 

@@ -20,6 +20,7 @@
 #include "core/cell_rect.h"
 #include "core/flow_field.h"
 #include "core/flow_field_repair.h"
+#include "server/flow_memory.h"
 
 namespace wayfinder::server {
 
@@ -92,9 +93,13 @@ class FlowFieldCache {
     uint64_t repair_failures = 0; // ... that could not be (computed afresh)
     uint64_t entries = 0;
     uint64_t bytes = 0;
+    FlowMemory::Stats memory;  // the computations' reused memory
   };
 
-  explicit FlowFieldCache(size_t capacity_bytes) : capacity_bytes_(capacity_bytes) {}
+  // The computations' idle memory (memory()) is bounded by half the
+  // capacity, beside it.
+  explicit FlowFieldCache(size_t capacity_bytes)
+      : capacity_bytes_(capacity_bytes), memory_(FlowMemory::Create(capacity_bytes / 2)) {}
 
   // The field for `key`: from the cache, from a computation in flight, or
   // by running `compute`. `*hit` tells whether this call computed nothing.
@@ -139,6 +144,11 @@ class FlowFieldCache {
   Stats stats() const;
   size_t capacity_bytes() const { return capacity_bytes_; }
 
+  // Scratch and field arrays for the computations this cache runs: a
+  // compute function leases its scratch here, and the fields GetOrCompute
+  // stores or hands out give their arrays back to it when dropped.
+  FlowMemory& memory() { return *memory_; }
+
  private:
   struct Slot {
     Field field;             // set once computed; stays null if that failed
@@ -159,6 +169,7 @@ class FlowFieldCache {
   void EvictLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const size_t capacity_bytes_;
+  const std::shared_ptr<FlowMemory> memory_;
   // Whether a computed field may be stored (set by Follow; null = always).
   // Called under mu_, so that a field and the Forget of its version cannot
   // interleave.

@@ -96,10 +96,12 @@ class FlowFieldCache {
     FlowMemory::Stats memory;  // the computations' reused memory
   };
 
-  // The computations' idle memory (memory()) is bounded by half the
-  // capacity, beside it.
+  // The computations' idle memory (memory()) is bounded by `idle_bytes`,
+  // beside the capacity; by default half the capacity.
   explicit FlowFieldCache(size_t capacity_bytes)
-      : capacity_bytes_(capacity_bytes), memory_(FlowMemory::Create(capacity_bytes / 2)) {}
+      : FlowFieldCache(capacity_bytes, capacity_bytes / 2) {}
+  FlowFieldCache(size_t capacity_bytes, size_t idle_bytes)
+      : capacity_bytes_(capacity_bytes), memory_(FlowMemory::Create(idle_bytes)) {}
 
   // The field for `key`: from the cache, from a computation in flight, or
   // by running `compute`. `*hit` tells whether this call computed nothing.

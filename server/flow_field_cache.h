@@ -106,9 +106,13 @@ class FlowFieldCache {
   // The field for `key`: from the cache, from a computation in flight, or
   // by running `compute`. `*hit` tells whether this call computed nothing.
   // Waiting for another computation ends at `deadline`
-  // (DEADLINE_EXCEEDED).
+  // (DEADLINE_EXCEEDED). `expected_bytes` (0: unknown) is what the field
+  // will take: before computing, least recently used fields are evicted
+  // until it fits beside the others, so that their arrays are there for
+  // the computation to reuse (memory()) instead of new ones.
   absl::StatusOr<Field> GetOrCompute(const FlowFieldKey& key, absl::Time deadline,
-                                     const Compute& compute, bool* hit);
+                                     const Compute& compute, bool* hit,
+                                     size_t expected_bytes = 0);
 
   // GetOrCompute for fields that can follow the map's edits: `compute`
   // keeps the labels; a field carried over from an older version by
@@ -167,8 +171,9 @@ class FlowFieldCache {
   // version is no longer current; returns its field either way.
   Field StoreLocked(const FlowFieldKey& key, const std::shared_ptr<Slot>& slot)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Drops least recently used fields until the total fits.
-  void EvictLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Drops least recently used fields until the total, plus `room` bytes,
+  // fits.
+  void EvictLocked(size_t room = 0) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const size_t capacity_bytes_;
   const std::shared_ptr<FlowMemory> memory_;

@@ -121,7 +121,10 @@ void FlowMemory::FitLocked(Garbage& garbage) {
     spares_.erase(spares_.begin());
     ++stats_.freed_over_bound;
   }
-  while (bytes_ > idle_bound_ && (!spares_.empty() || !idle_.empty())) {
+  // The newest idle scratch is kept whatever its size (so one stream of
+  // computations always reuses its scratch); the bound is for the rest.
+  auto over = [&] { return bytes_ - (idle_.empty() ? 0 : idle_sizes_.back()) > idle_bound_; };
+  while (over() && (!spares_.empty() || idle_.size() > 1)) {
     if (!spares_.empty()) {
       auto largest = std::max_element(
           spares_.begin(), spares_.end(),

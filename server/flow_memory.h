@@ -26,10 +26,13 @@ namespace wayfinder::server {
 // arrays back when the last reader lets go; the next computation of a map
 // that size fills them (FlowFieldScratch::recycled).
 //
-// Bounded: what is idle here (returned scratch and spare arrays) is at most
-// `idle_bytes`, and at most kMaxIdleScratch scratches; past that, returned
-// memory is freed, the largest spare first; at most kMaxSpareFields
-// spares. Memory in use (leased scratch,
+// Bounded: what is idle here (returned scratch and spare arrays), beside
+// the most recently returned scratch, is at most `idle_bytes`; at most
+// kMaxIdleScratch scratches and kMaxSpareFields spares. Past that, returned
+// memory is freed, the largest spare first. The newest scratch is kept
+// whatever its size, so that a stream of computations (one at a time)
+// always reuses its scratch, however large the map: before, every worker
+// thread kept one for good. Memory in use (leased scratch,
 // arrays of fields being read) belongs to the computations and fields that
 // hold it. Trim() frees everything idle.
 //
@@ -94,8 +97,9 @@ class FlowMemory : public std::enable_shared_from_this<FlowMemory> {
   void Return(std::unique_ptr<FlowFieldScratch> scratch);
   void ReturnArrays(const FlowField* field);
   // Moves idle memory to `garbage` until the spares are at most
-  // kMaxSpareFields and the idle bytes fit the bound: the oldest spares
-  // past the count, then the largest spares, then the oldest scratch.
+  // kMaxSpareFields and the idle bytes but the newest scratch's fit the
+  // bound: the oldest spares past the count, then the largest spares, then
+  // the oldest scratch.
   void FitLocked(Garbage& garbage) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const size_t idle_bound_;

@@ -191,7 +191,9 @@ absl::StatusOr<ResolvedField> Resolve(const MapSnapshot& map, int raw_graph,
                : ComputeGridFlowField(*map.grid_graph, cells, budget, lease.scratch(), threads);
   };
   if (map.info.edits() == 0) {
-    WF_ASSIGN_OR_RETURN(out.field, cache.GetOrCompute(key, deadline, compute, &out.cache_hit));
+    // A byte of direction and a float of distance a cell.
+    WF_ASSIGN_OR_RETURN(out.field, cache.GetOrCompute(key, deadline, compute, &out.cache_hit,
+                                                      map_cells * (1 + sizeof(float))));
     return out;
   }
   // A map that is being edited: keep the search's labels with the field

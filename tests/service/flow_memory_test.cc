@@ -113,14 +113,25 @@ TEST(FlowMemoryTest, IdleMemoryStaysWithinItsBounds) {
   EXPECT_EQ(s.spare_fields, 0u);
 }
 
-TEST(FlowMemoryTest, ScratchLargerThanTheBoundIsFreed) {
+TEST(FlowMemoryTest, TheNewestScratchIsKeptWhateverItsSize) {
   auto memory = FlowMemory::Create(size_t{1} << 20);
   {
-    FlowMemory::Lease lease = memory->Acquire(10);
-    lease.scratch().key.assign(size_t{1} << 18, 0);  // 2 MB
-  }
-  EXPECT_EQ(memory->stats().idle_scratch, 0u);
-  EXPECT_EQ(memory->stats().idle_bytes, 0u);
+    FlowMemory::Lease a = memory->Acquire(10);
+    FlowMemory::Lease b = memory->Acquire(10);
+    a.scratch().key.assign(size_t{1} << 18, 0);  // 2 MB each, over the bound
+    b.scratch().key.assign(size_t{1} << 18, 0);
+  }  // b comes back first, then a: a is the newest
+  FlowMemory::Stats s = memory->stats();
+  EXPECT_EQ(s.idle_scratch, 1u);
+  EXPECT_GE(s.idle_bytes, size_t{2} << 20);
+  EXPECT_EQ(s.freed_over_bound, 1u);
+  // A spare that does not fit beside it is freed; the scratch stays.
+  memory->Share(FieldOf(300000)).reset();  // 1.5 MB
+  s = memory->stats();
+  EXPECT_EQ(s.idle_scratch, 1u);
+  EXPECT_EQ(s.spare_fields, 0u);
+  memory->Share(FieldOf(100000)).reset();  // 0.5 MB: fits
+  EXPECT_EQ(memory->stats().spare_fields, 1u);
 }
 
 TEST(FlowMemoryTest, FieldsOutliveTheirMemoryOwner) {
@@ -158,11 +169,39 @@ TEST(FlowMemoryTest, TheCacheGivesADroppedFieldsArraysToTheNextComputation) {
   const uint8_t* first = get(1);
   get(2);
   EXPECT_EQ(cache.stats().memory.spare_fields, 0u);
-  get(3);  // evicts the first: its arrays become spare
+  get(3);  // evicts the first after computing: its arrays become spare
   EXPECT_EQ(cache.stats().evictions, 1u);
   EXPECT_EQ(cache.stats().memory.spare_fields, 1u);
   EXPECT_EQ(get(4), first);  // computed into them
   EXPECT_EQ(cache.stats().memory.arrays_reused, 1u);
+}
+
+TEST(FlowMemoryTest, TheCacheMakesRoomBeforeComputingWhenToldTheSize) {
+  constexpr size_t kCells = 100000;
+  FlowFieldCache cache(2 * (kCells * 5 + (size_t{16} << 10)));
+  std::vector<const uint8_t*> used;
+  auto get = [&](uint32_t goal) {
+    auto compute = [&]() -> absl::StatusOr<FlowField> {
+      FlowMemory::Lease lease = cache.memory().Acquire(kCells);
+      FlowField f;
+      FlowField& r = lease.scratch().recycled;
+      if (r.directions.capacity() >= kCells) f = std::move(r);
+      f.directions.assign(kCells, 0);
+      f.distances.assign(kCells, 1.0f);
+      used.push_back(f.directions.data());
+      return f;
+    };
+    FlowFieldKey key{.map = "m", .version = 1, .graph = 1, .goals = {goal}, .area_costs = ""};
+    bool hit = false;
+    EXPECT_TRUE(cache.GetOrCompute(key, absl::InfiniteFuture(), compute, &hit, kCells * 5).ok());
+  };
+  get(1);
+  get(2);
+  get(3);  // the first is evicted before this computation, which reuses it
+  ASSERT_EQ(used.size(), 3u);
+  EXPECT_EQ(used[2], used[0]);
+  EXPECT_EQ(cache.stats().evictions, 1u);
+  EXPECT_EQ(cache.stats().entries, 2u);
 }
 
 }  // namespace

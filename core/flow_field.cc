@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "core/flow_field_internal.h"
+#include "core/huge_pages.h"
 #include "core/hex_grid.h"
 
 namespace wayfinder {
@@ -51,6 +52,24 @@ absl::Status PrepareGoals(const GridMap& map, absl::Span<const uint32_t> goals, 
   field.width = map.width();
   field.height = map.height();
   return absl::OkStatus();
+}
+
+FlowField NewField(FlowGraph graph, size_t cells, FlowFieldScratch& s) {
+  FlowField field;
+  field.graph = graph;
+  FlowField& r = s.recycled;
+  if (r.directions.capacity() >= cells && r.distances.capacity() >= cells) {
+    field.directions = std::move(r.directions);
+    field.distances = std::move(r.distances);
+    field.directions.clear();
+    field.distances.clear();
+    r = FlowField();
+  }
+  // Arrays a cache keeps cannot be reused until dropped: new ones are
+  // faulted in on huge pages (core/huge_pages.h).
+  ReserveOnHugePages(field.directions, cells);
+  ReserveOnHugePages(field.distances, cells);
+  return field;
 }
 
 void Finish(const Totals& totals, absl::Time started, FlowField& field) {
@@ -107,6 +126,7 @@ using flow_field_internal::GridPass;
 using flow_field_internal::GridPasses;
 using flow_field_internal::kInf;
 using flow_field_internal::kSqrt2;
+using flow_field_internal::NewField;
 using flow_field_internal::PackedGoals;
 using flow_field_internal::PrepareGoals;
 using flow_field_internal::Totals;
@@ -119,8 +139,7 @@ absl::StatusOr<FlowField> ComputeGridFlowField(const GridGraph& graph,
                                                int threads) {
   const absl::Time started = absl::Now();
   const GridMap& map = graph.map();
-  FlowField field;
-  field.graph = FlowGraph::kGrid;
+  FlowField field = NewField(FlowGraph::kGrid, map.size(), s);
   if (absl::Status st = PrepareGoals(map, goals, "grid", field); !st.ok()) return st;
   const uint32_t w = map.width();
   const size_t n = map.size();
@@ -143,20 +162,25 @@ absl::StatusOr<FlowField> ComputeGridFlowField(const GridGraph& graph,
              .width = w,
              .goal_packed = goal_packed.data()};
   if (pairs && sourced) {
+    ReserveOnHugePages(s.key_source, n);
     s.key_source.assign(n, {octile::kUnreached, 0});
     g.key_source = s.key_source.data();
   } else if (pairs) {
+    ReserveOnHugePages(s.key, n);
     s.key.assign(n, octile::kUnreached);
     g.key = s.key.data();
   } else if (sourced) {
+    ReserveOnHugePages(s.distance_source, n);
     s.distance_source.assign(n, {kInf, 0});
     g.dist_source = s.distance_source.data();
   } else {
+    ReserveOnHugePages(s.distance, n);
     s.distance.assign(n, kInf);
     g.dist = s.distance.data();
     if (mode == Goals::kIndexed) {
       // Zeros, so that an unreached cell's index (read four cells at a
       // time, never used) still names a goal.
+      ReserveOnHugePages(s.goal_index, n);
       s.goal_index.assign(n, 0);
       g.goal_index = s.goal_index.data();
     }
@@ -192,6 +216,21 @@ absl::StatusOr<FlowField> ComputeGridFlowField(const GridGraph& graph,
   if (!totals.ok()) return totals.status();
   Finish(*totals, started, field);
   return field;
+}
+
+size_t FlowFieldScratch::MemoryBytes() const {
+  size_t bytes = sizeof(*this) + distance.capacity() * sizeof(double) +
+                 distance_source.capacity() * sizeof(DistanceAndSource) +
+                 key.capacity() * sizeof(uint64_t) + key_source.capacity() * sizeof(KeyAndSource) +
+                 goal_index.capacity() + steps.capacity() * sizeof(uint32_t) +
+                 steps_source.capacity() * sizeof(StepsAndSource) +
+                 queue.capacity() * sizeof(uint32_t) + recycled.MemoryBytes();
+  for (const std::vector<Bucket>& ring : rings) {
+    bytes += ring.capacity() * sizeof(Bucket);
+    for (const Bucket& b : ring) bytes += b.cells.capacity() * sizeof(uint32_t);
+  }
+  for (const Mailbox& m : mail) bytes += sizeof(Mailbox) + m.offers.capacity() * sizeof(Offer);
+  return bytes;
 }
 
 void SetFlowFieldIndexedGoalsForTesting(bool enabled) {

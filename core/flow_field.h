@@ -172,6 +172,18 @@ struct FlowFieldScratch {
   };
   std::vector<Mailbox> mail;
   std::vector<uint32_t> queue;  // HEX: cells in breadth-first order
+
+  // The arrays of a finished field the caller hands back for the next
+  // computation to fill (ComputeGridFlowField and ComputeHexFlowField move
+  // `directions` and `distances` into their result when both have room for
+  // the map; otherwise they allocate and leave these alone). With it a
+  // steady stream of fields allocates no array the size of the map: in a
+  // process whose large blocks are mapped afresh for each allocation
+  // (the server's), every page of one would be a page fault.
+  FlowField recycled;
+
+  // Bytes this scratch holds (capacities, `recycled` included).
+  size_t MemoryBytes() const;
 };
 
 // The field towards `goals` (cell indices; each must be a free cell:

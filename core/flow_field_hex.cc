@@ -13,6 +13,7 @@
 #include "absl/time/clock.h"
 #include "core/flow_field.h"
 #include "core/flow_field_internal.h"
+#include "core/huge_pages.h"
 #include "core/hex_grid.h"
 
 namespace wayfinder {
@@ -191,8 +192,7 @@ absl::StatusOr<FlowField> ComputeHexFlowField(const HexGraph& graph,
                                               int threads) {
   const absl::Time started = absl::Now();
   const GridMap& map = graph.map();
-  FlowField field;
-  field.graph = FlowGraph::kHex;
+  FlowField field = flow_field_internal::NewField(FlowGraph::kHex, map.size(), s);
   if (absl::Status st = PrepareGoals(map, goals, "hex", field); !st.ok()) return st;
   const uint32_t w = map.width();
   const size_t n = map.size();
@@ -206,9 +206,11 @@ absl::StatusOr<FlowField> ComputeHexFlowField(const HexGraph& graph,
             .width = w,
             .goal_packed = goal_packed.data()};
   if (mode == Goals::kSourced) {
+    ReserveOnHugePages(s.steps_source, n);
     s.steps_source.assign(n, {kUnreached, 0});
     h.steps_source = s.steps_source.data();
   } else {
+    ReserveOnHugePages(s.steps, n);
     s.steps.assign(n, kUnreached);
     h.steps = s.steps.data();
   }
@@ -221,7 +223,10 @@ absl::StatusOr<FlowField> ComputeHexFlowField(const HexGraph& graph,
       h.packed[odd][d] = static_cast<uint32_t>(dc) + (static_cast<uint32_t>(dr) << 16);
     }
   }
-  if (s.queue.size() < n + hex::kDirections) s.queue.resize(n + hex::kDirections);
+  if (s.queue.size() < n + hex::kDirections) {
+    ReserveOnHugePages(s.queue, n + hex::kDirections);
+    s.queue.resize(n + hex::kDirections);
+  }
   const absl::Status searched =
       WithGoals(mode, [&](auto goals) { return HexSteps<goals.value>(h, field, budget, s); });
   if (!searched.ok()) return searched;

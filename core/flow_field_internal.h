@@ -222,6 +222,9 @@ Totals ForRowBands(uint32_t height, size_t cells, int threads,
 // Validates the goal cells and sorts them into `field.goals`.
 absl::Status PrepareGoals(const GridMap& map, absl::Span<const uint32_t> goals, const char* graph,
                           FlowField& field);
+// An empty field of `graph` for a map of `cells` cells, with the arrays of
+// `s.recycled` when they have room (flow_field.h).
+FlowField NewField(FlowGraph graph, size_t cells, FlowFieldScratch& s);
 void Finish(const Totals& totals, absl::Time started, FlowField& field);
 
 // How the fields of `goal_count` goals record each cell's goal, where the

@@ -25,6 +25,9 @@
 #      map) at concurrency 1, 4, 16, 64, beside GetMap of a tiny map as the
 #      RPC ceiling of this machine (three pairs of runs a level, the median
 #      shown); p99 at half of the peak FindPath rate (three runs).
+#   5b. Flow fields through that server (wayfinder-flowgrpcbench): a
+#      fresh goal's compute_ms beside the same field in process, on the
+#      maps of wayfinder-flowbench, and the server's page faults per field.
 #   6. Overload (scripts/overload-bench.sh): a cheap FindPath's latency
 #      while wayfinder-load floods the server with ANY_ANGLE FindPaths at
 #      20,000/s (three rounds of 20 probes; quick: one round of 10).
@@ -219,6 +222,19 @@ PY
 )
 say ""
 say "$line"
+
+# 5b. Flow fields through the same server: a fresh goal's compute_ms
+# beside the same field in process (the server's --flow_threads default
+# is the in-process --threads default, 2), and the server's page faults
+# per field.
+say ""
+say "Machine load before the flow fields over gRPC (1, 5, 15 min): $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
+if [ "$mode" = full ]; then
+  run "$bench/wayfinder-flowgrpcbench" --server="$addr" --server_pid="$server" --data_dir="$data"
+else
+  run "$bench/wayfinder-flowgrpcbench" --server="$addr" --server_pid="$server" --data_dir="$data" \
+    --quick
+fi
 
 # 6. Overload: its own server, so stop this one first.
 kill -TERM "$server" 2>/dev/null || true

@@ -12,7 +12,8 @@ namespace wayfinder::server {
 absl::StatusOr<FlowFieldCache::Field> FlowFieldCache::GetOrCompute(const FlowFieldKey& key,
                                                                    absl::Time deadline,
                                                                    const Compute& compute,
-                                                                   bool* hit) {
+                                                                   bool* hit,
+                                                                   size_t expected_bytes) {
   *hit = true;
   std::shared_ptr<Slot> slot;
   {
@@ -48,6 +49,9 @@ absl::StatusOr<FlowFieldCache::Field> FlowFieldCache::GetOrCompute(const FlowFie
     slot->computing = true;
     slots_.emplace(key, slot);
     ++stats_.misses;
+    // Room first (a field that would not be kept at all makes none): the
+    // fields evicted now give the computation their arrays.
+    if (expected_bytes <= capacity_bytes_) EvictLocked(expected_bytes);
   }
 
   *hit = false;
@@ -62,7 +66,7 @@ absl::StatusOr<FlowFieldCache::Field> FlowFieldCache::GetOrCompute(const FlowFie
     slots_.erase(it);
     return result.status();
   }
-  slot->field = std::make_shared<const FlowField>(*std::move(result));
+  slot->field = memory_->Share(*std::move(result));
   return StoreLocked(key, slot);
 }
 
@@ -200,8 +204,8 @@ void FlowFieldCache::NoteUpdate(absl::string_view map, uint64_t old_version,
   }
 }
 
-void FlowFieldCache::EvictLocked() {
-  while (bytes_ > capacity_bytes_ && !lru_.empty()) {
+void FlowFieldCache::EvictLocked(size_t room) {
+  while (bytes_ + room > capacity_bytes_ && !lru_.empty()) {
     const FlowFieldKey* oldest = lru_.back();
     auto it = slots_.find(*oldest);
     bytes_ -= it->second->bytes;
@@ -248,6 +252,7 @@ FlowFieldCache::Stats FlowFieldCache::stats() const {
   Stats s = stats_;
   s.entries = lru_.size();
   s.bytes = bytes_;
+  s.memory = memory_->stats();
   return s;
 }
 

@@ -20,6 +20,7 @@
 #include "core/cell_rect.h"
 #include "core/flow_field.h"
 #include "core/flow_field_repair.h"
+#include "server/flow_memory.h"
 
 namespace wayfinder::server {
 
@@ -92,16 +93,26 @@ class FlowFieldCache {
     uint64_t repair_failures = 0; // ... that could not be (computed afresh)
     uint64_t entries = 0;
     uint64_t bytes = 0;
+    FlowMemory::Stats memory;  // the computations' reused memory
   };
 
-  explicit FlowFieldCache(size_t capacity_bytes) : capacity_bytes_(capacity_bytes) {}
+  // The computations' idle memory (memory()) is bounded by `idle_bytes`,
+  // beside the capacity; by default half the capacity.
+  explicit FlowFieldCache(size_t capacity_bytes)
+      : FlowFieldCache(capacity_bytes, capacity_bytes / 2) {}
+  FlowFieldCache(size_t capacity_bytes, size_t idle_bytes)
+      : capacity_bytes_(capacity_bytes), memory_(FlowMemory::Create(idle_bytes)) {}
 
   // The field for `key`: from the cache, from a computation in flight, or
   // by running `compute`. `*hit` tells whether this call computed nothing.
   // Waiting for another computation ends at `deadline`
-  // (DEADLINE_EXCEEDED).
+  // (DEADLINE_EXCEEDED). `expected_bytes` (0: unknown) is what the field
+  // will take: before computing, least recently used fields are evicted
+  // until it fits beside the others, so that their arrays are there for
+  // the computation to reuse (memory()) instead of new ones.
   absl::StatusOr<Field> GetOrCompute(const FlowFieldKey& key, absl::Time deadline,
-                                     const Compute& compute, bool* hit);
+                                     const Compute& compute, bool* hit,
+                                     size_t expected_bytes = 0);
 
   // GetOrCompute for fields that can follow the map's edits: `compute`
   // keeps the labels; a field carried over from an older version by
@@ -139,6 +150,11 @@ class FlowFieldCache {
   Stats stats() const;
   size_t capacity_bytes() const { return capacity_bytes_; }
 
+  // Scratch and field arrays for the computations this cache runs: a
+  // compute function leases its scratch here, and the fields GetOrCompute
+  // stores or hands out give their arrays back to it when dropped.
+  FlowMemory& memory() { return *memory_; }
+
  private:
   struct Slot {
     Field field;             // set once computed; stays null if that failed
@@ -155,10 +171,12 @@ class FlowFieldCache {
   // version is no longer current; returns its field either way.
   Field StoreLocked(const FlowFieldKey& key, const std::shared_ptr<Slot>& slot)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Drops least recently used fields until the total fits.
-  void EvictLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Drops least recently used fields until the total, plus `room` bytes,
+  // fits.
+  void EvictLocked(size_t room = 0) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const size_t capacity_bytes_;
+  const std::shared_ptr<FlowMemory> memory_;
   // Whether a computed field may be stored (set by Follow; null = always).
   // Called under mu_, so that a field and the Forget of its version cannot
   // interleave.

@@ -24,9 +24,6 @@
 namespace wayfinder::server {
 namespace {
 
-// Search scratch belongs to the thread (see path_query.cc).
-thread_local FlowFieldScratch tls_flow_scratch;
-
 // A resolved field and what it was resolved from.
 struct ResolvedField {
   FlowFieldCache::Field field;
@@ -181,25 +178,35 @@ absl::StatusOr<ResolvedField> Resolve(const MapSnapshot& map, int raw_graph,
     WF_ASSIGN_OR_RETURN(out.field, cache.GetOrCompute(key, deadline, compute, &out.cache_hit));
     return out;
   }
+  // Scratch (and the arrays of a field nobody reads any more) come from
+  // the cache's pool for the computation only (server/flow_memory.h): a
+  // fresh goal allocates nothing the size of the map.
+  const size_t map_cells = map.grid->size();
   auto compute = [&]() -> absl::StatusOr<FlowField> {
+    FlowMemory::Lease lease = cache.memory().Acquire(map_cells);
     // `cells` keeps the request's order, so an error names the goal index
     // the caller sent.
     return out.graph == v1::HEX
-               ? ComputeHexFlowField(*map.hex_graph, cells, budget, tls_flow_scratch, threads)
-               : ComputeGridFlowField(*map.grid_graph, cells, budget, tls_flow_scratch, threads);
+               ? ComputeHexFlowField(*map.hex_graph, cells, budget, lease.scratch(), threads)
+               : ComputeGridFlowField(*map.grid_graph, cells, budget, lease.scratch(), threads);
   };
   if (map.info.edits() == 0) {
-    WF_ASSIGN_OR_RETURN(out.field, cache.GetOrCompute(key, deadline, compute, &out.cache_hit));
+    // A byte of direction and a float of distance a cell.
+    WF_ASSIGN_OR_RETURN(out.field, cache.GetOrCompute(key, deadline, compute, &out.cache_hit,
+                                                      map_cells * (1 + sizeof(float))));
     return out;
   }
   // A map that is being edited: keep the search's labels with the field
   // (8 bytes a cell more), so that the next UpdateMap repairs the field
   // around the change instead of dropping it (core/flow_field_repair.h).
   auto compute_repairable = [&]() -> absl::StatusOr<RepairableFlowField> {
+    // The field keeps the search's labels (the scratch's arrays): only the
+    // rest of the scratch is reused.
+    FlowMemory::Lease lease = cache.memory().Acquire(map_cells);
     return out.graph == v1::HEX ? ComputeRepairableHexFlowField(*map.hex_graph, cells, budget,
-                                                                tls_flow_scratch, threads)
+                                                                lease.scratch(), threads)
                                 : ComputeRepairableGridFlowField(*map.grid_graph, cells, budget,
-                                                                 tls_flow_scratch, threads);
+                                                                 lease.scratch(), threads);
   };
   auto repair = [&](RepairableFlowField& f, const CellRect& changed) -> absl::Status {
     thread_local FlowRepairScratch scratch;

@@ -457,6 +457,14 @@ class ServerCollector final : public prometheus::Collectable {
                           static_cast<double>(s.entries)));
       out.push_back(Gauge("wayfinder_flow_cache_bytes", "Memory of the cached flow fields, bytes",
                           static_cast<double>(s.bytes)));
+      out.push_back(Gauge("wayfinder_flow_idle_memory_bytes",
+                          "Flow-field scratch and spare field arrays kept for the next "
+                          "computation, bytes (at most half the cache's capacity)",
+                          static_cast<double>(s.memory.idle_bytes)));
+      out.push_back(Counter("wayfinder_flow_memory_reused_total",
+                            "Flow-field computations given a spare field's arrays instead of "
+                            "new ones",
+                            static_cast<double>(s.memory.arrays_reused)));
       out.push_back(UpdateOutcomes(service->update_stats()));
       out.push_back(UpdateLatency(service->update_stats()));
       const WatchHub::Stats w = service->watch_stats();

@@ -51,6 +51,7 @@ class WorkerPool;
 //   with Sources::map_names),
 //   wayfinder_flow_cache_{hits,misses,coalesced,evictions}_total,
 //   wayfinder_flow_cache_entries, wayfinder_flow_cache_bytes,
+//   wayfinder_flow_idle_memory_bytes, wayfinder_flow_memory_reused_total,
 //   wayfinder_watchers (WatchMaps streams open), wayfinder_watch_events_sent_total,
 //   wayfinder_watchers_lagged_total (ended for falling behind),
 //   wayfinder_watch_queued_events,

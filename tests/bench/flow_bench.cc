@@ -8,6 +8,8 @@
 // 3. The cache under load: threads asking GetFlowField for goal sets drawn
 //    with a skew from a pool larger than the cache holds: hit rate,
 //    computations saved by waiting for one in flight, evictions.
+// 4. Memory per query (flow_bench_memory.h): bytes, large blocks and page
+//    faults per flow field and per FindPath on the query path.
 //
 // Median of --repeats runs per row. Targets (2 cores): 512x512 in
 // <= 5 ms, 2048x2048 in <= 100 ms, 10,000 samples in <= 1 ms.
@@ -32,6 +34,8 @@
 #include "server/flow_field_cache.h"
 #include "server/flow_query.h"
 #include "server/map_builder.h"
+#include "tests/bench/flow_bench_maps.h"
+#include "tests/bench/flow_bench_memory.h"
 #include "tests/reference/benchmark_data.h"
 
 ABSL_FLAG(std::string, data_dir, WAYFINDER_DATA_DIR, "directory holding movingai/<set>/<map>.map");
@@ -62,42 +66,8 @@ double Median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// `n` distinct free cells, seeded.
-std::vector<uint32_t> FreeCells(const GridMap& map, int n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<uint32_t> pick(0, static_cast<uint32_t>(map.size() - 1));
-  std::vector<uint32_t> cells;
-  while (static_cast<int>(cells.size()) < n) {
-    const uint32_t c = pick(rng);
-    if (map.IsFree(c) && std::find(cells.begin(), cells.end(), c) == cells.end()) {
-      cells.push_back(c);
-    }
-  }
-  return cells;
-}
-
-std::shared_ptr<const GridMap> RandomGrid(uint32_t side, double blocked, bool weighted,
-                                          uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(0, 1);
-  std::uniform_int_distribution<int> cost(1, 9);
-  std::vector<uint8_t> cells(size_t{side} * side);
-  for (auto& c : cells) {
-    c = u(rng) < blocked ? GridMap::kBlocked : weighted ? static_cast<uint8_t>(cost(rng)) : 0;
-  }
-  return std::make_shared<const GridMap>(*GridMap::Create(side, side, std::move(cells)));
-}
-
-std::shared_ptr<const GridMap> Tiled(const GridMap& m, uint32_t times) {
-  const uint32_t w = m.width() * times, h = m.height() * times;
-  std::vector<uint8_t> cells(size_t{w} * h);
-  for (uint32_t y = 0; y < h; ++y) {
-    for (uint32_t x = 0; x < w; ++x) {
-      cells[size_t{y} * w + x] = m.cells()[m.Index(x % m.width(), y % m.height())];
-    }
-  }
-  return std::make_shared<const GridMap>(*GridMap::Create(w, h, std::move(cells)));
-}
+using wayfinder::bench::FreeCells;
+using wayfinder::bench::RandomGrid;
 
 struct Row {
   std::string name;
@@ -108,9 +78,11 @@ struct Row {
   uint64_t reachable1;
 };
 
-template <typename ComputeFn>
+// `recycle` takes each finished field (to hand its arrays to the next
+// computation, as the server does).
+template <typename ComputeFn, typename RecycleFn>
 Row Measure(const std::string& name, const std::string& graph, const GridMap& map,
-            ComputeFn compute, int repeats) {
+            ComputeFn compute, RecycleFn recycle, int repeats) {
   Row row{name, graph, map.width(), map.height(), map.free_cells(), 0, 0, 0};
   for (int goals : {1, 16}) {
     std::vector<double> ms;
@@ -124,6 +96,7 @@ Row Measure(const std::string& name, const std::string& graph, const GridMap& ma
         std::exit(1);
       }
       if (goals == 1) row.reachable1 = f->reachable_cells;
+      recycle(*std::move(f));
     }
     (goals == 1 ? row.ms1 : row.ms16) = Median(ms);
   }
@@ -161,40 +134,37 @@ int main(int argc, char** argv) {
 
   std::vector<Row> rows;
   const std::string filter = absl::GetFlag(FLAGS_filter);
+  auto recycle = [&](FlowField f) { scratch.recycled = std::move(f); };
   auto grid_row = [&](const std::string& name, std::shared_ptr<const GridMap> m) {
-    if (name.find(filter) == std::string::npos) return;
     const GridGraph graph(m);
     rows.push_back(Measure(
         name, "GRID", *m,
         [&](const std::vector<uint32_t>& g) {
           return wayfinder::ComputeGridFlowField(graph, g, budget, scratch, field_threads);
         },
-        repeats));
+        recycle, repeats));
   };
   auto hex_row = [&](const std::string& name, std::shared_ptr<const GridMap> m) {
-    if (name.find(filter) == std::string::npos) return;
     const HexGraph graph(m);
     rows.push_back(Measure(
         name, "HEX", *m,
         [&](const std::vector<uint32_t>& g) {
           return wayfinder::ComputeHexFlowField(graph, g, budget, scratch, field_threads);
         },
-        repeats));
+        recycle, repeats));
   };
   std::shared_ptr<const GridMap> tile_source;
   for (const auto& m : *maps) {
-    if (m.grid->width() != 512 || m.grid->height() != 512) continue;
-    if (quick && m.name != "AR0011SR") continue;
-    grid_row(m.name, m.grid);
     if (m.name == "AR0011SR") tile_source = m.grid;
   }
-  if (tile_source != nullptr) grid_row("AR0011SR tiled 4x4", Tiled(*tile_source, 4));
-  grid_row("random 512, 20% blocked", RandomGrid(512, 0.2, false, 7));
-  grid_row("random 512, 20% blocked, costs 1-9", RandomGrid(512, 0.2, true, 8));
-  grid_row("random 2048, 20% blocked", RandomGrid(2048, 0.2, false, 9));
-  if (!quick) grid_row("random 2048, 20% blocked, costs 1-9", RandomGrid(2048, 0.2, true, 10));
-  hex_row("hex 512, 20% walls", RandomGrid(512, 0.2, false, 11));
-  hex_row("hex 2048, 20% walls", RandomGrid(2048, 0.2, false, 12));
+  for (const wayfinder::bench::FlowBenchMap& m :
+       wayfinder::bench::FlowBenchMaps(*maps, quick, filter)) {
+    if (m.hex) {
+      hex_row(m.name, m.grid);
+    } else {
+      grid_row(m.name, m.grid);
+    }
+  }
 
   std::printf("\n## Flow fields: full-field time (median of %d, %d thread%s)\n\n", repeats,
               field_threads, field_threads == 1 ? "" : "s");
@@ -300,5 +270,8 @@ int main(int argc, char** argv) {
               static_cast<unsigned long>(st.hits), static_cast<unsigned long>(st.coalesced),
               100.0 * (total - st.misses) / total, static_cast<unsigned long>(st.evictions),
               total / (total_ms / 1000));
-  return errors == 0 ? 0 : 1;
+  if (errors != 0) return 1;
+
+  // 4. Memory per query.
+  return wayfinder::bench::PrintQueryMemory(quick, field_threads) ? 0 : 1;
 }

@@ -208,7 +208,8 @@ TEST(SubgoalServiceTest, CostMapsGetNone) {
   v1::MapInfo info;
   ASSERT_TRUE(h.stub().PutMap(Ctx().get(), put, &info).ok());
   h.server().service_for_testing().subgoal_builder().WaitIdle();
-  const v1::GraphInfo* grid = GridInfo(GetMap(h, "costly"));
+  const v1::MapInfo got = GetMap(h, "costly");
+  const v1::GraphInfo* grid = GridInfo(got);
   ASSERT_NE(grid, nullptr);
   EXPECT_FALSE(grid->subgoal_ready());
   std::shared_ptr<const server::MapSnapshot> snap = h.server().registry().Get("costly");

@@ -67,6 +67,7 @@ double Median(std::vector<double> v) {
 }
 
 using wayfinder::bench::FreeCells;
+using wayfinder::bench::GridProto;
 using wayfinder::bench::RandomGrid;
 
 struct Row {
@@ -101,16 +102,6 @@ Row Measure(const std::string& name, const std::string& graph, const GridMap& ma
     (goals == 1 ? row.ms1 : row.ms16) = Median(ms);
   }
   return row;
-}
-
-v1::Map GridProto(const std::string& name, const GridMap& m) {
-  v1::Map map;
-  map.set_name(name);
-  map.mutable_grid()->set_width(m.width());
-  map.mutable_grid()->set_height(m.height());
-  map.mutable_grid()->set_cells(std::string(m.cells().begin(), m.cells().end()));
-  map.mutable_build()->add_graphs(v1::GRID);
-  return map;
 }
 
 }  // namespace

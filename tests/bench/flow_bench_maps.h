@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/grid_map.h"
+#include "wayfinder/v1/wayfinder.pb.h"
 #include "tests/reference/benchmark_data.h"
 
 namespace wayfinder::bench {
@@ -150,6 +151,17 @@ inline std::vector<FlowBenchMap> FlowBenchMaps(const std::vector<reference::Movi
   add("hex 512, 20% walls", true, [] { return RandomGrid(512, 0.2, false, 11); });
   add("hex 2048, 20% walls", true, [] { return RandomGrid(2048, 0.2, false, 12); });
   return out;
+}
+
+// `m` as a GRID map source named `name`, building the GRID graph only.
+inline v1::Map GridProto(const std::string& name, const GridMap& m) {
+  v1::Map map;
+  map.set_name(name);
+  map.mutable_grid()->set_width(m.width());
+  map.mutable_grid()->set_height(m.height());
+  map.mutable_grid()->set_cells(std::string(m.cells().begin(), m.cells().end()));
+  map.mutable_build()->add_graphs(v1::GRID);
+  return map;
 }
 
 }  // namespace wayfinder::bench

@@ -24,16 +24,6 @@ namespace {
 
 namespace v1 = wayfinder::v1;
 
-v1::Map GridMapProto(const std::string& name, const GridMap& m) {
-  v1::Map map;
-  map.set_name(name);
-  map.mutable_grid()->set_width(m.width());
-  map.mutable_grid()->set_height(m.height());
-  map.mutable_grid()->set_cells(std::string(m.cells().begin(), m.cells().end()));
-  map.mutable_build()->add_graphs(v1::GRID);
-  return map;
-}
-
 v1::Point CentreOf(const GridMap& m, uint32_t cell) {
   v1::Point p;
   p.set_x(cell % m.width() + 0.5);
@@ -94,8 +84,8 @@ bool PrintQueryMemory(bool quick, int flow_threads) {
     }
   }
 
-  auto built_uniform = server::BuildMap(GridMapProto("uniform", *uniform), {});
-  auto built_weighted = server::BuildMap(GridMapProto("weighted", *weighted), {});
+  auto built_uniform = server::BuildMap(bench::GridProto("uniform", *uniform), {});
+  auto built_weighted = server::BuildMap(bench::GridProto("weighted", *weighted), {});
   if (!built_uniform.ok() || !built_weighted.ok()) {
     std::fprintf(stderr, "BuildMap: %s %s\n", built_uniform.status().ToString().c_str(),
                  built_weighted.status().ToString().c_str());

@@ -1,6 +1,7 @@
 #include "core/grid_search.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -49,17 +50,141 @@ absl::StatusOr<uint32_t> LocateFreeCell(const GridMap& map, const Point& p,
 }
 
 size_t GridSearchScratch::MemoryBytes() const {
-  return nodes_.capacity() * sizeof(Node) + open_.capacity() * sizeof(OpenEntry);
+  return nodes_.capacity() * sizeof(Node) + open_.capacity() * sizeof(OpenEntry) +
+         sparse_.capacity() * sizeof(SparseSlot);
 }
+
+// The search's nodes, one per cell it touched, initialised on first touch
+// (Touch); At(cell) is a node touched before in this search. References
+// stay valid until the next Touch.
+//
+// DenseGridNodes: the scratch's array over every cell, reset by a
+// generation stamp per query.
+class DenseGridNodes {
+ public:
+  using Node = GridSearchScratch::Node;
+
+  DenseGridNodes(GridSearchScratch& s, size_t cells) : s_(s) {
+    if (s_.nodes_.size() < cells) s_.nodes_.resize(cells);
+    if (++s_.generation_ == 0) {
+      // Wrapped after 2^32 queries: stale stamps could now look current.
+      for (Node& n : s_.nodes_) n.generation = 0;
+      s_.generation_ = 1;
+    }
+  }
+  Node& Touch(uint32_t cell) {
+    Node& n = s_.nodes_[cell];
+    if (n.generation != s_.generation_) {
+      n = Node{std::numeric_limits<double>::infinity(), kNoParent, s_.generation_, 0, false};
+    }
+    return n;
+  }
+  Node& At(uint32_t cell) { return s_.nodes_[cell]; }
+  const Node& At(uint32_t cell) const { return s_.nodes_[cell]; }
+
+ private:
+  GridSearchScratch& s_;
+};
+
+// SparseGridNodes: the touched cells in the scratch's hash table, reset
+// by its own generation stamp per query, doubled when half full (so probes
+// stay short). Each expansion touches at most 8 cells, so a search of at
+// most E expansions holds at most 8E + 1 nodes: a short search's table is
+// sized for that at the start and never grows. (Hand-written rather than
+// absl::flat_hash_map, whose clear() frees a large table: a short search
+// would pay an allocation and the table's initialisation each time.)
+class SparseGridNodes {
+ public:
+  using Node = GridSearchScratch::Node;
+  using Slot = GridSearchScratch::SparseSlot;
+
+  // `max_expansions`: the search's budget, when it is short enough to size
+  // the table for; 0 = keep the table as it is and grow it as needed.
+  SparseGridNodes(GridSearchScratch& s, uint64_t max_expansions) : s_(s) {
+    size_t slots = std::max<size_t>(s_.sparse_.size(), 1024);
+    while (slots < 2 * (8 * max_expansions + 1)) slots *= 2;
+    if (s_.sparse_.size() < slots) Reset(slots);
+    if (++s_.sparse_generation_ == 0) Reset(s_.sparse_.size());
+    Size();
+  }
+  Node& Touch(uint32_t cell) {
+    for (size_t i = Home(cell);; i = (i + 1) & mask_) {
+      Slot& slot = s_.sparse_[i];
+      if (slot.node.generation != s_.sparse_generation_) {
+        if (2 * (used_ + 1) > s_.sparse_.size()) {
+          Grow();
+          return Touch(cell);
+        }
+        ++used_;
+        slot.cell = cell;
+        slot.node = Node{std::numeric_limits<double>::infinity(), kNoParent, s_.sparse_generation_,
+                         0, false};
+        return slot.node;
+      }
+      if (slot.cell == cell) return slot.node;
+    }
+  }
+  // `cell` was touched in this search: found before an unused slot.
+  Node& At(uint32_t cell) const {
+    for (size_t i = Home(cell);; i = (i + 1) & mask_) {
+      Slot& slot = s_.sparse_[i];
+      if (slot.cell == cell) return slot.node;
+    }
+  }
+
+ private:
+  // An empty table of `slots` (a power of two), generation 1.
+  void Reset(size_t slots) {
+    s_.sparse_.assign(slots, Slot{0, Node{0, 0, 0, 0, false}});
+    s_.sparse_generation_ = 1;
+  }
+  void Size() {
+    mask_ = s_.sparse_.size() - 1;
+    shift_ = 64 - std::countr_zero(s_.sparse_.size());
+  }
+  // Twice the slots, this search's nodes moved over.
+  void Grow() {
+    std::vector<Slot> old;
+    old.swap(s_.sparse_);
+    const uint32_t generation = s_.sparse_generation_;
+    Reset(2 * old.size());
+    s_.sparse_generation_ = generation;
+    Size();
+    for (const Slot& slot : old) {
+      if (slot.node.generation != generation) continue;
+      size_t i = Home(slot.cell);
+      while (s_.sparse_[i].node.generation == generation) i = (i + 1) & mask_;
+      s_.sparse_[i] = slot;
+    }
+  }
+  // Fibonacci hashing: the top bits of the cell times 2^64 / phi.
+  size_t Home(uint32_t cell) const {
+    return static_cast<size_t>((uint64_t{cell} * 0x9E3779B97F4A7C15ull) >> shift_);
+  }
+
+  GridSearchScratch& s_;
+  size_t used_ = 0;
+  size_t mask_ = 0;
+  int shift_ = 0;
+};
+
+// A search allowed at most one expansion per this many cells of the map
+// uses the sparse store: its table (at most 16 slots of 32 bytes an
+// expansion) is then at most a third of the dense array, usually far
+// less: the server's short searches on its gRPC threads (256 expansions:
+// 256 KiB, against 96 MiB for a 2048 x 2048 map).
+constexpr uint64_t kSparseCellsPerExpansion = 64;
 
 // The search itself, a friend of the scratch so that the hot loop works on
 // its arrays directly.
+template <typename Nodes>
 class GridAStar {
  public:
-  GridAStar(const GridGraph& graph, GridSearchScratch& scratch)
+  GridAStar(const GridGraph& graph, GridSearchScratch& scratch, Nodes nodes)
       : graph_(graph),
         map_(graph.map()),
         s_(scratch),
+        nodes_(std::move(nodes)),
         width_(map_.width()),
         height_(map_.height()) {}
 
@@ -105,19 +230,8 @@ class GridAStar {
   using Node = GridSearchScratch::Node;
   using OpenEntry = GridSearchScratch::OpenEntry;
 
-  void BeginQuery();
   // Node `cell` for this query, initialised on first touch.
-  Node& Touch(uint32_t cell) {
-    Node& n = s_.nodes_[cell];
-    if (n.generation != s_.generation_) {
-      n.g = std::numeric_limits<double>::infinity();
-      n.parent = kNoParent;
-      n.generation = s_.generation_;
-      n.heap_index = 0;
-      n.open = false;
-    }
-    return n;
-  }
+  Node& Touch(uint32_t cell) { return nodes_.Touch(cell); }
   static bool Before(const OpenEntry& a, const OpenEntry& b) {
     // Lower f first; on equal f the deeper node (higher g), which reaches
     // the goal with fewer expansions on open ground.
@@ -138,6 +252,7 @@ class GridAStar {
   const GridGraph& graph_;
   const GridMap& map_;
   GridSearchScratch& s_;
+  Nodes nodes_;
   const uint32_t width_;
   const uint32_t height_;
   uint32_t goal_x_ = 0;
@@ -145,30 +260,22 @@ class GridAStar {
   double h_scale_ = 1;
 };
 
-void GridAStar::BeginQuery() {
-  if (s_.nodes_.size() < map_.size()) s_.nodes_.resize(map_.size());
-  if (++s_.generation_ == 0) {
-    // Wrapped after 2^32 queries: stale stamps could now look current.
-    for (Node& n : s_.nodes_) n.generation = 0;
-    s_.generation_ = 1;
-  }
-  s_.open_.clear();
-}
-
-void GridAStar::SiftUp(uint32_t i) {
+template <typename Nodes>
+void GridAStar<Nodes>::SiftUp(uint32_t i) {
   OpenEntry e = s_.open_[i];
   while (i > 0) {
     const uint32_t parent = (i - 1) / 2;
     if (!Before(e, s_.open_[parent])) break;
     s_.open_[i] = s_.open_[parent];
-    s_.nodes_[s_.open_[i].cell].heap_index = i;
+    nodes_.At(s_.open_[i].cell).heap_index = i;
     i = parent;
   }
   s_.open_[i] = e;
-  s_.nodes_[e.cell].heap_index = i;
+  nodes_.At(e.cell).heap_index = i;
 }
 
-void GridAStar::SiftDown(uint32_t i) {
+template <typename Nodes>
+void GridAStar<Nodes>::SiftDown(uint32_t i) {
   const uint32_t n = static_cast<uint32_t>(s_.open_.size());
   OpenEntry e = s_.open_[i];
   for (;;) {
@@ -177,42 +284,46 @@ void GridAStar::SiftDown(uint32_t i) {
     if (child + 1 < n && Before(s_.open_[child + 1], s_.open_[child])) ++child;
     if (!Before(s_.open_[child], e)) break;
     s_.open_[i] = s_.open_[child];
-    s_.nodes_[s_.open_[i].cell].heap_index = i;
+    nodes_.At(s_.open_[i].cell).heap_index = i;
     i = child;
   }
   s_.open_[i] = e;
-  s_.nodes_[e.cell].heap_index = i;
+  nodes_.At(e.cell).heap_index = i;
 }
 
-void GridAStar::Push(uint32_t cell, double g, double f) {
+template <typename Nodes>
+void GridAStar<Nodes>::Push(uint32_t cell, double g, double f) {
   s_.open_.push_back({f, g, cell});
-  s_.nodes_[cell].open = true;
+  nodes_.At(cell).open = true;
   SiftUp(static_cast<uint32_t>(s_.open_.size() - 1));
 }
 
-void GridAStar::Decrease(uint32_t cell, double g, double f) {
-  const uint32_t i = s_.nodes_[cell].heap_index;
+template <typename Nodes>
+void GridAStar<Nodes>::Decrease(uint32_t cell, double g, double f) {
+  const uint32_t i = nodes_.At(cell).heap_index;
   s_.open_[i].f = f;
   s_.open_[i].g = g;
   SiftUp(i);
 }
 
-uint32_t GridAStar::Pop() {
+template <typename Nodes>
+uint32_t GridAStar<Nodes>::Pop() {
   const uint32_t top = s_.open_.front().cell;
   s_.open_.front() = s_.open_.back();
   s_.open_.pop_back();
   if (!s_.open_.empty()) SiftDown(0);
-  Node& n = s_.nodes_[top];
+  Node& n = nodes_.At(top);
   n.open = false;
   n.heap_index = kClosed;
   return top;
 }
 
+template <typename Nodes>
 template <typename Expand>
-absl::StatusOr<PathResult> GridAStar::Search(uint32_t start, uint32_t goal,
-                                             const PathRequest& request,
-                                             const SearchBudget& budget, Expand expand) {
-  BeginQuery();
+absl::StatusOr<PathResult> GridAStar<Nodes>::Search(uint32_t start, uint32_t goal,
+                                                    const PathRequest& request,
+                                                    const SearchBudget& budget, Expand expand) {
+  s_.open_.clear();
   goal_x_ = goal % width_;
   goal_y_ = goal / width_;
   auto heuristic = [&](uint32_t cell) {
@@ -240,7 +351,7 @@ absl::StatusOr<PathResult> GridAStar::Search(uint32_t start, uint32_t goal,
       return r;
     }
     ++expansions;
-    const double g = s_.nodes_[cell].g;
+    const double g = nodes_.At(cell).g;
     const double h = heuristic(cell);
     if (h < best_h || (h == best_h && g < best_g)) {
       best = cell;
@@ -257,9 +368,10 @@ absl::StatusOr<PathResult> GridAStar::Search(uint32_t start, uint32_t goal,
   return r;
 }
 
-absl::StatusOr<PathResult> GridAStar::Run(uint32_t start, uint32_t goal,
-                                          const PathRequest& request,
-                                          const SearchBudget& budget) {
+template <typename Nodes>
+absl::StatusOr<PathResult> GridAStar<Nodes>::Run(uint32_t start, uint32_t goal,
+                                                 const PathRequest& request,
+                                                 const SearchBudget& budget) {
   const uint8_t* cells = map_.cells().data();
   const bool uniform = map_.uniform_cost();
   auto free = [cells](uint32_t i) { return cells[i] != GridMap::kBlocked; };
@@ -286,10 +398,11 @@ absl::StatusOr<PathResult> GridAStar::Run(uint32_t start, uint32_t goal,
   });
 }
 
-absl::StatusOr<PathResult> GridAStar::RunWithCosts(uint32_t start, uint32_t goal,
-                                                   const PathRequest& request,
-                                                   const SearchBudget& budget,
-                                                   const GridCostTable& costs) {
+template <typename Nodes>
+absl::StatusOr<PathResult> GridAStar<Nodes>::RunWithCosts(uint32_t start, uint32_t goal,
+                                                          const PathRequest& request,
+                                                          const SearchBudget& budget,
+                                                          const GridCostTable& costs) {
   const uint8_t* cells = map_.cells().data();
   const double* mult = costs.multiplier.data();
   h_scale_ = costs.MinMultiplier();
@@ -331,8 +444,9 @@ constexpr uint8_t MoveBit(int dx, int dy) {
 
 // The runs read GridGraph::moves(), which folds the map's edges, blocked
 // cells and the corner rule into one byte per cell: no bounds checks.
-bool GridAStar::JumpStraight(int64_t x, int64_t y, int dx, int dy, uint32_t goal, int64_t* jx,
-                             int64_t* jy) const {
+template <typename Nodes>
+bool GridAStar<Nodes>::JumpStraight(int64_t x, int64_t y, int dx, int dy, uint32_t goal,
+                                    int64_t* jx, int64_t* jy) const {
   if (graph_.has_runs()) {
     // O(1) with the precomputed runs: the goal if it lies on the run, else
     // the run's jump point, if it has one.
@@ -376,8 +490,9 @@ bool GridAStar::JumpStraight(int64_t x, int64_t y, int dx, int dy, uint32_t goal
   return true;
 }
 
-bool GridAStar::Jump(int64_t x, int64_t y, int dx, int dy, uint32_t goal, int64_t* jx,
-                     int64_t* jy) const {
+template <typename Nodes>
+bool GridAStar<Nodes>::Jump(int64_t x, int64_t y, int dx, int dy, uint32_t goal, int64_t* jx,
+                            int64_t* jy) const {
   if (dx == 0 || dy == 0) return JumpStraight(x, y, dx, dy, goal, jx, jy);
   if (graph_.has_runs()) {
     // With the precomputed runs (a bit scan along the diagonal, see
@@ -434,9 +549,10 @@ bool GridAStar::Jump(int64_t x, int64_t y, int dx, int dy, uint32_t goal, int64_
   return true;
 }
 
-absl::StatusOr<PathResult> GridAStar::RunJumpPoint(uint32_t start, uint32_t goal,
-                                                   const PathRequest& request,
-                                                   const SearchBudget& budget) {
+template <typename Nodes>
+absl::StatusOr<PathResult> GridAStar<Nodes>::RunJumpPoint(uint32_t start, uint32_t goal,
+                                                          const PathRequest& request,
+                                                          const SearchBudget& budget) {
   return Search(start, goal, request, budget, [&](uint32_t cell, double g) {
     const int64_t x = cell % width_, y = cell / width_;
     // The directions worth following from here, pruned by the direction
@@ -448,7 +564,7 @@ absl::StatusOr<PathResult> GridAStar::RunJumpPoint(uint32_t start, uint32_t goal
       dirs[n][1] = dy;
       ++n;
     };
-    const uint32_t parent = s_.nodes_[cell].parent;
+    const uint32_t parent = nodes_.At(cell).parent;
     if (parent == kNoParent) {
       for (int dy = -1; dy <= 1; ++dy) {
         for (int dx = -1; dx <= 1; ++dx) {
@@ -487,16 +603,17 @@ absl::StatusOr<PathResult> GridAStar::RunJumpPoint(uint32_t start, uint32_t goal
   });
 }
 
-PathResult GridAStar::Reconstruct(uint32_t target, PathStatus status,
-                                  Smoothing smoothing) const {
+template <typename Nodes>
+PathResult GridAStar<Nodes>::Reconstruct(uint32_t target, PathStatus status,
+                                         Smoothing smoothing) const {
   PathResult r;
   r.status = status;
-  r.length = s_.nodes_[target].g;
+  r.length = nodes_.At(target).g;
   // The searched nodes, start first. Jump point search links nodes a
   // straight or diagonal run apart (A*: neighbours), every step of a run
   // the same.
   absl::InlinedVector<uint32_t, 64> nodes;
-  for (uint32_t c = target; c != kNoParent; c = s_.nodes_[c].parent) nodes.push_back(c);
+  for (uint32_t c = target; c != kNoParent; c = nodes_.At(c).parent) nodes.push_back(c);
   std::reverse(nodes.begin(), nodes.end());
   auto centre = [this](uint32_t c) { return GridMap::Centre(c % width_, c / width_); };
   // The unit step from cell a towards cell b, as an index offset.
@@ -576,15 +693,24 @@ absl::StatusOr<PathResult> FindGridPath(const GridGraph& graph, const PathReques
     r.status = PathStatus::kUnreachable;
     return r;
   }
-  if (costs != nullptr && !uniform_table.has_value()) {
-    return GridAStar(graph, scratch).RunWithCosts(start, goal, request, budget, *costs);
+  auto run = [&](auto search) -> absl::StatusOr<PathResult> {
+    if (costs != nullptr && !uniform_table.has_value()) {
+      return search.RunWithCosts(start, goal, request, budget, *costs);
+    }
+    absl::StatusOr<PathResult> result = options.method == GridMethod::kJumpPoint
+                                            ? search.RunJumpPoint(start, goal, request, budget)
+                                            : search.Run(start, goal, request, budget);
+    if (result.ok() && uniform_table.has_value()) result->length *= *uniform_table;
+    return result;
+  };
+  const uint64_t max_expansions = budget.max_expansions();
+  const bool short_search = max_expansions <= map.size() / kSparseCellsPerExpansion;
+  using Nodes = GridSearchOptions::Nodes;
+  if (options.nodes == Nodes::kSparse || (options.nodes == Nodes::kAuto && short_search)) {
+    return run(GridAStar<SparseGridNodes>(
+        graph, scratch, SparseGridNodes(scratch, short_search ? max_expansions : 0)));
   }
-  absl::StatusOr<PathResult> result =
-      options.method == GridMethod::kJumpPoint
-          ? GridAStar(graph, scratch).RunJumpPoint(start, goal, request, budget)
-          : GridAStar(graph, scratch).Run(start, goal, request, budget);
-  if (result.ok() && uniform_table.has_value()) result->length *= *uniform_table;
-  return result;
+  return run(GridAStar<DenseGridNodes>(graph, scratch, DenseGridNodes(scratch, map.size())));
 }
 
 }  // namespace wayfinder

@@ -14,9 +14,14 @@
 namespace wayfinder {
 
 // Reusable memory for grid A*: g-values, parents, open-list positions and
-// the open list itself, sized to the largest map searched so far. Each query
-// bumps a generation stamp instead of clearing, so a query costs memory
-// proportional to the nodes it touches, not to the map.
+// the open list itself. Each query bumps a generation stamp instead of
+// clearing. Two node stores, chosen per search by its expansion budget:
+// - dense: an array over every cell of the largest map searched so far
+//   (24 bytes a cell: 96 MiB at 2048 x 2048), the fastest to index;
+// - sparse: a hash table of the nodes the search touches, for searches whose
+//   budget bounds them to a small part of the map (the server's short
+//   searches on gRPC threads: a few hundred expansions must not cost every
+//   such thread a map-sized array).
 //
 // Not thread-safe: one per worker thread. Never shared through a map.
 class GridSearchScratch {
@@ -29,7 +34,10 @@ class GridSearchScratch {
   size_t MemoryBytes() const;
 
  private:
+  template <typename Nodes>
   friend class GridAStar;
+  friend class DenseGridNodes;
+  friend class SparseGridNodes;
 
   struct Node {
     double g;
@@ -47,6 +55,15 @@ class GridSearchScratch {
   std::vector<Node> nodes_;
   std::vector<OpenEntry> open_;
   uint32_t generation_ = 0;
+  // The sparse store: an open-addressing table (linear probing, a power
+  // of two long) of the nodes one search touched; a slot is in use iff its
+  // node's generation equals sparse_generation_.
+  struct SparseSlot {
+    uint32_t cell;
+    Node node;
+  };
+  std::vector<SparseSlot> sparse_;
+  uint32_t sparse_generation_ = 0;
 };
 
 // How FindGridPath searches.
@@ -69,6 +86,10 @@ struct GridSearchOptions {
   // allowed only when the table keeps every walkable cell of the map at one
   // cost (GridCostTable::UniformOn; the lengths are then scaled by it).
   const GridCostTable* costs = nullptr;
+  // Where the search keeps its nodes (GridSearchScratch): kAuto chooses;
+  // tests and benchmarks may force either (same answers).
+  enum class Nodes { kAuto, kDense, kSparse };
+  Nodes nodes = Nodes::kAuto;
 };
 
 // A* over a GridGraph with the octile heuristic (admissible: every cost

@@ -336,6 +336,104 @@ TEST(GridSearchTest, ScratchIsReusedAcrossMapsOfDifferentSizes) {
   EXPECT_GE(shared.MemoryBytes(), 120u * 90u);
 }
 
+// A search whose budget bounds it to a small part of the map keeps its
+// nodes in a hash table rather than an array over the whole map (the
+// server's short searches on gRPC threads). The same answers as the array
+// under the same budget (found, PARTIAL or spent): every method, with and
+// without a cost table, on seeded random maps; and the scratch stays small.
+// A forced table that must grow also answers as the array.
+TEST(GridSearchTest, ShortBudgetsAnswerAlikeWithoutAMapSizedArray) {
+  std::mt19937 rng(20261127);
+  constexpr uint32_t kSide = 128;         // 16,384 cells
+  constexpr uint64_t kShortBudget = 200;  // below 16,384 / 64: the hash table
+  GridSearchScratch dense, sparse;
+  GridSearchOptions jps;
+  jps.method = GridMethod::kJumpPoint;
+  GridCostTable table = GridCostTable::Defaults();
+  table.multiplier[0] = 0.5;  // cheaper than 1: the heuristic is scaled
+  table.multiplier[3] = GridCostTable::kImpassable;
+  int same = 0, exhausted = 0, partial = 0, grew = 0;
+  for (int map_index = 0; map_index < 8; ++map_index) {
+    const int blocked_pct = std::vector<int>{0, 10, 25, 35}[map_index % 4];
+    const bool weighted = map_index % 2 == 1;
+    std::vector<uint8_t> cells(kSide * kSide);
+    for (uint8_t& c : cells) {
+      c = static_cast<int>(rng() % 100) < blocked_pct ? GridMap::kBlocked
+          : weighted                                  ? static_cast<uint8_t>(rng() % 5)
+                                                      : 0;
+    }
+    auto map = GridMap::Create(kSide, kSide, cells);
+    ASSERT_TRUE(map.ok());
+    GridGraph g(std::make_shared<const GridMap>(*std::move(map)));
+    const GridMap& m = g.map();
+    for (int q = 0; q < 40; ++q) {
+      // Ends near each other: most searches fit the short budget.
+      const uint32_t sx = static_cast<uint32_t>(rng() % kSide),
+                     sy = static_cast<uint32_t>(rng() % kSide);
+      const uint32_t tx = std::min(kSide - 1, sx + static_cast<uint32_t>(rng() % 12));
+      const uint32_t ty = std::min(kSide - 1, sy + static_cast<uint32_t>(rng() % 12));
+      if (!m.IsFree(m.Index(sx, sy)) || !m.IsFree(m.Index(tx, ty))) continue;
+      PathRequest req = Req(sx + 0.5, sy + 0.5, tx + 0.5, ty + 0.5, Smoothing::kNone);
+      std::vector<GridSearchOptions> variants(1);
+      if (weighted) {
+        variants.emplace_back().costs = &table;
+      } else {
+        variants.push_back(jps);
+      }
+      for (GridSearchOptions options : variants) {
+        for (bool allow_partial : {false, true}) {
+          req.allow_partial = allow_partial;
+          const SearchBudget budget(kShortBudget, absl::InfiniteFuture());
+          options.nodes = GridSearchOptions::Nodes::kAuto;  // the table: a short budget
+          auto cut = FindGridPath(g, req, budget, sparse, options);
+          options.nodes = GridSearchOptions::Nodes::kDense;
+          auto full = FindGridPath(g, req, budget, dense, options);
+          ASSERT_EQ(cut.status(), full.status());
+          if (!full.ok()) {  // spent, or an end on a byte the table makes impassable
+            exhausted += absl::IsResourceExhausted(full.status());
+            continue;
+          }
+          EXPECT_EQ(cut->status, full->status);
+          EXPECT_EQ(cut->length, full->length);
+          EXPECT_EQ(cut->expansions, full->expansions);
+          EXPECT_EQ(cut->waypoints, full->waypoints);
+          if (full->status == PathStatus::kPartial) ++partial;
+          ++same;
+        }
+      }
+    }
+    // Across the map, no budget, the table forced: it grows (from 1,024
+    // slots) and still answers as the array.
+    for (int q = 0; q < 4; ++q) {
+      const uint32_t s = static_cast<uint32_t>(rng() % m.size());
+      const uint32_t t = static_cast<uint32_t>(rng() % m.size());
+      if (!m.IsFree(s) || !m.IsFree(t)) continue;
+      const PathRequest req =
+          Req(s % kSide + 0.5, s / kSide + 0.5, t % kSide + 0.5, t / kSide + 0.5, Smoothing::kNone);
+      GridSearchOptions options;
+      if (!weighted) options.method = GridMethod::kJumpPoint;
+      options.nodes = GridSearchOptions::Nodes::kDense;
+      auto full = FindGridPath(g, req, SearchBudget(), dense, options);
+      options.nodes = GridSearchOptions::Nodes::kSparse;
+      GridSearchScratch fresh;
+      auto grown = FindGridPath(g, req, SearchBudget(), fresh, options);
+      ASSERT_TRUE(full.ok() && grown.ok());
+      EXPECT_EQ(grown->length, full->length);
+      EXPECT_EQ(grown->expansions, full->expansions);
+      EXPECT_EQ(grown->waypoints, full->waypoints);
+      if (full->expansions > 200) ++grew;
+    }
+  }
+  EXPECT_GT(same, 300);
+  EXPECT_GT(exhausted, 0);
+  EXPECT_GT(partial, 0);
+  EXPECT_GT(grew, 4);
+  // The dense scratch holds an array over the map; the other only what
+  // its short searches touched.
+  EXPECT_GE(dense.MemoryBytes(), kSide * kSide * 16u);
+  EXPECT_LT(sparse.MemoryBytes(), dense.MemoryBytes() / 2);
+}
+
 // A* against Dijkstra on seeded random maps of several densities and cost
 // mixes; every returned path is also walked and re-costed.
 TEST(GridSearchTest, MatchesDijkstraOnRandomWeightedMaps) {

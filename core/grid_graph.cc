@@ -1,6 +1,7 @@
 #include "core/grid_graph.h"
 
 #include <algorithm>
+#include <cassert>
 #include <utility>
 
 #include "core/components.h"
@@ -19,6 +20,13 @@ constexpr int kDx[4] = {1, -1, -1, 1}, kDy[4] = {1, 1, -1, -1};
 constexpr uint8_t kDiagonalBit[4] = {1 << 1, 1 << 3, 1 << 5, 1 << 7};
 
 }  // namespace
+
+GridGraph::GridGraph(const GridGraph& other, std::shared_ptr<const GridMap> map)
+    : GridGraph(other) {
+  assert(map != nullptr && map->width() == other.map_->width() &&
+         map->height() == other.map_->height());
+  map_ = std::move(map);
+}
 
 GridGraph::GridGraph(std::shared_ptr<const GridMap> map, bool run_table)
     : map_(std::move(map)), run_table_(run_table) {

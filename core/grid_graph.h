@@ -33,6 +33,10 @@ class GridGraph {
   // `run_table` false skips the jump point runs (tests of the scanning
   // fallback used for maps too large for the table).
   explicit GridGraph(std::shared_ptr<const GridMap> map, bool run_table = true);
+  // A copy of `other` over `map`, which must hold the same cells as
+  // other.map() (a copy of it): a living map's body copy, without the
+  // full build's run table and component labelling.
+  GridGraph(const GridGraph& other, std::shared_ptr<const GridMap> map);
 
   const GridMap& map() const { return *map_; }
   const std::shared_ptr<const GridMap>& shared_map() const { return map_; }

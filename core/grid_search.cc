@@ -9,6 +9,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
+#include "core/huge_pages.h"
 #include "core/map_area.h"
 #include "core/status_macros.h"
 
@@ -65,7 +66,17 @@ class DenseGridNodes {
   using Node = GridSearchScratch::Node;
 
   DenseGridNodes(GridSearchScratch& s, size_t cells) : s_(s) {
-    if (s_.nodes_.size() < cells) s_.nodes_.resize(cells);
+    if (s_.nodes_.size() < cells) {
+      // Huge pages: the array is written whole here (zeroed), and in 4 KiB
+      // pages that is a page fault per 170 cells. On the development VM the
+      // first search of each worker on a 2048 x 2048 map (24,576 faults)
+      // stalled the server for 0.5-0.9 s; in 2 MiB pages, 48 faults.
+      std::vector<Node> grown;
+      ReserveOnHugePages(grown, cells);
+      grown.resize(cells);
+      s_.nodes_.swap(grown);
+      s_.generation_ = 0;
+    }
     if (++s_.generation_ == 0) {
       // Wrapped after 2^32 queries: stale stamps could now look current.
       for (Node& n : s_.nodes_) n.generation = 0;

@@ -1,6 +1,7 @@
 #include "core/hex_grid.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -47,6 +48,12 @@ void CellNearest(const Point& p, int64_t* col, int64_t* row) {
 }  // namespace hex
 
 static_assert(HexGraph::kNoComponent == kNoComponentLabel);
+
+HexGraph::HexGraph(const HexGraph& other, std::shared_ptr<const GridMap> map) : HexGraph(other) {
+  assert(map != nullptr && map->width() == other.map_->width() &&
+         map->height() == other.map_->height());
+  map_ = std::move(map);
+}
 
 HexGraph::HexGraph(std::shared_ptr<const GridMap> map)
     : map_(std::move(map)), moves_(map_->size(), 0) {

@@ -76,6 +76,9 @@ class HexGraph {
   static constexpr uint32_t kNoComponent = 0xFFFFFFFFu;
 
   explicit HexGraph(std::shared_ptr<const GridMap> map);
+  // A copy of `other` over `map`, which must hold the same cells as
+  // other.map() (see GridGraph's).
+  HexGraph(const HexGraph& other, std::shared_ptr<const GridMap> map);
 
   const GridMap& map() const { return *map_; }
   uint32_t width() const { return map_->width(); }

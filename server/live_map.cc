@@ -249,16 +249,20 @@ void UpdateObstacleIds(MapBody& body, const EditChange& change) {
   body.obstacle_ids = std::move(ids);
 }
 
-// A copy of `from` that shares nothing mutable with it. The quadtree and
-// meshes are copied; the grid and hex graphs are made again on the copy's
-// raster (they hold their raster by pointer).
+// A copy of `from` that shares nothing mutable with it: every graph is
+// copied, the grid and hex graphs over the copy's raster (they hold their
+// raster by pointer). Copied, not built again: at 2048 x 2048 a GRID
+// graph's build (run table, components) took 0.3 s alone and 0.7-0.9 s
+// under query load, while the copy is a few memcpys.
 std::unique_ptr<MapBody> CopyBody(const MapBody& from) {
   auto body = std::make_unique<MapBody>();
   body->geometry = from.geometry;
   if (from.grid) body->grid = std::make_shared<GridMap>(*from.grid);
   body->drawn = from.drawn;  // immutable, replaced (never changed) by Refresh
-  if (from.grid_graph) body->grid_graph = std::make_shared<GridGraph>(body->grid);
-  if (from.hex_graph) body->hex_graph = std::make_shared<HexGraph>(body->grid);
+  if (from.grid_graph) {
+    body->grid_graph = std::make_shared<GridGraph>(*from.grid_graph, body->grid);
+  }
+  if (from.hex_graph) body->hex_graph = std::make_shared<HexGraph>(*from.hex_graph, body->grid);
   if (from.quadtree) {
     body->quadtree = std::make_shared<QuadtreeGraph>(*from.quadtree);
     body->quadtree->ReserveUpdateRoom();

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -179,29 +180,84 @@ absl::StatusOr<std::vector<Point>> SampleCells(const RandomPointsQuery& q, const
       keep, std::move(drawn));
 }
 
-// Marks the cells reachable from `start` by breadth-first search over a
-// moves() byte per cell (bit d: step d allowed), `step(cell, d)` the
-// neighbour.
-template <typename Step>
-std::vector<uint8_t> Flood(size_t cells, uint32_t start, int directions,
-                           const std::function<uint8_t(uint32_t)>& moves, Step&& step) {
-  std::vector<uint8_t> seen(cells, 0);
-  std::vector<uint32_t> stack{start};
-  seen[start] = 1;
-  while (!stack.empty()) {
-    const uint32_t c = stack.back();
-    stack.pop_back();
-    const uint8_t m = moves(c);
-    for (int d = 0; d < directions; ++d) {
-      if (!((m >> d) & 1)) continue;
-      const uint32_t n = step(c, d);
-      if (!seen[n]) {
-        seen[n] = 1;
-        stack.push_back(n);
+constexpr uint32_t kNoUnit = 0xFFFFFFFFu;
+
+// What reachable_from_center allows: the units (cells, hexes, leaves or
+// polygons) connected to the centre's through the graph and the query's
+// links. By component labels while every label involved is exact; else a
+// flood over the units (from the centre, then from each link end whose
+// start it reached).
+class Reach {
+ public:
+  bool Has(uint32_t unit, uint32_t label) const {
+    return flooded_.empty() ? std::binary_search(labels_.begin(), labels_.end(), label)
+                            : flooded_[unit] != 0;
+  }
+
+  // `label(u)`, `stale(label)`, `neighbours(u, f)` (f(n) for each unit
+  // one step from u); `unit_of(p)` the unit holding a link end, or kNoUnit.
+  template <typename Label, typename Stale, typename Neighbours, typename UnitOf>
+  static Reach From(uint32_t start, size_t units, const RandomPointsQuery& q, Label label,
+                    Stale stale, Neighbours neighbours, UnitOf unit_of) {
+    std::vector<std::pair<uint32_t, uint32_t>> links;
+    for (const auto& [a, b] : q.links) {
+      const uint32_t ua = unit_of(a), ub = unit_of(b);
+      if (ua != kNoUnit && ub != kNoUnit) links.emplace_back(ua, ub);
+    }
+    Reach r;
+    r.labels_.push_back(label(start));
+    bool exact = !stale(r.labels_[0]);
+    for (bool grew = exact; grew && exact;) {
+      grew = false;
+      for (const auto& [ua, ub] : links) {
+        const uint32_t la = label(ua), lb = label(ub);
+        if (!r.Has(ua, la) || r.Has(ub, lb)) continue;
+        if (stale(lb)) {
+          exact = false;
+          break;
+        }
+        r.labels_.insert(std::upper_bound(r.labels_.begin(), r.labels_.end(), lb), lb);
+        grew = true;
       }
     }
+    if (exact) return r;
+    r.flooded_.assign(units, 0);
+    std::vector<uint32_t> stack;
+    auto flood = [&](uint32_t from) {
+      if (r.flooded_[from]) return false;
+      r.flooded_[from] = 1;
+      stack.push_back(from);
+      while (!stack.empty()) {
+        const uint32_t u = stack.back();
+        stack.pop_back();
+        neighbours(u, [&](uint32_t n) {
+          if (!r.flooded_[n]) {
+            r.flooded_[n] = 1;
+            stack.push_back(n);
+          }
+        });
+      }
+      return true;
+    };
+    flood(start);
+    for (bool grew = true; grew;) {
+      grew = false;
+      for (const auto& [ua, ub] : links) {
+        if (r.flooded_[ua] && flood(ub)) grew = true;
+      }
+    }
+    return r;
   }
-  return seen;
+
+ private:
+  std::vector<uint32_t> labels_;  // ascending
+  std::vector<uint8_t> flooded_;  // per unit; empty: by labels
+};
+
+// The free cell (GRID) or open hex holding p, or kNoUnit.
+uint32_t GridUnit(const GridMap& map, const Point& p) {
+  absl::StatusOr<uint32_t> cell = LocateFreeCell(map, p, "link");
+  return cell.ok() ? *cell : kNoUnit;
 }
 
 }  // namespace
@@ -211,25 +267,27 @@ absl::StatusOr<std::vector<Point>> RandomGridPoints(const GridGraph& graph,
   WF_RETURN_IF_ERROR(CheckQuery(q));
   const GridMap& map = graph.map();
   const uint32_t w = map.width();
-  // Reachability: the centre's component label, or a flood where the label
-  // may cover several components.
-  uint32_t component = GridGraph::kNoComponent;
-  std::vector<uint8_t> flooded;
+  // Reachability: component labels, or a flood where a label may cover
+  // several components (Reach).
+  Reach reach;
   if (q.reachable_from_center) {
     WF_ASSIGN_OR_RETURN(const uint32_t start, LocateFreeCell(map, q.center, "center"));
-    component = graph.component(start);
-    if (graph.component_stale(component)) {
-      static constexpr int kDx[8] = {1, 1, 0, -1, -1, -1, 0, 1};
-      static constexpr int kDy[8] = {0, 1, 1, 1, 0, -1, -1, -1};
-      flooded = Flood(
-          map.size(), start, 8, [&graph](uint32_t c) { return graph.moves(c); },
-          [w](uint32_t c, int d) { return static_cast<uint32_t>(int64_t{c} + kDx[d] + int64_t{kDy[d]} * w); });
-    }
+    static constexpr int kDx[8] = {1, 1, 0, -1, -1, -1, 0, 1};
+    static constexpr int kDy[8] = {0, 1, 1, 1, 0, -1, -1, -1};
+    reach = Reach::From(
+        start, map.size(), q, [&graph](uint32_t c) { return graph.component(c); },
+        [&graph](uint32_t l) { return graph.component_stale(l); },
+        [&graph, w](uint32_t c, auto&& f) {
+          const uint8_t m = graph.moves(c);
+          for (int d = 0; d < 8; ++d) {
+            if ((m >> d) & 1) f(static_cast<uint32_t>(int64_t{c} + kDx[d] + int64_t{kDy[d]} * w));
+          }
+        },
+        [&map](const Point& p) { return GridUnit(map, p); });
   }
   auto allowed = [&](uint32_t c) {
     if (!map.IsFree(c)) return false;
-    if (!q.reachable_from_center) return true;
-    return flooded.empty() ? graph.component(c) == component : flooded[c] != 0;
+    return !q.reachable_from_center || reach.Has(c, graph.component(c));
   };
   // The cells whose square meets the circle's box (all cells without one).
   int64_t x0 = 0, y0 = 0, x1 = w, y1 = map.height();
@@ -256,25 +314,29 @@ absl::StatusOr<std::vector<Point>> RandomHexPoints(const HexGraph& graph,
   WF_RETURN_IF_ERROR(CheckQuery(q));
   const GridMap& map = graph.map();
   const uint32_t w = map.width();
-  uint32_t component = HexGraph::kNoComponent;
-  std::vector<uint8_t> flooded;
+  Reach reach;
   if (q.reachable_from_center) {
     WF_ASSIGN_OR_RETURN(const uint32_t start, LocateOpenHex(graph, q.center, "center"));
-    component = graph.component(start);
-    if (graph.component_stale(component)) {
-      flooded = Flood(
-          map.size(), start, hex::kDirections, [&graph](uint32_t c) { return graph.moves(c); },
-          [w](uint32_t c, int d) {
+    reach = Reach::From(
+        start, map.size(), q, [&graph](uint32_t c) { return graph.component(c); },
+        [&graph](uint32_t l) { return graph.component_stale(l); },
+        [&graph, w](uint32_t c, auto&& f) {
+          const uint8_t m = graph.moves(c);
+          for (int d = 0; d < hex::kDirections; ++d) {
+            if (!((m >> d) & 1)) continue;
             int64_t nc, nr;
             hex::Step(c % w, c / w, d, &nc, &nr);
-            return static_cast<uint32_t>(nr * w + nc);
-          });
-    }
+            f(static_cast<uint32_t>(nr * w + nc));
+          }
+        },
+        [&graph](const Point& p) {
+          absl::StatusOr<uint32_t> cell = LocateOpenHex(graph, p, "link");
+          return cell.ok() ? *cell : kNoUnit;
+        });
   }
   auto allowed = [&](uint32_t c) {
     if (!map.IsFree(c)) return false;
-    if (!q.reachable_from_center) return true;
-    return flooded.empty() ? graph.component(c) == component : flooded[c] != 0;
+    return !q.reachable_from_center || reach.Has(c, graph.component(c));
   };
   // The hexagon of a cell: |dy| <= 1/2 and |dx| + |dy| / 2 <= 5/8 round its
   // centre (the nearest-centre region, area 1); its box is 5/4 x 1.
@@ -305,7 +367,7 @@ absl::StatusOr<std::vector<Point>> RandomHexPoints(const HexGraph& graph,
 absl::StatusOr<std::vector<Point>> RandomQuadtreePoints(const QuadtreeGraph& graph,
                                                         const RandomPointsQuery& q) {
   WF_RETURN_IF_ERROR(CheckQuery(q));
-  uint32_t component = QuadtreeGraph::kNone;
+  Reach reach;
   if (q.reachable_from_center) {
     WF_RETURN_IF_ERROR(CheckOnMap(q.center, MapArea{0, 0, graph.width(), graph.height()},
                                   "center"));
@@ -316,12 +378,19 @@ absl::StatusOr<std::vector<Point>> RandomQuadtreePoints(const QuadtreeGraph& gra
     }
     // Quadtree labels are exact after every update (union-find, relabelled
     // on splits), so no flood is needed.
-    component = graph.component(leaf);
+    reach = Reach::From(
+        leaf, graph.leaves().size(), q, [&graph](uint32_t l) { return graph.component(l); },
+        [](uint32_t) { return false; }, [](uint32_t, auto&&) {},
+        [&graph](const Point& p) {
+          const bool on = p.x >= 0 && p.y >= 0 && p.x < graph.width() && p.y < graph.height();
+          const uint32_t l = on ? graph.LeafAt(p) : QuadtreeGraph::kNone;
+          return l == QuadtreeGraph::kNone ? kNoUnit : l;
+        });
   }
   std::vector<Domain> domains;
   const auto& leaves = graph.leaves();
   for (uint32_t l = 0; l < leaves.size(); ++l) {
-    if (q.reachable_from_center && graph.component(l) != component) continue;
+    if (q.reachable_from_center && !reach.Has(l, graph.component(l))) continue;
     Rect box;
     if (Clip(q, leaves[l].rect, &box)) domains.push_back({l, box});
   }
@@ -341,10 +410,9 @@ absl::StatusOr<std::vector<Point>> RandomNavmeshPoints(const Navmesh& mesh,
                                                        const RandomPointsQuery& q) {
   WF_RETURN_IF_ERROR(CheckQuery(q));
   const size_t n = mesh.num_polygons();
-  // Reachable: the centre's component label, or where that label is stale
-  // (it may cover several components) a flood from the centre's polygon.
-  std::vector<uint8_t> reach;
-  uint32_t component = Navmesh::kNone;
+  // Reachable: component labels, or where a label is stale (it may cover
+  // several components) a flood over the polygons (Reach).
+  Reach reach;
   if (q.reachable_from_center) {
     WF_RETURN_IF_ERROR(CheckOnMap(q.center, mesh.map_area(), "center"));
     const uint32_t start = mesh.Locate(q.center);
@@ -353,22 +421,18 @@ absl::StatusOr<std::vector<Point>> RandomNavmeshPoints(const Navmesh& mesh,
           absl::StrCat("center: (", q.center.x, ", ", q.center.y, ") is not on the mesh of radius ",
                        mesh.agent_radius()));
     }
-    component = mesh.component(start);
-    if (mesh.component_stale(component)) {
-      reach.assign(n, 0);
-      std::vector<uint32_t> stack{start};
-      reach[start] = 1;
-      while (!stack.empty()) {
-        const uint32_t p = stack.back();
-        stack.pop_back();
-        for (uint32_t nb : mesh.neighbours(p)) {
-          if (nb != Navmesh::kNone && !reach[nb]) {
-            reach[nb] = 1;
-            stack.push_back(nb);
+    reach = Reach::From(
+        start, n, q, [&mesh](uint32_t p) { return mesh.component(p); },
+        [&mesh](uint32_t l) { return mesh.component_stale(l); },
+        [&mesh](uint32_t p, auto&& f) {
+          for (uint32_t nb : mesh.neighbours(p)) {
+            if (nb != Navmesh::kNone) f(nb);
           }
-        }
-      }
-    }
+        },
+        [&mesh](const Point& p) {
+          const uint32_t poly = mesh.Locate(p);
+          return poly == Navmesh::kNone ? kNoUnit : poly;
+        });
   }
   const std::vector<Point>& v = mesh.vertices();
   auto area2 = [](const Point& a, const Point& b, const Point& c) {
@@ -389,10 +453,7 @@ absl::StatusOr<std::vector<Point>> RandomNavmeshPoints(const Navmesh& mesh,
     for (uint32_t p = 0; p < n; ++p) candidates[p] = p;
   }
   for (uint32_t p : candidates) {
-    if (q.reachable_from_center &&
-        (reach.empty() ? mesh.component(p) != component : !reach[p])) {
-      continue;
-    }
+    if (q.reachable_from_center && !reach.Has(p, mesh.component(p))) continue;
     const auto poly = mesh.polygon(p);
     if (poly.size() < 3) continue;
     Rect box{v[poly[0]].x, v[poly[0]].y, v[poly[0]].x, v[poly[0]].y};

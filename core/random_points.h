@@ -2,6 +2,7 @@
 #define WAYFINDER_CORE_RANDOM_POINTS_H_
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -23,6 +24,11 @@ struct RandomPointsQuery {
   // Only points connected to center's cell / leaf / polygon (center must
   // then be walkable).
   bool reachable_from_center = false;
+  // Off-mesh links reachability may also take, one way each (start, end):
+  // a link both ways is listed twice. A link counts where both its ends lie
+  // in walkable space of the graph (the cell, hex, leaf or polygon holding
+  // each end); others are ignored.
+  std::vector<std::pair<Point, Point>> links;
 };
 
 // Points drawn independently and uniformly by area over the walkable space
@@ -63,7 +69,9 @@ struct RandomPointsQuery {
 //
 // Reachability uses the graph's component labels where they are exact and
 // floods the centre's component where a label is stale (deferred split
-// after an edit), so no unreachable point is ever returned.
+// after an edit), so no unreachable point is ever returned. With links, the
+// components (or floods) their starts reach add the ones their ends lie in,
+// until nothing more is added.
 inline constexpr uint64_t kAttemptsPerPoint = 1000;
 inline constexpr uint64_t kMinAttempts = 100000;
 

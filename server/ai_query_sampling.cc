@@ -69,6 +69,13 @@ absl::Status RunRandomPoints(const MapSnapshot& map, const v1::RandomPointsReque
   q.center = ToPoint(request.center());
   q.radius = request.radius();
   q.reachable_from_center = request.reachable_from_center();
+  if (q.reachable_from_center && map.links != nullptr) {
+    // Reachable through the map's off-mesh links too, each way it goes.
+    for (const MapLink& l : *map.links) {
+      q.links.emplace_back(l.link.start, l.link.end);
+      if (l.link.bidirectional) q.links.emplace_back(l.link.end, l.link.start);
+    }
+  }
   absl::StatusOr<std::vector<Point>> points;
   switch (graph) {
     case v1::GRID:

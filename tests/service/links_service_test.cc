@@ -268,6 +268,34 @@ TEST(OffMeshLinksService, FindDistancesTakeLinks) {
   EXPECT_TRUE(std::isinf(response.costs(0)));
 }
 
+// RandomPoints reachable_from_center goes through links as FindPath does:
+// the far side of a one-way link from its start, not the other way round.
+TEST(OffMeshLinksService, RandomPointsReachThroughLinks) {
+  ServerHarness h;
+  v1::Map map = WalledGrid("walled");
+  *map.add_links() = MakeLink("tp", 2.5, 3.5, 9.5, 3.5, 1);
+  ASSERT_TRUE(Put(h, map).ok());
+  for (v1::GraphKind graph : {v1::GRID, v1::QUADTREE, v1::NAVMESH}) {
+    for (double cx : {1.5, 10.5}) {
+      SCOPED_TRACE(v1::GraphKind_Name(graph) + " centre x " + std::to_string(cx));
+      v1::RandomPointsRequest request;
+      request.set_map("walled");
+      request.set_graph(graph);
+      request.set_count(400);
+      request.set_seed(5);
+      *request.mutable_center() = Pt(cx, 1.5);
+      request.set_reachable_from_center(true);
+      v1::RandomPointsResponse response;
+      grpc::Status st = h.stub().RandomPoints(Ctx().get(), request, &response);
+      ASSERT_TRUE(st.ok()) << st.error_message();
+      int left = 0, right = 0;
+      for (const v1::Point& p : response.points()) (p.x() < 6 ? left : right)++;
+      EXPECT_GT(right, 0);          // the link's end side, from either
+      EXPECT_EQ(left > 0, cx < 6);  // its start side only from there
+    }
+  }
+}
+
 // QUADTREE with an area cost table and a link: leaves priced by their
 // cells' byte, the link's cost added; equal to the walks priced by hand
 // (the map's free cells are all byte 0, doubled, and so is the link, of

@@ -5,6 +5,7 @@
 
 #include "core/random_points.h"
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -12,11 +13,11 @@
 #include <random>
 #include <vector>
 
+#include "core/distances.h"
 #include "core/grid_map.h"
 #include "core/navmesh.h"
 #include "core/quadtree.h"
 #include "gtest/gtest.h"
-#include "core/distances.h"
 #include "tests/reference/polygon_world.h"
 #include "tests/unit/deferred_splits.h"
 
@@ -314,6 +315,74 @@ TEST(RandomPoints, StaleComponentsAreFlooded) {
     EXPECT_TRUE(std::isinf((*costs)[0]));
     EXPECT_FALSE(std::isinf((*costs)[1]));
   }
+}
+
+// Off-mesh links join islands for reachable_from_center, one way each,
+// through chains of links listed in any order; on every graph kind, and by
+// floods where a label is stale.
+TEST(RandomPoints, LinksJoinTheIslandsTheyConnect) {
+  // Three islands: walls at x = 10 and x = 20.
+  std::vector<uint8_t> cells(300, 0);
+  for (uint32_t y = 0; y < 10; ++y) cells[y * 30 + 10] = cells[y * 30 + 20] = GridMap::kBlocked;
+  const auto map = std::make_shared<const GridMap>(*GridMap::Create(30, 10, cells));
+  const GridGraph grid(map);
+  const HexGraph hex(map);
+  auto tree = QuadtreeGraph::Build(*map, {});
+  auto mesh = Navmesh::BuildFromGrid(*map, {});
+  ASSERT_TRUE(tree.ok() && mesh.ok());
+  // The same islands made by an edit whose split search was cut short: one
+  // stale label over the whole map.
+  testing_living::ScopedSplitBudget no_split_search(0, 0);
+  auto edited = std::make_shared<GridMap>(*GridMap::Create(30, 10, std::vector<uint8_t>(300, 0)));
+  GridGraph stale_grid(edited);
+  HexGraph stale_hex(edited);
+  for (uint32_t x : {10u, 20u}) {
+    std::vector<uint8_t> wall(10, GridMap::kBlocked);
+    const CellRect column{x, 0, x + 1, 10};
+    ASSERT_TRUE(edited->Assign(column, wall.data()).ok());
+    stale_grid.Update(column);
+    stale_hex.Update(column);
+  }
+  ASSERT_TRUE(stale_grid.components_stale() && stale_hex.components_stale());
+
+  const Point a{5.5, 5.5}, b{15.5, 5.5}, c{25.5, 5.5};
+  // B -> C listed before A -> B: from A, C is reached on the second pass.
+  const std::vector<std::pair<Point, Point>> links = {{b, c}, {a, b}};
+  struct Case {
+    Point center;
+    bool back_to_a;  // with a link C -> A as well
+    std::array<bool, 3> islands;
+  };
+  for (const Case& k : {Case{a, false, {true, true, true}}, Case{b, false, {false, true, true}},
+                        Case{c, false, {false, false, true}}, Case{c, true, {true, true, true}},
+                        Case{b, true, {true, true, true}}}) {
+    RandomPointsQuery q = Query(3000, 9);
+    q.center = k.center;
+    q.reachable_from_center = true;
+    q.links = links;
+    if (k.back_to_a) q.links.emplace_back(c, a);
+    std::vector<absl::StatusOr<std::vector<Point>>> all = {
+        RandomGridPoints(grid, q),       RandomHexPoints(hex, q),
+        RandomQuadtreePoints(*tree, q),  RandomNavmeshPoints(*mesh, q),
+        RandomGridPoints(stale_grid, q), RandomHexPoints(stale_hex, q)};
+    for (size_t g = 0; g < all.size(); ++g) {
+      ASSERT_TRUE(all[g].ok()) << g << " " << all[g].status();
+      std::array<size_t, 3> on{0, 0, 0};
+      for (const Point& p : *all[g]) ++on[p.x < 10.5 ? 0 : p.x < 20.5 ? 1 : 2];
+      for (int i = 0; i < 3; ++i) {
+        EXPECT_EQ(on[i] > 0, k.islands[i])
+            << "graph " << g << " centre x " << k.center.x << " island " << i;
+      }
+    }
+  }
+  // A link with an end in a wall is ignored.
+  RandomPointsQuery q = Query(500, 9);
+  q.center = a;
+  q.reachable_from_center = true;
+  q.links = {{a, {10.5, 5.5}}};
+  auto points = RandomGridPoints(grid, q);
+  ASSERT_TRUE(points.ok()) << points.status();
+  for (const Point& p : *points) ASSERT_LT(p.x, 10.0);
 }
 
 TEST(RandomPoints, DeterministicPerSeed) {

@@ -346,6 +346,7 @@ absl::StatusOr<std::unique_ptr<MapSnapshot>> BuildMap(const v1::Map& map,
   if (snapshot->links != nullptr) {
     for (const MapLink& l : *snapshot->links) info.add_links(l.id);
   }
+  memory += LinksMemoryBytes(snapshot->links);
 
   // Memory left for the graphs still to build.
   auto bytes_left = [&] {

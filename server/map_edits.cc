@@ -243,7 +243,7 @@ size_t MapGeometry::MemoryBytes() const {
   for (const AreaPolygon& a : polygons.areas) {
     bytes += sizeof(a) + a.polygon.points.capacity() * sizeof(Point);
   }
-  return bytes + obstacle_bytes + covers.capacity() * sizeof(Cover);
+  return bytes + obstacle_bytes + covers.capacity() * sizeof(Cover) + LinksMemoryBytes(links);
 }
 
 void EditChange::Add(const CellRect& c, const Rect& w) {

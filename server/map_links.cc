@@ -75,6 +75,15 @@ std::string WhyUnusable(const MapSnapshot& map, const Point& p) {
 
 }  // namespace
 
+size_t LinksMemoryBytes(const std::shared_ptr<const MapLinks>& links) {
+  if (links == nullptr) return 0;
+  size_t bytes = sizeof(MapLinks) + links->capacity() * sizeof(MapLink);
+  for (const MapLink& l : *links) {
+    if (l.id.capacity() > std::string().capacity()) bytes += l.id.capacity() + 1;
+  }
+  return bytes;
+}
+
 absl::Status ValidateLink(const v1::Link& link, const v1::MapInfo& info,
                           absl::string_view field) {
   if (link.id().empty()) return Invalid(absl::StrCat(field, ".id"), "is required");

@@ -28,6 +28,10 @@ struct MapLink {
 // In the map's order (Map.links, then additions at the end).
 using MapLinks = std::vector<MapLink>;
 
+// Bytes a map's links hold (the vector, each link, ids beyond the string's
+// own storage); 0 for none.
+size_t LinksMemoryBytes(const std::shared_ptr<const MapLinks>& links);
+
 // Links per map.
 inline constexpr int kMaxLinks = 4096;
 inline constexpr size_t kMaxLinkId = 128;

@@ -268,6 +268,38 @@ TEST(OffMeshLinksService, FindDistancesTakeLinks) {
   EXPECT_TRUE(std::isinf(response.costs(0)));
 }
 
+// MapInfo.memory_bytes counts a map's links: at upload, and as edits add
+// them to the living map.
+TEST(OffMeshLinksService, MemoryBytesCountLinks) {
+  ServerHarness h;
+  v1::MapInfo bare, linked;
+  ASSERT_TRUE(Put(h, WalledGrid("bare"), &bare).ok());
+  v1::Map map = WalledGrid("linked");
+  constexpr int kLinks = 500;
+  for (int i = 0; i < kLinks; ++i) {
+    // Ids longer than a string keeps inline.
+    *map.add_links() = MakeLink("a-link-with-a-long-id-" + std::to_string(i), 1.5 + i % 5,
+                                0.5 + i % 8, 8.5, 3.5, 1);
+  }
+  ASSERT_TRUE(Put(h, map, &linked).ok());
+  // Each link: two points, a cost, flags and a 26-byte id, at least.
+  EXPECT_GE(linked.memory_bytes(), bare.memory_bytes() + kLinks * (4 * sizeof(double) + 26));
+
+  v1::MapInfo before, after;
+  v1::MapEdit touch;  // a first edit: the living map's second body
+  touch.set_remove_link("a-link-with-a-long-id-0");
+  ASSERT_TRUE(Update(h, "linked", {touch}, &before).ok());
+  std::vector<v1::MapEdit> adds;
+  for (int i = 0; i < 100; ++i) {
+    v1::MapEdit add;
+    *add.mutable_add_link() =
+        MakeLink("another-link-with-a-long-id-" + std::to_string(i), 2.5, 2.5, 9.5, 2.5, 1);
+    adds.push_back(add);
+  }
+  ASSERT_TRUE(Update(h, "linked", adds, &after).ok());
+  EXPECT_GE(after.memory_bytes(), before.memory_bytes() + 100 * (4 * sizeof(double) + 28));
+}
+
 // RandomPoints reachable_from_center goes through links as FindPath does:
 // the far side of a one-way link from its start, not the other way round.
 TEST(OffMeshLinksService, RandomPointsReachThroughLinks) {

@@ -440,6 +440,12 @@ int Watch(Client& client, const std::vector<std::string>& args) {
       if (event.obstacles_removed_size() > 0) {
         absl::StrAppend(&line, " -obstacles ", absl::StrJoin(event.obstacles_removed(), ","));
       }
+      if (event.links_added_size() > 0) {
+        absl::StrAppend(&line, " +links ", absl::StrJoin(event.links_added(), ","));
+      }
+      if (event.links_removed_size() > 0) {
+        absl::StrAppend(&line, " -links ", absl::StrJoin(event.links_removed(), ","));
+      }
       absl::PrintF("%s\n", line);
     }
     std::fflush(stdout);

@@ -269,6 +269,8 @@ void EditChange::Add(const EditChange& other) {
   }
   added.insert(added.end(), other.added.begin(), other.added.end());
   removed.insert(removed.end(), other.removed.begin(), other.removed.end());
+  links_added.insert(links_added.end(), other.links_added.begin(), other.links_added.end());
+  links_removed.insert(links_removed.end(), other.links_removed.begin(), other.links_removed.end());
 }
 
 Rect ObstacleBounds(const v1::Obstacle& obstacle) {
@@ -398,9 +400,11 @@ EditChange ApplyEdits(const google::protobuf::RepeatedPtrField<v1::MapEdit>& edi
       case v1::MapEdit::kAddLink:
         // Links change no graph: the next snapshot carries them.
         g.links = WithLinkAdded(g.links, e.add_link());
+        change.links_added.push_back(e.add_link().id());
         break;
       case v1::MapEdit::kRemoveLink:
         g.links = WithLinkRemoved(g.links, e.remove_link());
+        change.links_removed.push_back(e.remove_link());
         break;
       case v1::MapEdit::EDIT_NOT_SET:
         break;

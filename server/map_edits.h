@@ -114,8 +114,12 @@ struct EditChange {
   // World units: one box per cell patch and per obstacle added or removed,
   // in batch order (MapEvent.changed).
   std::vector<Rect> areas;
+  // Obstacle ids added and removed (MapEvent.obstacles_added/_removed).
   std::vector<std::string> added;
   std::vector<std::string> removed;
+  // Off-mesh link ids added and removed (MapEvent.links_added/_removed).
+  std::vector<std::string> links_added;
+  std::vector<std::string> links_removed;
 
   void Add(const CellRect& c, const Rect& w);
   void Add(const EditChange& other);

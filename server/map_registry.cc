@@ -148,6 +148,8 @@ void MapRegistry::Publish(const std::shared_ptr<const MapSnapshot>& published,
     change.changed = changed;
     change.obstacles_added = edit.added;
     change.obstacles_removed = edit.removed;
+    change.links_added = edit.links_added;
+    change.links_removed = edit.links_removed;
   }
   Notify(change);
 }

@@ -135,6 +135,9 @@ class MapRegistry {
     absl::Span<const v1::Rect> changed = {};
     absl::Span<const std::string> obstacles_added = {};
     absl::Span<const std::string> obstacles_removed = {};
+    // kUpdate only: the off-mesh link ids it added and removed.
+    absl::Span<const std::string> links_added = {};
+    absl::Span<const std::string> links_removed = {};
   };
   // Called after each successful Commit and Delete (and edit batch), in
   // the order they happened, on the mutating thread with mutations held

@@ -30,6 +30,8 @@ v1::MapEvent EventOf(const MapRegistry::Change& change) {
   for (const v1::Rect& rect : change.changed) *event.add_changed() = rect;
   for (const std::string& id : change.obstacles_added) event.add_obstacles_added(id);
   for (const std::string& id : change.obstacles_removed) event.add_obstacles_removed(id);
+  for (const std::string& id : change.links_added) event.add_links_added(id);
+  for (const std::string& id : change.links_removed) event.add_links_removed(id);
   return event;
 }
 

@@ -104,6 +104,68 @@ TEST(WatchMapsTest, CurrentVersionsFirstThenEveryChangeInOrder) {
   s.ctx->TryCancel();
 }
 
+// An UPDATE event says what its batch did: the areas it changed, the
+// obstacles and the off-mesh links it added and removed, in batch order.
+TEST(WatchMapsTest, UpdatesListTheirObstaclesAndLinks) {
+  ServerHarness h;
+  v1::PutMapRequest put;
+  *put.mutable_map() = GridMapFromRows("w", {"......", "......", "......", "......"});
+  put.mutable_map()->mutable_build()->add_graphs(v1::GRID);
+  v1::MapInfo info;
+  ASSERT_TRUE(h.stub().PutMap(Ctx().get(), put, &info).ok());
+  Stream stream(h.stub(), {"w"});
+  EXPECT_EQ(Str(stream.Next()), absl::StrCat("PUT w ", info.version()));
+
+  auto update = [&](std::vector<v1::MapEdit> edits) {
+    v1::UpdateMapRequest request;
+    request.set_map("w");
+    for (v1::MapEdit& e : edits) *request.add_edits() = std::move(e);
+    v1::MapInfo reply;
+    const grpc::Status st = h.stub().UpdateMap(Ctx().get(), request, &reply);
+    EXPECT_TRUE(st.ok()) << st.error_message();
+  };
+  auto link = [](const std::string& id, double y) {
+    v1::MapEdit e;
+    v1::Link* l = e.mutable_add_link();
+    l->set_id(id);
+    *l->mutable_start() = Pt(0.5, y);
+    *l->mutable_end() = Pt(5.5, y);
+    l->set_cost(1);
+    return e;
+  };
+  v1::MapEdit rock;
+  rock.mutable_add_obstacle()->set_id("rock");
+  v1::Rect* r = rock.mutable_add_obstacle()->mutable_rect();
+  r->set_x(2);
+  r->set_y(1);
+  r->set_width(2);
+  r->set_height(2);
+  update({link("door", 0.5), rock, link("ladder", 3.5)});
+  v1::MapEvent added = stream.Next();
+  EXPECT_EQ(added.kind(), v1::MapEvent::UPDATE);
+  EXPECT_EQ(added.changed_size(), 1);
+  EXPECT_EQ(
+      std::vector<std::string>(added.obstacles_added().begin(), added.obstacles_added().end()),
+      std::vector<std::string>{"rock"});
+  EXPECT_EQ(std::vector<std::string>(added.links_added().begin(), added.links_added().end()),
+            (std::vector<std::string>{"door", "ladder"}));
+  EXPECT_EQ(added.links_removed_size(), 0);
+
+  v1::MapEdit gone_door, gone_rock;
+  gone_door.set_remove_link("door");
+  gone_rock.set_remove_obstacle("rock");
+  update({gone_door, gone_rock});
+  v1::MapEvent removed = stream.Next();
+  EXPECT_EQ(
+      std::vector<std::string>(removed.links_removed().begin(), removed.links_removed().end()),
+      std::vector<std::string>{"door"});
+  EXPECT_EQ(std::vector<std::string>(removed.obstacles_removed().begin(),
+                                     removed.obstacles_removed().end()),
+            std::vector<std::string>{"rock"});
+  EXPECT_EQ(removed.links_added_size(), 0);
+  stream.ctx->TryCancel();
+}
+
 TEST(WatchMapsTest, NamedMapsOnlyAndMissingNamesStartWithTheirCreation) {
   ServerHarness h;
   Put(h.stub(), "a");

@@ -92,6 +92,9 @@ Commands:
                               rect:ID=X,Y,W,H         add a rect obstacle
                               polygon:ID=X1,Y1,X2,Y2,X3,Y3[,...]
                               remove:ID               remove an obstacle
+                              link:ID=SX,SY,EX,EY,COST[,both][,area=N]
+                                                      add an off-mesh link
+                              unlink:ID               remove a link
   --expected_version=N        put-map, delete, update: only if the map is at
                               version N (else ABORTED)
   find-path NAME SX SY GX GY  find a path; coordinates are world units: cell

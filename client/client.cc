@@ -15,6 +15,7 @@
 #include <grpcpp/generic/generic_stub.h>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -383,7 +384,7 @@ absl::StatusOr<v1::MapEdit> ParseMapEdit(absl::string_view text) {
   };
   const size_t colon = text.find(':');
   if (colon == absl::string_view::npos) {
-    return bad("expected KIND:..., KIND one of cells, hex, rect, polygon, remove");
+    return bad("expected KIND:..., KIND one of cells, hex, rect, polygon, remove, link, unlink");
   }
   const absl::string_view kind = text.substr(0, colon);
   const absl::string_view rest = text.substr(colon + 1);
@@ -391,6 +392,11 @@ absl::StatusOr<v1::MapEdit> ParseMapEdit(absl::string_view text) {
   if (kind == "remove") {
     if (rest.empty()) return bad("remove needs an obstacle id");
     edit.set_remove_obstacle(std::string(rest));
+    return edit;
+  }
+  if (kind == "unlink") {
+    if (rest.empty()) return bad("unlink needs a link id");
+    edit.set_remove_link(std::string(rest));
     return edit;
   }
   const size_t eq = rest.find('=');
@@ -451,7 +457,36 @@ absl::StatusOr<v1::MapEdit> ParseMapEdit(absl::string_view text) {
     }
     return edit;
   }
-  return bad("unknown kind; use cells, hex, rect, polygon or remove");
+  if (kind == "link") {
+    // SX,SY,EX,EY,COST then, in any order, "both" and "area=N".
+    if (values.size() < 5) return bad("link needs SX,SY,EX,EY,COST[,both][,area=N]");
+    double n[5];
+    for (int i = 0; i < 5; ++i) {
+      if (!absl::SimpleAtod(values[i], &n[i])) {
+        return bad(absl::StrCat("\"", values[i], "\" is not a number"));
+      }
+    }
+    v1::Link* l = edit.mutable_add_link();
+    l->set_id(std::string(head));
+    l->mutable_start()->set_x(n[0]);
+    l->mutable_start()->set_y(n[1]);
+    l->mutable_end()->set_x(n[2]);
+    l->mutable_end()->set_y(n[3]);
+    l->set_cost(n[4]);
+    for (size_t i = 5; i < values.size(); ++i) {
+      uint32_t area = 0;
+      if (values[i] == "both") {
+        l->set_bidirectional(true);
+      } else if (absl::StartsWith(values[i], "area=") &&
+                 absl::SimpleAtoi(absl::string_view(values[i]).substr(5), &area)) {
+        l->set_area(area);
+      } else {
+        return bad(absl::StrCat("\"", values[i], "\" is neither \"both\" nor area=N"));
+      }
+    }
+    return edit;
+  }
+  return bad("unknown kind; use cells, hex, rect, polygon, remove, link or unlink");
 }
 
 absl::Status Client::DeleteMap(absl::string_view name, Deadline deadline,

@@ -333,6 +333,9 @@ absl::StatusOr<v1::Map> MapFromJsonFile(const std::string& path, std::string nam
 //   rect:ID=X,Y,W,H          add a rectangular obstacle (world units)
 //   polygon:ID=X1,Y1,X2,Y2,X3,Y3[,...]   add a polygon obstacle
 //   remove:ID                remove an obstacle
+//   link:ID=SX,SY,EX,EY,COST[,both][,area=N]   add an off-mesh link (one way
+//                            unless "both"; area id N, default 0)
+//   unlink:ID                remove an off-mesh link
 // INVALID_ARGUMENT saying what is wrong with `text`.
 absl::StatusOr<v1::MapEdit> ParseMapEdit(absl::string_view text);
 

@@ -5,13 +5,14 @@
 // area_costs, and UpdateMap's add_link / remove_link, with a link whose
 // endpoint an edit blocks left unusable rather than an error.
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include <gtest/gtest.h>
-
+#include "client/client.h"
 #include "tests/service/service_test_util.h"
 
 namespace wayfinder::testing {
@@ -266,6 +267,47 @@ TEST(OffMeshLinksService, FindDistancesTakeLinks) {
   ASSERT_TRUE(h.stub().FindDistances(Ctx().get(), back, &response).ok());
   ASSERT_EQ(response.costs_size(), 1);
   EXPECT_TRUE(std::isinf(response.costs(0)));
+}
+
+// The CLI's edit text (`wayfinder update`) adds and removes links; bad
+// text says what is wrong.
+TEST(OffMeshLinksService, CliEditTextAddsAndRemovesLinks) {
+  absl::StatusOr<v1::MapEdit> add =
+      client::ParseMapEdit("link:door=2.5,3.5,9.5,3.5,1.5,both,area=3");
+  ASSERT_TRUE(add.ok()) << add.status();
+  ASSERT_TRUE(add->has_add_link());
+  const v1::Link& l = add->add_link();
+  EXPECT_EQ(l.id(), "door");
+  EXPECT_EQ(l.start().x(), 2.5);
+  EXPECT_EQ(l.end().x(), 9.5);
+  EXPECT_EQ(l.cost(), 1.5);
+  EXPECT_TRUE(l.bidirectional());
+  EXPECT_EQ(l.area(), 3u);
+  absl::StatusOr<v1::MapEdit> one_way = client::ParseMapEdit("link:drop=2.5,3.5,9.5,3.5,0");
+  ASSERT_TRUE(one_way.ok()) << one_way.status();
+  EXPECT_FALSE(one_way->add_link().bidirectional());
+  absl::StatusOr<v1::MapEdit> remove = client::ParseMapEdit("unlink:door");
+  ASSERT_TRUE(remove.ok()) << remove.status();
+  EXPECT_EQ(remove->remove_link(), "door");
+  for (const char* bad : {"link:x=1,2,3,4", "link:x=1,2,3,4,y", "link:x=1,2,3,4,5,sideways",
+                          "link:x=1,2,3,4,5,area=-1", "unlink:"}) {
+    absl::StatusOr<v1::MapEdit> e = client::ParseMapEdit(bad);
+    EXPECT_EQ(e.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(e.status().message().find(bad), std::string::npos) << e.status();
+  }
+
+  // Through the server: the parsed link carries a path across the wall.
+  ServerHarness h;
+  ASSERT_TRUE(Put(h, WalledGrid("cli")).ok());
+  ASSERT_TRUE(Update(h, "cli", {*add}).ok());
+  v1::FindPathRequest request = PathRequest("cli", 1.5, 1.5, 10.5, 1.5);
+  request.set_graph(v1::GRID);
+  v1::FindPathResponse r;
+  ASSERT_TRUE(Path(h, request, &r).ok());
+  EXPECT_EQ(r.status(), v1::FOUND);
+  ASSERT_TRUE(Update(h, "cli", {*remove}).ok());
+  ASSERT_TRUE(Path(h, request, &r).ok());
+  EXPECT_EQ(r.status(), v1::UNREACHABLE);
 }
 
 // MapInfo.memory_bytes counts a map's links: at upload, and as edits add

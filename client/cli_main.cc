@@ -67,7 +67,8 @@ ABSL_FLAG(std::string, sources, "", "distances: the sources, X,Y;X,Y;...");
 ABSL_FLAG(std::string, targets, "", "distances: the targets, X,Y;X,Y;...");
 ABSL_FLAG(uint32_t, random, 0, "render: draw this many random points (with --seed, --center, --radius, --reachable)");
 ABSL_FLAG(std::string, map_file, "",
-          "render: the map's file (as given to put-map): draw its links and areas");
+          "render: a map file (as given to put-map): draw its areas, and its links besides the "
+          "map's own");
 
 namespace {
 
@@ -121,7 +122,8 @@ Commands:
       [--nearest X,Y]         nearest points (repeatable; --max_distance)
       [--random=N]            N random points (--seed, --center, --radius,
                               --reachable)
-      [--map_file=FILE]       the map's file: draws its links and areas
+      [--map_file=FILE]       a map file: draws its areas, and its links
+                              besides the map's own
   random NAME N               N random walkable points, uniform by area
       [--graph=..] [--seed=S] [--center=X,Y --radius=R] [--reachable]
       [--agent_radius=R]

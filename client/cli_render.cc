@@ -1,4 +1,5 @@
 // render: the map, a graph and what was asked of it, as SVG.
+#include <algorithm>
 #include <fstream>
 #include <string>
 #include <utility>
@@ -116,12 +117,19 @@ int Render(Client& client, const std::vector<std::string>& args, const RenderRep
     if (!points.ok()) return Fail(points.status());
     input.random_points.assign(points->points().begin(), points->points().end());
   }
-  // Links and areas: the server's graph geometry does not carry them, so
-  // they come from the map's own file.
+  // Links: the map's at the version drawn (GraphGeometry.links), and those
+  // of a map file given (a map not uploaded with them) under other ids; the
+  // file's areas.
+  input.links.assign(geometry->links().begin(), geometry->links().end());
   if (const std::string file = absl::GetFlag(FLAGS_map_file); !file.empty()) {
     auto map = wayfinder::client::MapFromFile(file);
     if (!map.ok()) return Fail(map.status());
-    input.links.assign(map->links().begin(), map->links().end());
+    for (const v1::Link& l : map->links()) {
+      if (std::none_of(geometry->links().begin(), geometry->links().end(),
+                       [&l](const v1::Link& g) { return g.id() == l.id(); })) {
+        input.links.push_back(l);
+      }
+    }
     if (map->has_polygons()) {
       input.areas.assign(map->polygons().areas().begin(), map->polygons().areas().end());
     }

@@ -65,6 +65,9 @@ absl::StatusOr<v1::GraphGeometry> RunGetGraph(const MapSnapshot& map,
       bytes += 8 + a.polygon.points.size() * kPointBytes;
     }
   }
+  if (map.links != nullptr) {
+    for (const MapLink& l : *map.links) bytes += 16 + l.id.size() + 2 * kPointBytes + 14;
+  }
   if (graph == v1::QUADTREE) {
     elements = map.quadtree->leaves().size() + map.quadtree->num_links() / 2;
     bytes += map.quadtree->leaves().size() * kRectBytes +
@@ -99,6 +102,18 @@ absl::StatusOr<v1::GraphGeometry> RunGetGraph(const MapSnapshot& map,
       v1::Area* o = out.add_areas();
       o->set_id(a.id);
       for (const Point& q : a.polygon.points) SetPoint(q, o->mutable_polygon()->add_points());
+    }
+  }
+  if (map.links != nullptr) {
+    out.mutable_links()->Reserve(static_cast<int>(map.links->size()));
+    for (const MapLink& l : *map.links) {
+      v1::Link* o = out.add_links();
+      o->set_id(l.id);
+      SetPoint(l.link.start, o->mutable_start());
+      SetPoint(l.link.end, o->mutable_end());
+      o->set_cost(l.link.cost);
+      o->set_bidirectional(l.link.bidirectional);
+      o->set_area(l.area);
     }
   }
   if (graph == v1::QUADTREE) {

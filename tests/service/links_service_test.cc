@@ -310,6 +310,37 @@ TEST(OffMeshLinksService, CliEditTextAddsAndRemovesLinks) {
   EXPECT_EQ(r.status(), v1::UNREACHABLE);
 }
 
+// GetGraph carries the map's links at the version it answers from, on
+// every graph kind: the source's, then those edits added.
+TEST(OffMeshLinksService, GetGraphCarriesTheLinks) {
+  ServerHarness h;
+  v1::Map map = WalledGrid("drawn");
+  *map.add_links() = MakeLink("tp", 2.5, 3.5, 9.5, 3.5, 1.5, false, 4);
+  ASSERT_TRUE(Put(h, map).ok());
+  v1::MapEdit add;
+  *add.mutable_add_link() = MakeLink("door", 4.5, 1.5, 7.5, 1.5, 2, true);
+  ASSERT_TRUE(Update(h, "drawn", {add}).ok());
+  for (v1::GraphKind graph : {v1::GRID, v1::QUADTREE, v1::NAVMESH}) {
+    SCOPED_TRACE(v1::GraphKind_Name(graph));
+    v1::GetGraphRequest request;
+    request.set_map("drawn");
+    request.set_graph(graph);
+    v1::GraphGeometry geometry;
+    grpc::Status st = h.stub().GetGraph(Ctx().get(), request, &geometry);
+    ASSERT_TRUE(st.ok()) << st.error_message();
+    ASSERT_EQ(geometry.links_size(), 2);
+    const v1::Link& tp = geometry.links(0);
+    EXPECT_EQ(tp.id(), "tp");
+    EXPECT_EQ(tp.start().x(), 2.5);
+    EXPECT_EQ(tp.end().x(), 9.5);
+    EXPECT_EQ(tp.cost(), 1.5);
+    EXPECT_FALSE(tp.bidirectional());
+    EXPECT_EQ(tp.area(), 4u);
+    EXPECT_EQ(geometry.links(1).id(), "door");
+    EXPECT_TRUE(geometry.links(1).bidirectional());
+  }
+}
+
 // MapInfo.memory_bytes counts a map's links: at upload, and as edits add
 // them to the living map.
 TEST(OffMeshLinksService, MemoryBytesCountLinks) {

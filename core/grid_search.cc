@@ -180,11 +180,12 @@ class SparseGridNodes {
 };
 
 // A search allowed at most one expansion per this many cells of the map
-// uses the sparse store: its table (at most 16 slots of 32 bytes an
-// expansion) is then at most a third of the dense array, usually far
-// less: the server's short searches on its gRPC threads (256 expansions:
-// 256 KiB, against 96 MiB for a 2048 x 2048 map).
-constexpr uint64_t kSparseCellsPerExpansion = 64;
+// uses the sparse store: its table (at most 32 slots of 32 bytes an
+// expansion, after rounding up to a power of two) is then at most a third
+// of the dense array, usually far less: the server's short searches on its
+// gRPC threads (256 expansions: 256 KiB, against 96 MiB for a 2048 x 2048
+// map).
+constexpr uint64_t kSparseCellsPerExpansion = 128;
 
 // The search itself, a friend of the scratch so that the hot loop works on
 // its arrays directly.

@@ -345,7 +345,7 @@ TEST(GridSearchTest, ScratchIsReusedAcrossMapsOfDifferentSizes) {
 TEST(GridSearchTest, ShortBudgetsAnswerAlikeWithoutAMapSizedArray) {
   std::mt19937 rng(20261127);
   constexpr uint32_t kSide = 128;         // 16,384 cells
-  constexpr uint64_t kShortBudget = 200;  // below 16,384 / 64: the hash table
+  constexpr uint64_t kShortBudget = 100;  // below 16,384 / 128: the hash table
   GridSearchScratch dense, sparse;
   GridSearchOptions jps;
   jps.method = GridMethod::kJumpPoint;

@@ -1,7 +1,6 @@
 #include "core/grid_search.h"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -52,7 +51,7 @@ absl::StatusOr<uint32_t> LocateFreeCell(const GridMap& map, const Point& p,
 
 size_t GridSearchScratch::MemoryBytes() const {
   return nodes_.capacity() * sizeof(Node) + open_.capacity() * sizeof(OpenEntry) +
-         sparse_.capacity() * sizeof(SparseSlot);
+         sparse_.MemoryBytes();
 }
 
 // The search's nodes, one per cell it touched, initialised on first touch
@@ -97,86 +96,26 @@ class DenseGridNodes {
   GridSearchScratch& s_;
 };
 
-// SparseGridNodes: the touched cells in the scratch's hash table, reset
-// by its own generation stamp per query, doubled when half full (so probes
-// stay short). Each expansion touches at most 8 cells, so a search of at
-// most E expansions holds at most 8E + 1 nodes: a short search's table is
-// sized for that at the start and never grows. (Hand-written rather than
-// absl::flat_hash_map, whose clear() frees a large table: a short search
-// would pay an allocation and the table's initialisation each time.)
+// SparseGridNodes: the touched cells in the scratch's hash table
+// (core/sparse_nodes.h). Each expansion touches at most 8 cells, so a
+// search of at most E expansions holds at most 8E + 1 nodes: a short
+// search's table is sized for that and never grows.
 class SparseGridNodes {
  public:
   using Node = GridSearchScratch::Node;
-  using Slot = GridSearchScratch::SparseSlot;
 
   // `max_expansions`: the search's budget, when it is short enough to size
   // the table for; 0 = keep the table as it is and grow it as needed.
-  SparseGridNodes(GridSearchScratch& s, uint64_t max_expansions) : s_(s) {
-    size_t slots = std::max<size_t>(s_.sparse_.size(), 1024);
-    while (slots < 2 * (8 * max_expansions + 1)) slots *= 2;
-    if (s_.sparse_.size() < slots) Reset(slots);
-    if (++s_.sparse_generation_ == 0) Reset(s_.sparse_.size());
-    Size();
-  }
+  SparseGridNodes(GridSearchScratch& s, uint64_t max_expansions)
+      : nodes_(s.sparse_, max_expansions == 0 ? 0 : 8 * max_expansions + 1) {}
   Node& Touch(uint32_t cell) {
-    for (size_t i = Home(cell);; i = (i + 1) & mask_) {
-      Slot& slot = s_.sparse_[i];
-      if (slot.node.generation != s_.sparse_generation_) {
-        if (2 * (used_ + 1) > s_.sparse_.size()) {
-          Grow();
-          return Touch(cell);
-        }
-        ++used_;
-        slot.cell = cell;
-        slot.node = Node{std::numeric_limits<double>::infinity(), kNoParent, s_.sparse_generation_,
-                         0, false};
-        return slot.node;
-      }
-      if (slot.cell == cell) return slot.node;
-    }
+    return nodes_.Touch(cell,
+                        Node{std::numeric_limits<double>::infinity(), kNoParent, 0, 0, false});
   }
-  // `cell` was touched in this search: found before an unused slot.
-  Node& At(uint32_t cell) const {
-    for (size_t i = Home(cell);; i = (i + 1) & mask_) {
-      Slot& slot = s_.sparse_[i];
-      if (slot.cell == cell) return slot.node;
-    }
-  }
+  Node& At(uint32_t cell) const { return nodes_.At(cell); }
 
  private:
-  // An empty table of `slots` (a power of two), generation 1.
-  void Reset(size_t slots) {
-    s_.sparse_.assign(slots, Slot{0, Node{0, 0, 0, 0, false}});
-    s_.sparse_generation_ = 1;
-  }
-  void Size() {
-    mask_ = s_.sparse_.size() - 1;
-    shift_ = 64 - std::countr_zero(s_.sparse_.size());
-  }
-  // Twice the slots, this search's nodes moved over.
-  void Grow() {
-    std::vector<Slot> old;
-    old.swap(s_.sparse_);
-    const uint32_t generation = s_.sparse_generation_;
-    Reset(2 * old.size());
-    s_.sparse_generation_ = generation;
-    Size();
-    for (const Slot& slot : old) {
-      if (slot.node.generation != generation) continue;
-      size_t i = Home(slot.cell);
-      while (s_.sparse_[i].node.generation == generation) i = (i + 1) & mask_;
-      s_.sparse_[i] = slot;
-    }
-  }
-  // Fibonacci hashing: the top bits of the cell times 2^64 / phi.
-  size_t Home(uint32_t cell) const {
-    return static_cast<size_t>((uint64_t{cell} * 0x9E3779B97F4A7C15ull) >> shift_);
-  }
-
-  GridSearchScratch& s_;
-  size_t used_ = 0;
-  size_t mask_ = 0;
-  int shift_ = 0;
+  SparseNodes<Node> nodes_;
 };
 
 // A search allowed at most one expansion per this many cells of the map

@@ -10,6 +10,7 @@
 #include "core/grid_graph.h"
 #include "core/path.h"
 #include "core/search_budget.h"
+#include "core/sparse_nodes.h"
 
 namespace wayfinder {
 
@@ -55,15 +56,8 @@ class GridSearchScratch {
   std::vector<Node> nodes_;
   std::vector<OpenEntry> open_;
   uint32_t generation_ = 0;
-  // The sparse store: an open-addressing table (linear probing, a power
-  // of two long) of the nodes one search touched; a slot is in use iff its
-  // node's generation equals sparse_generation_.
-  struct SparseSlot {
-    uint32_t cell;
-    Node node;
-  };
-  std::vector<SparseSlot> sparse_;
-  uint32_t sparse_generation_ = 0;
+  // The sparse store (core/sparse_nodes.h).
+  SparseNodeSlots<Node> sparse_;
 };
 
 // How FindGridPath searches.

@@ -154,40 +154,18 @@ absl::StatusOr<uint32_t> LocateOpenHex(const HexGraph& graph, const Point& p,
   return cell;
 }
 
-absl::StatusOr<PathResult> FindHexPath(const HexGraph& graph, const PathRequest& request,
-                                       const SearchBudget& budget, HexSearchScratch& s) {
-  if (request.smoothing == Smoothing::kCheckpoints || request.smoothing == Smoothing::kFunnel) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "options.smoothing: ",
-        request.smoothing == Smoothing::kFunnel ? "FUNNEL" : "CHECKPOINTS",
-        " is not available on the HEX graph (use NONE or CENTERS)"));
-  }
-  WF_ASSIGN_OR_RETURN(const uint32_t start, LocateOpenHex(graph, request.start, "start"));
-  WF_ASSIGN_OR_RETURN(const uint32_t goal, LocateOpenHex(graph, request.goal, "goal"));
-  PathResult result;
-  // A stale component (a split deferred by an edit) may hold both ends
-  // unconnected: the search decides then.
-  if (!graph.MaybeConnected(start, goal)) {
-    result.status = PathStatus::kUnreachable;
-    return result;
-  }
-
+// A* from `start` to `goal` (open, maybe connected); `touch(cell)` the
+// node of a cell, fresh on first touch, `at(cell)` one touched before.
+template <typename Touch, typename At>
+absl::StatusOr<PathResult> HexAStar(const HexGraph& graph, const PathRequest& request,
+                                    const SearchBudget& budget, HexSearchScratch& s, uint32_t start,
+                                    uint32_t goal, Touch touch, At at) {
   const uint32_t w = graph.width();
   const int64_t gc = goal % w, gr = goal / w;
   auto h = [&](uint32_t cell) {
     return static_cast<uint32_t>(hex::Distance(cell % w, cell / w, gc, gr));
   };
-  if (s.nodes.size() < graph.map().size()) s.nodes.resize(graph.map().size());
-  if (++s.generation == 0) {
-    for (auto& n : s.nodes) n.generation = 0;
-    s.generation = 1;
-  }
   s.open.clear();
-  auto touch = [&](uint32_t cell) -> HexSearchScratch::Node& {
-    auto& n = s.nodes[cell];
-    if (n.generation != s.generation) n = {0xFFFFFFFFu, kNoParent, s.generation, false};
-    return n;
-  };
   // Lower f first, then deeper (higher g): straight on across open ground.
   auto later = [](const HexSearchScratch::OpenEntry& a, const HexSearchScratch::OpenEntry& b) {
     return a.f > b.f || (a.f == b.f && a.g < b.g);
@@ -202,7 +180,7 @@ absl::StatusOr<PathResult> FindHexPath(const HexGraph& graph, const PathRequest&
     r.status = status;
     r.expansions = expansions;
     std::vector<uint32_t> cells;
-    for (uint32_t c = target; c != kNoParent; c = s.nodes[c].parent) cells.push_back(c);
+    for (uint32_t c = target; c != kNoParent; c = at(c).parent) cells.push_back(c);
     std::reverse(cells.begin(), cells.end());
     r.length = static_cast<double>(cells.size() - 1);
     auto centre = [&](uint32_t c) { return hex::Centre(c % w, c / w); };
@@ -222,7 +200,7 @@ absl::StatusOr<PathResult> FindHexPath(const HexGraph& graph, const PathRequest&
     std::pop_heap(s.open.begin(), s.open.end(), later);
     const HexSearchScratch::OpenEntry top = s.open.back();
     s.open.pop_back();
-    auto& node = s.nodes[top.cell];
+    auto& node = at(top.cell);
     if (node.closed || top.g != node.g) continue;  // stale entry
     if (top.cell == goal) return reconstruct(goal, PathStatus::kFound);
     if (absl::Status st = budget.BeforeExpansion(expansions); !st.ok()) {
@@ -246,9 +224,56 @@ absl::StatusOr<PathResult> FindHexPath(const HexGraph& graph, const PathRequest&
       std::push_heap(s.open.begin(), s.open.end(), later);
     });
   }
+  PathResult result;
   result.status = PathStatus::kUnreachable;
   result.expansions = expansions;
   return result;
+}
+
+absl::StatusOr<PathResult> FindHexPath(const HexGraph& graph, const PathRequest& request,
+                                       const SearchBudget& budget, HexSearchScratch& s) {
+  if (request.smoothing == Smoothing::kCheckpoints || request.smoothing == Smoothing::kFunnel) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "options.smoothing: ", request.smoothing == Smoothing::kFunnel ? "FUNNEL" : "CHECKPOINTS",
+        " is not available on the HEX graph (use NONE or CENTERS)"));
+  }
+  WF_ASSIGN_OR_RETURN(const uint32_t start, LocateOpenHex(graph, request.start, "start"));
+  WF_ASSIGN_OR_RETURN(const uint32_t goal, LocateOpenHex(graph, request.goal, "goal"));
+  PathResult result;
+  // A stale component (a split deferred by an edit) may hold both ends
+  // unconnected: the search decides then.
+  if (!graph.MaybeConnected(start, goal)) {
+    result.status = PathStatus::kUnreachable;
+    return result;
+  }
+
+  // One expansion reaches at most 6 cells: a budget of at most one
+  // expansion per 64 cells bounds the search's table (20-byte slots, at
+  // most 4 x 6 an expansion after rounding up) to 7.5 bytes a cell of the
+  // map, under half the array's 16.
+  const uint64_t max_expansions = budget.max_expansions();
+  if (max_expansions <= graph.map().size() / 64) {
+    SparseNodes<HexSearchScratch::Node> nodes(s.sparse, 6 * max_expansions + 1);
+    return HexAStar(
+        graph, request, budget, s, start, goal,
+        [&](uint32_t cell) -> auto& {
+          return nodes.Touch(cell, {0xFFFFFFFFu, kNoParent, 0, false});
+        },
+        [&](uint32_t cell) -> auto& { return nodes.At(cell); });
+  }
+  if (s.nodes.size() < graph.map().size()) s.nodes.resize(graph.map().size());
+  if (++s.generation == 0) {
+    for (auto& n : s.nodes) n.generation = 0;
+    s.generation = 1;
+  }
+  return HexAStar(
+      graph, request, budget, s, start, goal,
+      [&](uint32_t cell) -> HexSearchScratch::Node& {
+        auto& n = s.nodes[cell];
+        if (n.generation != s.generation) n = {0xFFFFFFFFu, kNoParent, s.generation, false};
+        return n;
+      },
+      [&](uint32_t cell) -> HexSearchScratch::Node& { return s.nodes[cell]; });
 }
 
 }  // namespace wayfinder

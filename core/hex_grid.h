@@ -17,6 +17,7 @@
 #include "core/live_components.h"
 #include "core/path.h"
 #include "core/search_budget.h"
+#include "core/sparse_nodes.h"
 
 namespace wayfinder {
 
@@ -164,6 +165,10 @@ struct HexSearchScratch {
   };
   std::vector<OpenEntry> open;
   uint32_t generation = 0;
+  // Searches whose budget allows at most one expansion per 64 cells keep
+  // their nodes here instead of `nodes` (core/sparse_nodes.h): the server's
+  // short searches on gRPC threads need no array over the whole map.
+  SparseNodeSlots<Node> sparse;
 };
 
 // A* over a HexGraph (unit steps, hex-distance heuristic: exact on an open

@@ -475,6 +475,56 @@ TEST(HexPathTest, StartEqualsGoal) {
   EXPECT_EQ(r->waypoints[0], hex::Centre(1, 0));
 }
 
+// A search whose budget allows at most one expansion per 64 cells keeps
+// its nodes in a hash table, not an array over the map (the server's short
+// searches on gRPC threads): the same answers as the array, within the
+// budget, and no array made.
+TEST(HexPathTest, ShortBudgetsAnswerAlikeWithoutAMapSizedArray) {
+  HexSearchScratch dense, sparse;
+  int same = 0, spent = 0;
+  for (int map_index = 0; map_index < 6; ++map_index) {
+    std::mt19937 rng(7100 + map_index);
+    HexGraph g = RandomGraph(rng, 128, 128, 10 + 5 * map_index);  // 16,384 cells
+    constexpr uint64_t kShortBudget = 200;                        // below 16,384 / 64
+    for (int q = 0; q < 60; ++q) {
+      // Ends up to 24 hexes apart: most fit the budget, some spend it.
+      const uint32_t sx = rng() % 100, sy = rng() % 100;
+      const uint32_t s = sy * 128 + sx, t = (sy + rng() % 24) * 128 + sx + rng() % 24;
+      if (!g.map().IsFree(s) || !g.map().IsFree(t)) continue;
+      for (bool allow_partial : {false, true}) {
+        PathRequest req = Req(CentreOf(g, s), CentreOf(g, t), Smoothing::kNone);
+        req.allow_partial = allow_partial;
+        auto full = FindHexPath(g, req, SearchBudget(), dense);
+        auto cut = FindHexPath(g, req, SearchBudget(kShortBudget, absl::InfiniteFuture()), sparse);
+        ASSERT_TRUE(full.ok()) << full.status();
+        if (full->expansions > kShortBudget) {
+          if (!allow_partial) {
+            EXPECT_EQ(cut.status().code(), absl::StatusCode::kResourceExhausted);
+          } else {
+            ASSERT_TRUE(cut.ok()) << cut.status();
+            EXPECT_EQ(cut->status, PathStatus::kPartial);
+            EXPECT_EQ(cut->expansions, kShortBudget);
+            EXPECT_EQ(ValidatedSteps(g, cut->waypoints), static_cast<int64_t>(cut->length));
+          }
+          ++spent;
+          continue;
+        }
+        ASSERT_TRUE(cut.ok()) << cut.status();
+        EXPECT_EQ(cut->status, full->status);
+        EXPECT_EQ(cut->length, full->length);
+        EXPECT_EQ(cut->expansions, full->expansions);
+        EXPECT_EQ(cut->waypoints, full->waypoints);
+        ++same;
+      }
+    }
+  }
+  EXPECT_GT(same, 200);
+  EXPECT_GT(spent, 0);
+  EXPECT_EQ(dense.nodes.size(), 128u * 128u);
+  EXPECT_TRUE(sparse.nodes.empty());
+  EXPECT_GT(sparse.sparse.MemoryBytes(), 0u);
+}
+
 TEST(HexPathTest, MatchesBfsOnRandomMaps) {
   HexSearchScratch scratch;
   int found = 0, unreachable = 0, shortened = 0;

@@ -254,10 +254,12 @@ class Reach {
   std::vector<uint8_t> flooded_;  // per unit; empty: by labels
 };
 
-// The free cell (GRID) or open hex holding p, or kNoUnit.
-uint32_t GridUnit(const GridMap& map, const Point& p) {
-  absl::StatusOr<uint32_t> cell = LocateFreeCell(map, p, "link");
-  return cell.ok() ? *cell : kNoUnit;
+// The free cell or open hex holding p (the graph's CellAt), or kNoUnit.
+template <typename Graph>
+uint32_t CellUnit(const Graph& graph, const GridMap& map, const Point& p) {
+  uint32_t x, y;
+  if (!graph.CellAt(p, &x, &y) || !map.IsFree(x, y)) return kNoUnit;
+  return map.Index(x, y);
 }
 
 }  // namespace
@@ -283,7 +285,7 @@ absl::StatusOr<std::vector<Point>> RandomGridPoints(const GridGraph& graph,
             if ((m >> d) & 1) f(static_cast<uint32_t>(int64_t{c} + kDx[d] + int64_t{kDy[d]} * w));
           }
         },
-        [&map](const Point& p) { return GridUnit(map, p); });
+        [&map](const Point& p) { return CellUnit(map, map, p); });
   }
   auto allowed = [&](uint32_t c) {
     if (!map.IsFree(c)) return false;
@@ -329,10 +331,7 @@ absl::StatusOr<std::vector<Point>> RandomHexPoints(const HexGraph& graph,
             f(static_cast<uint32_t>(nr * w + nc));
           }
         },
-        [&graph](const Point& p) {
-          absl::StatusOr<uint32_t> cell = LocateOpenHex(graph, p, "link");
-          return cell.ok() ? *cell : kNoUnit;
-        });
+        [&graph, &map](const Point& p) { return CellUnit(graph, map, p); });
   }
   auto allowed = [&](uint32_t c) {
     if (!map.IsFree(c)) return false;

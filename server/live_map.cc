@@ -313,7 +313,7 @@ absl::StatusOr<std::unique_ptr<MapSnapshot>> LiveMap::Adopt(std::unique_ptr<MapS
   } else if (source.has_polygons()) {
     g.polygons = PolygonsFromSource(source.polygons());
   }
-  g.links = built->links;
+  g.SetLinks(built->links);
   body->drawn = built->geometry;
   body->grid_graph = std::const_pointer_cast<GridGraph>(built->grid_graph);
   body->hex_graph = std::const_pointer_cast<HexGraph>(built->hex_graph);

@@ -243,7 +243,7 @@ size_t MapGeometry::MemoryBytes() const {
   for (const AreaPolygon& a : polygons.areas) {
     bytes += sizeof(a) + a.polygon.points.capacity() * sizeof(Point);
   }
-  return bytes + obstacle_bytes + covers.capacity() * sizeof(Cover) + LinksMemoryBytes(links);
+  return bytes + obstacle_bytes + covers.capacity() * sizeof(Cover) + links_bytes;
 }
 
 void EditChange::Add(const CellRect& c, const Rect& w) {
@@ -399,11 +399,11 @@ EditChange ApplyEdits(const google::protobuf::RepeatedPtrField<v1::MapEdit>& edi
       }
       case v1::MapEdit::kAddLink:
         // Links change no graph: the next snapshot carries them.
-        g.links = WithLinkAdded(g.links, e.add_link());
+        g.SetLinks(WithLinkAdded(g.links, e.add_link()));
         change.links_added.push_back(e.add_link().id());
         break;
       case v1::MapEdit::kRemoveLink:
-        g.links = WithLinkRemoved(g.links, e.remove_link());
+        g.SetLinks(WithLinkRemoved(g.links, e.remove_link()));
         change.links_removed.push_back(e.remove_link());
         break;
       case v1::MapEdit::EDIT_NOT_SET:

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -95,7 +96,13 @@ struct MapGeometry {
   RectBlockerIndex blockers;
   // The map's off-mesh links (the source's, then the batches'); null when
   // none. Shared with the snapshots of versions that have the same links.
+  // Set with SetLinks, which keeps their LinksMemoryBytes beside them.
   std::shared_ptr<const MapLinks> links;
+  size_t links_bytes = 0;
+  void SetLinks(std::shared_ptr<const MapLinks> l) {
+    links_bytes = LinksMemoryBytes(l);
+    links = std::move(l);
+  }
 
   bool grid_based() const { return !base.empty() || width != 0; }
   bool hex() const { return source == v1::SOURCE_KIND_HEX; }

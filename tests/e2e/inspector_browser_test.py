@@ -432,6 +432,53 @@ def test_live_edits(page1, page2, port, rooms, path):
         raise Fail("the obstacle is still there after its removal")
 
 
+def canvas_pixel(page, x, y):
+    """The canvas's RGB at page point (x, y)."""
+    return page.eval(f"(() => {{ const c = document.getElementById('view'); const r = c.getBoundingClientRect();"
+                     f" const k = c.width / r.width; return Array.from(c.getContext('2d').getImageData("
+                     f"Math.round(({x} - r.x) * k), Math.round(({y} - r.y) * k), 1, 1).data.slice(0, 3)); }})()")
+
+
+def test_links(page, port, rooms, path, version, shots):
+    """Links added by UpdateMap show on the map and in the path the page shows; removing them clears both."""
+    _, width, height, free = rooms
+    start, goal = path["waypoints"][0], path["waypoints"][-1]
+    # The second link starts on the free cell farthest from the straight start-goal line the path
+    # takes through the first link, so nothing else is drawn over its entry dot.
+    sx, sy, gx, gy = start["x"], start["y"], goal["x"], goal["y"]
+    far = max(((x + 0.5, y + 0.5) for y in range(height) for x in range(width) if free[y][x]),
+              key=lambda p: abs((gx - sx) * (p[1] - sy) - (gy - sy) * (p[0] - sx)))
+    near = next((x + 0.5, y + 0.5) for r in range(1, max(width, height)) for y in range(height)
+                for x in range(width) if free[y][x] and 0 < abs(x + 0.5 - far[0]) + abs(y + 0.5 - far[1]) <= r)
+    ladder = {"id": "ladder-1", "start": start, "end": goal, "cost": 1}
+    door = {"id": "door-2", "start": {"x": far[0], "y": far[1]}, "end": {"x": near[0], "y": near[1]},
+            "cost": 2, "bidirectional": True}
+    post(port, "UpdateMap", {"map": "rooms", "edits": [{"addLink": ladder}, {"addLink": door}]})
+    wait_version([page], version + 1, "adding two links")
+    page.wait_for("document.getElementById('view').dataset.links === 'ladder-1,door-2'", "the links in the page")
+    page.wait_for("document.getElementById('path-links').textContent === 'ladder-1'", "#path-links ladder-1")
+    api = post(port, "FindPath", {"map": "rooms", "start": start, "goal": goal})
+    if api.get("linksUsed") != ["ladder-1"] or abs(float(page.text("path-length")) - api["length"]) > 0.0005:
+        raise Fail(f"FindPath says links {api.get('linksUsed')} length {api.get('length')}, the page shows "
+                   f"{page.text('path-links')} length {page.text('path-length')}")
+    if page.text("map-links") != "2":
+        raise Fail(f"#map-links shows {page.text('map-links')}, want 2")
+    # Hidden tabs get no animation frames: bring this one forward, then let two frames pass (the
+    # draw the reload asked for runs in the first).
+    page.call("Target.activateTarget", {"targetId": page.target})
+    page.eval("new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() => done(true))))",
+              await_promise=True)
+    page.screenshot(shots and os.path.join(shots, "inspector-links.png"))
+    rgb = canvas_pixel(page, *to_canvas(page.canvas_rect(), width, height, *far))
+    if max(abs(a - b) for a, b in zip(rgb, (0xb5, 0x17, 0x9e))) > 24:
+        raise Fail(f"door-2's entry at {far} is drawn {rgb}, not the links' colour")
+    print(f"links ladder-1 (taken, length {api['length']:.3f}) and door-2 (entry drawn {rgb}) shown")
+    post(port, "UpdateMap", {"map": "rooms", "edits": [{"removeLink": "ladder-1"}, {"removeLink": "door-2"}]})
+    wait_version([page], version + 2, "removing the links")
+    page.wait_for("document.getElementById('view').dataset.links === ''", "no links in the page")
+    page.wait_for("document.getElementById('path-links').textContent === 'none'", "#path-links none")
+
+
 def test_large_map(page, port, shots, bound_ms):
     n = 4096
     t0 = time.monotonic()
@@ -494,6 +541,7 @@ def run(args, work, deadline):
         test_flow(page1, rooms, args.screenshots)
         page2 = Page(browser, url, deadline)
         test_live_edits(page1, page2, server.http_port, rooms, path)
+        test_links(page1, server.http_port, rooms, path, 4, args.screenshots)
         test_large_map(page1, server.http_port, args.screenshots, args.frame_bound_ms)
         errors = browser.page_errors()
         if errors:

@@ -11,8 +11,11 @@
 const TILE = 256;
 const WALL = 255;
 const GRID_STEPS = [[1, 0], [1, 1], [0, 1], [-1, 1], [-1, 0], [-1, -1], [0, -1], [1, -1]];
+const FLOW_LINK = 253;   // take the off-mesh link that starts in this cell
 const FLOW_GOAL = 254;
 const FLOW_NONE = 255;
+const LINK_COLOUR = '#b5179e';
+const LINK_USED_COLOUR = '#e4572e';
 const MAX_FRAME_SAMPLES = 4000;
 
 const $ = (id) => document.getElementById(id);
@@ -22,7 +25,8 @@ const state = {
   maps: [],
   info: null,           // MapInfo of the shown version
   grid: null,           // {width, height, hex, cells: Uint8Array} or null
-  shapes: null,         // {walkable, obstacles} of rects and polygons maps
+  shapes: null,         // {walkable, obstacles, areas} of rects and polygons maps
+  links: [],            // the map's off-mesh links (GraphGeometry.links)
   tiles: [],            // the raster's tiles
   overlays: new Map(),  // key -> {label, geometry|null, on}
   path: null,           // {start, goal, waypoints}
@@ -182,6 +186,62 @@ function drawShapes(ctx) {
   else ctx.fillRect(...Object.values(mapBounds()));
   ctx.fillStyle = '#30343c';
   ctx.fill(polygonPath(state.shapes.obstacles), 'nonzero');
+  // Area polygons (mud, road, water): a tint per area id, later ones on top
+  // as the server applies them.
+  for (const a of state.shapes.areas) {
+    const hue = ((a.id || 0) * 137) % 360;
+    ctx.fillStyle = `hsla(${hue}, 60%, 45%, 0.28)`;
+    ctx.fill(polygonPath([a.polygon || {}]), 'nonzero');
+  }
+}
+
+// An off-mesh link: a dashed arc bowed to its left (so a link and its
+// reverse stay apart), an arrowhead where it leads (both ends when
+// bidirectional), dots where it is entered. Links the shown path takes are
+// drawn in the path's colour; ids are written once cells are large.
+function linkCurve(link) {
+  const a = link.start || {}, b = link.end || {};
+  const ax = a.x || 0, ay = a.y || 0, bx = b.x || 0, by = b.y || 0;
+  const dx = bx - ax, dy = by - ay;
+  return { ax, ay, bx, by, cx: (ax + bx) / 2 + dy * 0.2, cy: (ay + by) / 2 - dx * 0.2 };
+}
+
+function linkArrow(ctx, tipX, tipY, fromX, fromY) {
+  const len = Math.hypot(tipX - fromX, tipY - fromY) || 1;
+  const ux = (tipX - fromX) / len, uy = (tipY - fromY) / len;
+  const size = 9 / view.scale;
+  ctx.moveTo(tipX - ux * size - uy * size * 0.5, tipY - uy * size + ux * size * 0.5);
+  ctx.lineTo(tipX, tipY);
+  ctx.lineTo(tipX - ux * size + uy * size * 0.5, tipY - uy * size - ux * size * 0.5);
+}
+
+function drawLinks(ctx) {
+  if (!state.links.length) return;
+  const used = new Set((state.path && state.path.linksUsed) || []);
+  ctx.save();
+  ctx.lineWidth = 2.5 / view.scale;
+  ctx.font = `${12 / view.scale}px sans-serif`;
+  for (const link of state.links) {
+    const c = linkCurve(link);
+    const colour = used.has(link.id) ? LINK_USED_COLOUR : LINK_COLOUR;
+    ctx.strokeStyle = colour;
+    ctx.fillStyle = colour;
+    ctx.setLineDash([6 / view.scale, 4 / view.scale]);
+    ctx.beginPath();
+    ctx.moveTo(c.ax, c.ay);
+    ctx.quadraticCurveTo(c.cx, c.cy, c.bx, c.by);
+    ctx.stroke();
+    ctx.setLineDash([]);
+    ctx.beginPath();
+    linkArrow(ctx, c.bx, c.by, c.cx, c.cy);
+    if (link.bidirectional) linkArrow(ctx, c.ax, c.ay, c.cx, c.cy);
+    ctx.stroke();
+    ctx.beginPath();
+    ctx.arc(c.ax, c.ay, 3.5 / view.scale, 0, 2 * Math.PI);
+    ctx.fill();
+    if (view.scale >= 8) ctx.fillText(link.id || '', (c.ax + 2 * c.cx + c.bx) / 4, (c.ay + 2 * c.cy + c.by) / 4);
+  }
+  ctx.restore();
 }
 
 function drawLeaves(ctx, geometry, r) {
@@ -256,6 +316,12 @@ function drawFlowArrows(ctx, r) {
     for (let x = x0; x < x1; x++) {
       const d = f.directions[y * f.width + x];
       if (d === FLOW_NONE || d === FLOW_GOAL) continue;
+      if (d === FLOW_LINK) {  // a ring: this cell's best move is the link it holds
+        const cx = x + 0.5, cy = y + 0.5 + (hexShift ? (x & 1) * 0.5 : 0);
+        ctx.moveTo(cx + 0.3, cy);
+        ctx.arc(cx, cy, 0.3, 0, 2 * Math.PI);
+        continue;
+      }
       const [dx, dy] = flowStep(x, y, d);
       const len = Math.hypot(dx, dy);
       const cx = x + 0.5, cy = y + 0.5 + (hexShift ? (x & 1) * 0.5 : 0);
@@ -338,6 +404,7 @@ function draw() {
   drawOverlays(ctx, r);
   ctx.lineWidth = 1 / view.scale;
   drawFlowArrows(ctx, r);
+  drawLinks(ctx);
   drawPath(ctx);
   drawEditPreview(ctx);
 }

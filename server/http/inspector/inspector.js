@@ -125,8 +125,12 @@ function setBaseGeometry(geometry) {
   } else {
     state.grid = null;
     state.tiles = [];
-    state.shapes = { walkable: geometry.walkable || [], obstacles: geometry.obstacles || [] };
+    state.shapes = {
+      walkable: geometry.walkable || [], obstacles: geometry.obstacles || [], areas: geometry.areas || [],
+    };
   }
+  state.links = geometry.links || [];
+  $('view').dataset.links = state.links.map((l) => l.id).join(',');
 }
 
 function showMapFacts() {
@@ -134,6 +138,7 @@ function showMapFacts() {
   $('map-version').textContent = num(info.version);
   $('map-size').textContent = `${info.width} × ${info.height}` + (info.freeCells ? `, ${num(info.freeCells)} free` : '');
   $('map-graphs').textContent = (info.graphs || []).map((g) => `${g.kind} ${num(g.nodes)}`).join(', ');
+  $('map-links').textContent = state.links.length ? `${state.links.length}` : 'none';
   const list = $('obstacle-list');
   list.replaceChildren(...(info.obstacles || []).map((id) => new Option(id, id)));
 }
@@ -255,9 +260,11 @@ async function findPath() {
   try {
     const reply = await api('FindPath', pathRequest(p.start, p.goal));
     p.waypoints = reply.waypoints || [];
+    p.linksUsed = reply.linksUsed || [];
     showPathFacts(reply, performance.now() - t0);
   } catch (e) {
     p.waypoints = [];
+    p.linksUsed = [];
     showPathFacts({ status: e.message });
   }
   requestDraw();
@@ -277,6 +284,7 @@ function showPathFacts(reply, rttMs) {
   $('path-expansions').textContent = found ? num(reply.stats && reply.stats.expansions) : '–';
   $('path-time').textContent = found ? `${(num(reply.stats && reply.stats.micros) / 1000).toFixed(3)} ms` : '–';
   $('path-rtt').textContent = rttMs ? `${rttMs.toFixed(1)} ms` : '–';
+  $('path-links').textContent = found ? ((reply.linksUsed || []).join(', ') || 'none') : '–';
 }
 
 // ---------------------------------------------------------------- flow fields

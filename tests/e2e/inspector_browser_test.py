@@ -473,6 +473,16 @@ def test_links(page, port, rooms, path, version, shots):
     if max(abs(a - b) for a, b in zip(rgb, (0xb5, 0x17, 0x9e))) > 24:
         raise Fail(f"door-2's entry at {far} is drawn {rgb}, not the links' colour")
     print(f"links ladder-1 (taken, length {api['length']:.3f}) and door-2 (entry drawn {rgb}) shown")
+    # A flow field towards ladder-1's end: its start cell's move is the link (direction 253), drawn
+    # as a ring; an exception in drawing shows in the page errors checked at the end.
+    tool = page.eval("document.getElementById('tool').value")
+    page.choose("tool", "flow")
+    page.click(*to_canvas(page.canvas_rect(), width, height, goal["x"], goal["y"]))
+    page.wait_for("document.getElementById('flow-reachable').textContent !== '–'", "#flow-reachable with links")
+    page.eval("new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() => done(true))))",
+              await_promise=True)
+    page.click_element("#flow-clear")
+    page.choose("tool", tool)
     post(port, "UpdateMap", {"map": "rooms", "edits": [{"removeLink": "ladder-1"}, {"removeLink": "door-2"}]})
     wait_version([page], version + 2, "removing the links")
     page.wait_for("document.getElementById('view').dataset.links === ''", "no links in the page")

@@ -31,6 +31,33 @@ Point ClosestOnSegment(const Point& p, const Point& a, const Point& b) {
   return {a.x + t * (b.x - a.x), a.y + t * (b.y - a.y)};
 }
 
+// A polygon is listed in every bucket its box meets; a query over several
+// buckets handles it once, by per-thread stamps (so the methods stay const
+// and thread-safe, and need no set or sort).
+class PolygonMarks {
+ public:
+  // The calling thread's marks, cleared for a query over n polygons.
+  static PolygonMarks& Begin(size_t n) {
+    thread_local PolygonMarks marks;
+    if (marks.seen_.size() < n) marks.seen_.assign(n, 0);
+    if (++marks.stamp_ == 0) {
+      std::fill(marks.seen_.begin(), marks.seen_.end(), 0);
+      marks.stamp_ = 1;
+    }
+    return marks;
+  }
+  // True the first time p is seen in this query.
+  bool First(uint32_t p) {
+    if (seen_[p] == stamp_) return false;
+    seen_[p] = stamp_;
+    return true;
+  }
+
+ private:
+  std::vector<uint32_t> seen_;
+  uint32_t stamp_ = 0;
+};
+
 }  // namespace
 
 void Navmesh::Finish(std::vector<std::vector<uint32_t>> polys) {
@@ -237,16 +264,16 @@ void Navmesh::PolygonsInBox(double x0, double y0, double x1, double y1,
   }
   const uint32_t i0 = cell(x0, min_x_, buckets_x_), i1 = cell(x1, min_x_, buckets_x_);
   const uint32_t j0 = cell(y0, min_y_, buckets_y_), j1 = cell(y1, min_y_, buckets_y_);
+  PolygonMarks& marks = PolygonMarks::Begin(num_polygons());
   for (uint32_t j = j0; j <= j1; ++j) {
     for (uint32_t i = i0; i <= i1; ++i) {
       const navmesh_internal::Slot& b = bucket_[size_t{j} * buckets_x_ + i];
-      out->insert(out->end(), bucket_items_.begin() + b.begin,
-                  bucket_items_.begin() + b.begin + b.count);
+      for (uint32_t k = b.begin; k < b.begin + b.count; ++k) {
+        if (marks.First(bucket_items_[k])) out->push_back(bucket_items_[k]);
+      }
     }
   }
-  // A polygon is listed in every bucket its box meets.
   std::sort(out->begin(), out->end());
-  out->erase(std::unique(out->begin(), out->end()), out->end());
 }
 
 uint32_t Navmesh::Locate(const Point& p) const {
@@ -283,20 +310,11 @@ uint32_t Navmesh::Nearest(const Point& p, double max_distance, Point* nearest) c
   uint32_t best = kNone;
   // Squared distances: no square root per side.
   double best_d2 = max_distance * max_distance;
-  // A polygon is listed in every bucket its box meets: measure it once
-  // (per-thread stamps, so the method stays const and thread-safe).
-  thread_local std::vector<uint32_t> seen;
-  thread_local uint32_t stamp = 0;
-  if (seen.size() < num_polygons()) seen.assign(num_polygons(), 0);
-  if (++stamp == 0) {
-    std::fill(seen.begin(), seen.end(), 0);
-    stamp = 1;
-  }
+  PolygonMarks& marks = PolygonMarks::Begin(num_polygons());
   auto visit = [&](int64_t i, int64_t j) {
     const navmesh_internal::Slot& b = bucket_[size_t(j) * buckets_x_ + size_t(i)];
     for (uint32_t k = b.begin; k < b.begin + b.count; ++k) {
-      if (seen[bucket_items_[k]] == stamp) continue;
-      seen[bucket_items_[k]] = stamp;
+      if (!marks.First(bucket_items_[k])) continue;
       const auto v = polygon(bucket_items_[k]);
       for (size_t e = 0; e < v.size(); ++e) {
         const Point q =

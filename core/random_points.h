@@ -55,9 +55,9 @@ struct RandomPointsQuery {
 // walkable part of the rectangle) does the list above take over, from the
 // same generator.
 //
-// Deterministic: std::mt19937_64 seeded with `seed`, integers turned into
-// doubles in [0, 1) by hand (53 high bits), so the same seed on the same
-// graph gives the same points on every platform.
+// Deterministic: PCG64 (pcg-cpp's pcg64) seeded with `seed`, integers
+// turned into doubles in [0, 1) by hand (53 high bits), so the same seed on
+// the same graph gives the same points on every platform.
 //
 // Rejection is bounded: after kAttemptsPerPoint * count + kMinAttempts
 // draws without enough points kept the call fails (FAILED_PRECONDITION: the

@@ -306,8 +306,12 @@ def identifier_in(ident, text):
         want = ident.lower()
         want = {"oldap-2.8": "openldap-2.8", "bsl-1.0": "bsl-1.0"}.get(want, want)
         short = want.replace("-clause", "")  # Debian's BSD-3-google and the like
+        # A bare "Apache" short name (pcg-cpp's) counts when its text names
+        # the version.
+        apache_2 = want == "apache-2.0" and "apache license, version 2.0" in text.lower()
         return any(n == want or n.startswith(want) or n.startswith(want.rstrip("+")) or
-                   n.startswith(short) or (want == "bsl-1.0" and n == "boost")
+                   n.startswith(short) or (want == "bsl-1.0" and n == "boost") or
+                   (apache_2 and n == "apache")
                    for n in names)
     low = text.lower()
     base = ident.lower().rstrip("+").replace("-or-later", "").replace("-only", "")

@@ -13,6 +13,9 @@ PACKAGES=(
   libgrpc++-dev libgrpc-dev protobuf-compiler protobuf-compiler-grpc libprotobuf-dev
   # engine and service libraries (zlib: CRC-32 of chunked uploads)
   libabsl-dev libspdlog-dev libfmt-dev zlib1g-dev
+  # RandomPoints' generator: PCG64, fixed bit for bit, seeded in a few
+  # multiplications (header-only, Apache-2.0)
+  libpcg-cpp-dev
   # Prometheus /metrics endpoint (prometheus-cpp core + pull, civetweb)
   prometheus-cpp-dev
   # the HTTP/JSON port and its HTTPS (--http_listen): cpp-httplib, MIT,

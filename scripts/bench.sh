@@ -15,7 +15,9 @@
 #      and on seeded polygon worlds against exact shortest paths.
 #      Raycast and NearestPoint beside Detour's raycast and
 #      findNearestPoly (wayfinder-raybench); RandomPoints beside
-#      findRandomPointAroundCircle (wayfinder-samplebench).
+#      findRandomPointAroundCircle (wayfinder-samplebench); CORRIDOR with
+#      area costs beside Detour's filter with setAreaCost
+#      (wayfinder-areabench).
 #   3. Flow fields (wayfinder-flowbench); build cost and limits
 #      (wayfinder-buildbench).
 #   4. Micro-benchmarks with google-benchmark (wayfinder-micro): graph build
@@ -102,6 +104,15 @@ if [ "$mode" = full ]; then
   run "$bench/wayfinder-samplebench" --data_dir="$data" --queries=20000
 else
   run "$bench/wayfinder-samplebench" --data_dir="$data" --queries=1000
+fi
+# Area costs: NAVMESH CORRIDOR with and without an area_costs table beside
+# Detour's findPath with the default filter and with setAreaCost, on a
+# seeded polygon world with mud areas.
+say ""
+if [ "$mode" = full ]; then
+  run "$bench/wayfinder-areabench" --queries=4000 --rounds=3
+else
+  run "$bench/wayfinder-areabench" --queries=500 --rounds=1
 fi
 
 # 3. Flow fields.

@@ -224,7 +224,8 @@ size_t FlowFieldScratch::MemoryBytes() const {
                  key.capacity() * sizeof(uint64_t) + key_source.capacity() * sizeof(KeyAndSource) +
                  goal_index.capacity() + steps.capacity() * sizeof(uint32_t) +
                  steps_source.capacity() * sizeof(StepsAndSource) +
-                 queue.capacity() * sizeof(uint32_t) + recycled.MemoryBytes();
+                 queue.capacity() * sizeof(uint32_t) +
+                 heap.capacity() * sizeof(std::pair<double, uint32_t>) + recycled.MemoryBytes();
   for (const std::vector<Bucket>& ring : rings) {
     bytes += ring.capacity() * sizeof(Bucket);
     for (const Bucket& b : ring) bytes += b.cells.capacity() * sizeof(uint32_t);

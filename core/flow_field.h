@@ -37,6 +37,7 @@
 #include <cstdint>
 #include <limits>
 #include <new>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -172,6 +173,9 @@ struct FlowFieldScratch {
   };
   std::vector<Mailbox> mail;
   std::vector<uint32_t> queue;  // HEX: cells in breadth-first order
+  // The fields under a cost table or with links (flow_field_costs.cc,
+  // flow_field_links.cc): their binary heap of (distance, cell).
+  std::vector<std::pair<double, uint32_t>> heap;
 
   // The arrays of a finished field the caller hands back for the next
   // computation to fill (ComputeGridFlowField and ComputeHexFlowField move
@@ -203,11 +207,14 @@ absl::StatusOr<FlowField> ComputeGridFlowField(const GridGraph& graph,
 // FAILED_PRECONDITION naming goals[i]. Exact, by the same rules and arrow
 // tie-break as above, with its own multi-source Dijkstra (a bucket queue,
 // or a heap when the multipliers are too far apart; one thread); not
-// repairable under edits (compute it afresh per version).
+// repairable under edits (compute it afresh per version). Its working
+// arrays, and the field's when `scratch.recycled` has room, come from
+// `scratch`.
 absl::StatusOr<FlowField> ComputeGridFlowFieldWithCosts(const GridGraph& graph,
                                                         absl::Span<const uint32_t> goals,
                                                         const GridCostTable& costs,
-                                                        const SearchBudget& budget);
+                                                        const SearchBudget& budget,
+                                                        FlowFieldScratch& scratch);
 absl::StatusOr<FlowField> ComputeHexFlowField(const HexGraph& graph,
                                               absl::Span<const uint32_t> goals,
                                               const SearchBudget& budget, FlowFieldScratch& scratch,

@@ -7,11 +7,13 @@
 // bucket queue with buckets as wide as the cheapest step under the table
 // while the ring of buckets stays small (at most 2^16: the dearest step
 // over the cheapest), else a binary heap, O(cells log cells). One thread.
+// Its arrays are the scratch's (and the field's the scratch's recycled
+// ones): a query allocates nothing the size of the map.
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <limits>
-#include <queue>
 #include <utility>
 #include <vector>
 
@@ -26,12 +28,12 @@ namespace wayfinder {
 absl::StatusOr<FlowField> ComputeGridFlowFieldWithCosts(const GridGraph& graph,
                                                         absl::Span<const uint32_t> goals,
                                                         const GridCostTable& costs,
-                                                        const SearchBudget& budget) {
+                                                        const SearchBudget& budget,
+                                                        FlowFieldScratch& scratch) {
   constexpr double kInf = std::numeric_limits<double>::infinity();
   const absl::Time started = absl::Now();
   const GridMap& map = graph.map();
-  FlowField field;
-  field.graph = FlowGraph::kGrid;
+  FlowField field = flow_field_internal::NewField(FlowGraph::kGrid, map.size(), scratch);
   if (absl::Status st = flow_field_internal::PrepareGoals(map, goals, "grid", field); !st.ok()) {
     return st;
   }
@@ -60,8 +62,10 @@ absl::StatusOr<FlowField> ComputeGridFlowFieldWithCosts(const GridGraph& graph,
   };
 
   // Pass 1: distances, and the goal each leads to (the first to reach it).
-  std::vector<double> dist(n, kInf);
-  std::vector<uint32_t> source(n, 0);
+  CacheLineVector<double>& dist = scratch.distance;
+  dist.assign(n, kInf);
+  std::vector<uint32_t>& source = scratch.steps;  // read only where dist is finite
+  source.resize(n);
   uint64_t settled = 0;
   // Relaxes the eight steps out of the settled cell c at distance d,
   // handing each improved neighbour to `queue`.
@@ -100,42 +104,51 @@ absl::StatusOr<FlowField> ComputeGridFlowFieldWithCosts(const GridGraph& graph,
   while (ring < span && ring <= (size_t{1} << 16)) ring <<= 1;
   if (ring <= (size_t{1} << 16)) {
     const size_t mask = ring - 1;
-    std::vector<std::vector<uint32_t>> buckets(ring);
-    std::vector<uint8_t> done(n, 0);
+    if (scratch.rings.empty()) scratch.rings.emplace_back();
+    std::vector<FlowFieldScratch::Bucket>& buckets = scratch.rings[0];
+    if (buckets.size() < ring) buckets.resize(ring);
+    for (size_t b = 0; b < ring; ++b) buckets[b].size = 0;  // a stopped search leaves some
+    CacheLineVector<uint8_t>& done = scratch.goal_index;
+    done.assign(n, 0);
     auto bucket_of = [cheapest](double d) { return static_cast<uint64_t>(d / cheapest); };
     size_t queued = 0;
-    for (uint32_t g : field.goals) buckets[0].push_back(g);
+    for (uint32_t g : field.goals) buckets[0].Push(g);
     queued = field.goals.size();
     for (uint64_t k = 0; queued > 0; ++k) {
-      std::vector<uint32_t>& bucket = buckets[k & mask];
+      FlowFieldScratch::Bucket& bucket = buckets[k & mask];
       // By index: rounding may put a neighbour in this very bucket.
-      for (size_t i = 0; i < bucket.size(); ++i) {
-        const uint32_t c = bucket[i];
+      for (size_t i = 0; i < bucket.size; ++i) {
+        const uint32_t c = bucket.cells[i];
         if (done[c] || bucket_of(dist[c]) != k) continue;  // settled, or moved earlier
         done[c] = 1;
         if ((++settled & 4095) == 0) {
           if (absl::Status st = budget.CheckTimeAndCancel(); !st.ok()) return st;
         }
         relax(c, dist[c], [&](double nd, uint32_t next) {
-          buckets[bucket_of(nd) & mask].push_back(next);
+          buckets[bucket_of(nd) & mask].Push(next);
           ++queued;
         });
       }
-      queued -= bucket.size();
-      bucket.clear();
+      queued -= bucket.size;
+      bucket.size = 0;
     }
   } else {
-    using Item = std::pair<double, uint32_t>;
-    std::priority_queue<Item, std::vector<Item>, std::greater<Item>> heap;
-    for (uint32_t g : field.goals) heap.push({0, g});
+    std::vector<std::pair<double, uint32_t>>& heap = scratch.heap;
+    heap.clear();
+    const std::greater<std::pair<double, uint32_t>> later;
+    for (uint32_t g : field.goals) heap.push_back({0, g});
     while (!heap.empty()) {
-      const auto [d, c] = heap.top();
-      heap.pop();
+      std::pop_heap(heap.begin(), heap.end(), later);
+      const auto [d, c] = heap.back();
+      heap.pop_back();
       if (d > dist[c]) continue;
       if ((++settled & 4095) == 0) {
         if (absl::Status st = budget.CheckTimeAndCancel(); !st.ok()) return st;
       }
-      relax(c, d, [&](double nd, uint32_t next) { heap.push({nd, next}); });
+      relax(c, d, [&](double nd, uint32_t next) {
+        heap.push_back({nd, next});
+        std::push_heap(heap.begin(), heap.end(), later);
+      });
     }
   }
 

@@ -4,11 +4,11 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
-#include <queue>
 #include <utility>
 #include <vector>
 
 #include "absl/time/clock.h"
+#include "core/flow_field_internal.h"
 #include "core/status_macros.h"
 
 namespace wayfinder {
@@ -21,11 +21,12 @@ constexpr uint32_t kNoLink = std::numeric_limits<uint32_t>::max();
 // Multi-source Dijkstra from the goals over the reversed graph plus links.
 // `expand(cell, relax)` calls relax(next, step cost, direction from next
 // to cell) per neighbour (steps cost the same both ways). Fills the
-// field's distances, directions and link cells.
+// field's distances, directions and link cells. Its arrays are the
+// scratch's: a query allocates nothing the size of the map.
 template <typename Expand>
 absl::Status Search(size_t cells, absl::Span<const uint32_t> goals,
                     absl::Span<const FlowLink> links, const SearchBudget& budget,
-                    Expand&& expand, FlowField& field) {
+                    Expand&& expand, FlowFieldScratch& scratch, FlowField& field) {
   // Links by their `to` cell: settling it offers each link's `from`.
   std::vector<uint32_t> order(links.size());
   for (uint32_t i = 0; i < links.size(); ++i) order[i] = i;
@@ -39,21 +40,28 @@ absl::Status Search(size_t cells, absl::Span<const uint32_t> goals,
     return std::make_pair(lo, hi);
   };
 
-  std::vector<double> dist(cells, kInf);
-  std::vector<uint32_t> via_link(cells, kNoLink);  // index into links
+  CacheLineVector<double>& dist = scratch.distance;
+  dist.assign(cells, kInf);
+  std::vector<uint32_t>& via_link = scratch.steps;  // index into links
+  via_link.assign(cells, kNoLink);
   field.directions.assign(cells, kFlowBlocked);
-  using Entry = std::pair<double, uint32_t>;
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> open;
+  std::vector<std::pair<double, uint32_t>>& open = scratch.heap;
+  open.clear();
+  const std::greater<std::pair<double, uint32_t>> later;
+  auto push = [&](double d, uint32_t cell) {
+    open.push_back({d, cell});
+    std::push_heap(open.begin(), open.end(), later);
+  };
   for (uint32_t g : goals) {
     dist[g] = 0;
     field.directions[g] = kFlowGoal;
-    open.push({0.0, g});
+    push(0.0, g);
   }
   uint64_t settled = 0;
   while (!open.empty()) {
-    const double d = open.top().first;
-    const uint32_t cell = open.top().second;
-    open.pop();
+    std::pop_heap(open.begin(), open.end(), later);
+    const auto [d, cell] = open.back();
+    open.pop_back();
     if (d > dist[cell]) continue;
     WF_RETURN_IF_ERROR(budget.BeforeExpansion(settled++));
     expand(cell, [&](uint32_t next, double step, uint8_t direction) {
@@ -62,7 +70,7 @@ absl::Status Search(size_t cells, absl::Span<const uint32_t> goals,
         dist[next] = nd;
         field.directions[next] = direction;
         via_link[next] = kNoLink;
-        open.push({nd, next});
+        push(nd, next);
       }
     });
     const auto [lo, hi] = links_into(cell);
@@ -73,7 +81,7 @@ absl::Status Search(size_t cells, absl::Span<const uint32_t> goals,
         dist[l.from] = nd;
         field.directions[l.from] = kFlowLink;
         via_link[l.from] = *it;
-        open.push({nd, l.from});
+        push(nd, l.from);
       }
     }
   }
@@ -104,12 +112,12 @@ absl::StatusOr<FlowField> ComputeGridFlowFieldWithLinks(const GridGraph& graph,
                                                         absl::Span<const uint32_t> goals,
                                                         const GridCostTable* costs,
                                                         absl::Span<const FlowLink> links,
-                                                        const SearchBudget& budget) {
+                                                        const SearchBudget& budget,
+                                                        FlowFieldScratch& scratch) {
   const absl::Time started = absl::Now();
   const GridMap& map = graph.map();
   const uint32_t w = map.width();
-  FlowField field;
-  field.graph = FlowGraph::kGrid;
+  FlowField field = flow_field_internal::NewField(FlowGraph::kGrid, map.size(), scratch);
   field.width = w;
   field.height = map.height();
   SetGoals(goals, field);
@@ -144,7 +152,7 @@ absl::StatusOr<FlowField> ComputeGridFlowFieldWithLinks(const GridGraph& graph,
             static_cast<uint8_t>((k + 4) % 8));
     }
   };
-  WF_RETURN_IF_ERROR(Search(map.size(), goals, links, budget, expand, field));
+  WF_RETURN_IF_ERROR(Search(map.size(), goals, links, budget, expand, scratch, field));
   field.compute_ms = absl::ToDoubleMilliseconds(absl::Now() - started);
   return field;
 }
@@ -152,11 +160,11 @@ absl::StatusOr<FlowField> ComputeGridFlowFieldWithLinks(const GridGraph& graph,
 absl::StatusOr<FlowField> ComputeHexFlowFieldWithLinks(const HexGraph& graph,
                                                        absl::Span<const uint32_t> goals,
                                                        absl::Span<const FlowLink> links,
-                                                       const SearchBudget& budget) {
+                                                       const SearchBudget& budget,
+                                                       FlowFieldScratch& scratch) {
   const absl::Time started = absl::Now();
   const uint32_t w = graph.width();
-  FlowField field;
-  field.graph = FlowGraph::kHex;
+  FlowField field = flow_field_internal::NewField(FlowGraph::kHex, graph.map().size(), scratch);
   field.width = w;
   field.height = graph.height();
   SetGoals(goals, field);
@@ -173,7 +181,7 @@ absl::StatusOr<FlowField> ComputeHexFlowFieldWithLinks(const HexGraph& graph,
       }
     });
   };
-  WF_RETURN_IF_ERROR(Search(graph.map().size(), goals, links, budget, expand, field));
+  WF_RETURN_IF_ERROR(Search(graph.map().size(), goals, links, budget, expand, scratch, field));
   field.compute_ms = absl::ToDoubleMilliseconds(absl::Now() - started);
   return field;
 }

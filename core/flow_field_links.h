@@ -36,16 +36,19 @@ struct FlowLink {
 // found (steps in direction order before links); a link's cell has
 // direction kFlowLink and an entry in FlowField::link_cells. One thread, several times
 // slower than the fields without links: used only for maps with links.
-// Goals must be open cells (the caller located them).
+// Goals must be open cells (the caller located them). Working arrays, and
+// the field's when `scratch.recycled` has room, come from `scratch`.
 absl::StatusOr<FlowField> ComputeGridFlowFieldWithLinks(const GridGraph& graph,
                                                         absl::Span<const uint32_t> goals,
                                                         const GridCostTable* costs,
                                                         absl::Span<const FlowLink> links,
-                                                        const SearchBudget& budget);
+                                                        const SearchBudget& budget,
+                                                        FlowFieldScratch& scratch);
 absl::StatusOr<FlowField> ComputeHexFlowFieldWithLinks(const HexGraph& graph,
                                                        absl::Span<const uint32_t> goals,
                                                        absl::Span<const FlowLink> links,
-                                                       const SearchBudget& budget);
+                                                       const SearchBudget& budget,
+                                                       FlowFieldScratch& scratch);
 
 }  // namespace wayfinder
 

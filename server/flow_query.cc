@@ -125,6 +125,10 @@ absl::StatusOr<ResolvedField> Resolve(const MapSnapshot& map, int raw_graph,
   key.goals.erase(std::unique(key.goals.begin(), key.goals.end()), key.goals.end());
 
   const SearchBudget budget(std::numeric_limits<uint64_t>::max(), deadline, std::move(cancelled));
+  // Scratch (and the arrays of a field nobody reads any more) come from
+  // the cache's pool for the computation only (server/flow_memory.h): a
+  // fresh goal allocates nothing the size of the map.
+  const size_t map_cells = map.grid->size();
   if (map.links != nullptr) {
     // The links this query may take (as FindPath's: closed by a +inf area
     // cost, unusable with an endpoint blocked), both ways of a two-way one.
@@ -159,11 +163,14 @@ absl::StatusOr<ResolvedField> Resolve(const MapSnapshot& map, int raw_graph,
       key.area_costs = absl::StrCat("links:", AreaCostsKey(area_costs));
       const GridCostTable* table = out.costs.has_value() ? &*out.costs : nullptr;
       auto compute = [&]() -> absl::StatusOr<FlowField> {
-        return out.graph == v1::HEX
-                   ? ComputeHexFlowFieldWithLinks(*map.hex_graph, cells, links, budget)
-                   : ComputeGridFlowFieldWithLinks(*map.grid_graph, cells, table, links, budget);
+        FlowMemory::Lease lease = cache.memory().Acquire(map_cells);
+        return out.graph == v1::HEX ? ComputeHexFlowFieldWithLinks(*map.hex_graph, cells, links,
+                                                                   budget, lease.scratch())
+                                    : ComputeGridFlowFieldWithLinks(*map.grid_graph, cells, table,
+                                                                    links, budget, lease.scratch());
       };
-      WF_ASSIGN_OR_RETURN(out.field, cache.GetOrCompute(key, deadline, compute, &out.cache_hit));
+      WF_ASSIGN_OR_RETURN(out.field, cache.GetOrCompute(key, deadline, compute, &out.cache_hit,
+                                                        map_cells * (1 + sizeof(float))));
       return out;
     }
   }
@@ -173,15 +180,14 @@ absl::StatusOr<ResolvedField> Resolve(const MapSnapshot& map, int raw_graph,
     key.area_costs = AreaCostsKey(area_costs);
     const GridCostTable& table = *out.costs;
     auto compute = [&]() -> absl::StatusOr<FlowField> {
-      return ComputeGridFlowFieldWithCosts(*map.grid_graph, cells, table, budget);
+      FlowMemory::Lease lease = cache.memory().Acquire(map_cells);
+      return ComputeGridFlowFieldWithCosts(*map.grid_graph, cells, table, budget,
+                                           lease.scratch());
     };
-    WF_ASSIGN_OR_RETURN(out.field, cache.GetOrCompute(key, deadline, compute, &out.cache_hit));
+    WF_ASSIGN_OR_RETURN(out.field, cache.GetOrCompute(key, deadline, compute, &out.cache_hit,
+                                                      map_cells * (1 + sizeof(float))));
     return out;
   }
-  // Scratch (and the arrays of a field nobody reads any more) come from
-  // the cache's pool for the computation only (server/flow_memory.h): a
-  // fresh goal allocates nothing the size of the map.
-  const size_t map_cells = map.grid->size();
   auto compute = [&]() -> absl::StatusOr<FlowField> {
     FlowMemory::Lease lease = cache.memory().Acquire(map_cells);
     // `cells` keeps the request's order, so an error names the goal index

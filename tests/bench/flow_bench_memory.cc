@@ -84,28 +84,54 @@ bool PrintQueryMemory(bool quick, int flow_threads) {
     }
   }
 
+  // The uniform map again with 16 off-mesh links (their fields are
+  // computed by the links' own Dijkstra).
+  v1::Map linked_proto = bench::GridProto("linked", *uniform);
+  const std::vector<uint32_t> ends = FreeCells(*uniform, 32, 4242);
+  for (int i = 0; i < 16; ++i) {
+    v1::Link* link = linked_proto.add_links();
+    link->set_id("link-" + std::to_string(i));
+    *link->mutable_start() = CentreOf(*uniform, ends[2 * i]);
+    *link->mutable_end() = CentreOf(*uniform, ends[2 * i + 1]);
+    link->set_cost(1);
+    link->set_bidirectional(i % 2 == 0);
+  }
   auto built_uniform = server::BuildMap(bench::GridProto("uniform", *uniform), {});
   auto built_weighted = server::BuildMap(bench::GridProto("weighted", *weighted), {});
-  if (!built_uniform.ok() || !built_weighted.ok()) {
-    std::fprintf(stderr, "BuildMap: %s %s\n", built_uniform.status().ToString().c_str(),
-                 built_weighted.status().ToString().c_str());
+  auto built_linked = server::BuildMap(linked_proto, {});
+  if (!built_uniform.ok() || !built_weighted.ok() || !built_linked.ok()) {
+    std::fprintf(stderr, "BuildMap: %s %s %s\n", built_uniform.status().ToString().c_str(),
+                 built_weighted.status().ToString().c_str(),
+                 built_linked.status().ToString().c_str());
     return false;
   }
 
   // GetFlowField server side for new goals, the cache full (room for two
-  // fields): each computation is given an evicted field's arrays.
-  {
-    const server::MapSnapshot& snapshot = **built_uniform;
+  // fields): each computation is given an evicted field's arrays. Plain,
+  // under an area_costs table (its own Dijkstra), and on the map with links.
+  struct Variant {
+    const char* what;
+    const server::MapSnapshot* snapshot;
+    bool table;
+  };
+  for (const Variant& v : {Variant{"GetFlowField server side, new goals, cache full",
+                                   &**built_uniform, false},
+                           Variant{"GetFlowField server side with area_costs, new goals, cache full",
+                                   &**built_uniform, true},
+                           Variant{"GetFlowField server side with 16 links, new goals, cache full",
+                                   &**built_linked, false}}) {
+    const server::MapSnapshot& snapshot = *v.snapshot;
     // Idle memory for a scratch and a spare field, as the server's default
     // (half of 256 MiB) allows at 2048 x 2048.
     server::FlowFieldCache cache(2 * (uniform->size() * 5 + (size_t{64} << 10)),
                                  size_t{128} << 20);
     auto get = [&](int i) {
       v1::GetFlowFieldRequest request;
-      request.set_map("uniform");
+      request.set_map(snapshot.name);
       *request.add_goals() = CentreOf(*uniform, FreeCells(*uniform, 1, 900 + i)[0]);
       request.mutable_window()->set_width(1);
       request.mutable_window()->set_height(1);
+      if (v.table) (*request.mutable_area_costs())[0] = 2;  // free cells cost twice
       auto f = server::RunGetFlowField(snapshot, request, cache, 64 << 20, flow_threads,
                                        absl::InfiniteFuture(), nullptr);
       if (!f.ok() || f->stats().cache_hit()) {
@@ -114,10 +140,7 @@ bool PrintQueryMemory(bool quick, int flow_threads) {
       }
       return true;
     };
-    if (!Count("GetFlowField server side, new goals, cache full, random " + size, 4, 4, get,
-               rows)) {
-      return false;
-    }
+    if (!Count(std::string(v.what) + ", random " + size, 4, 4, get, rows)) return false;
   }
 
   // FindPath server side on GRID: jump point search (uniform costs), A*

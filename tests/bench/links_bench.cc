@@ -186,7 +186,7 @@ int main(int argc, char** argv) {
       const double t0 = Now();
       auto f = v == 0 ? ComputeGridFlowField(graph, {goal}, SearchBudget(), flow_scratch, 1)
                       : ComputeGridFlowFieldWithLinks(graph, {goal}, nullptr, flow_links[v - 1],
-                                                      SearchBudget());
+                                                      SearchBudget(), flow_scratch);
       if (!f.ok()) return 1;
       flow_best[v] = std::min(flow_best[v], (Now() - t0) / 1000);
     }

@@ -207,10 +207,12 @@ void BM_FlowFieldCostTable(benchmark::State& state) {
   static const GridCostTable table = ZeroAtOneAndAHalf();
   const ScenarioProblem& p = Data().problems.front();
   const std::vector<uint32_t> goals = {Data().grid->Index(p.goal_x, p.goal_y)};
+  FlowFieldScratch scratch;
   for (auto _ : state) {
-    auto f = ComputeGridFlowFieldWithCosts(graph, goals, table, SearchBudget());
+    auto f = ComputeGridFlowFieldWithCosts(graph, goals, table, SearchBudget(), scratch);
     benchmark::DoNotOptimize(f->reachable_cells);
     state.counters["cells"] = static_cast<double>(f->reachable_cells);
+    scratch.recycled = *std::move(f);
   }
 }
 

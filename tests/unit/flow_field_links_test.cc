@@ -115,6 +115,9 @@ void CheckField(const FlowField& field, const std::vector<double>& want,
 
 TEST(FlowFieldLinks, GridEqualsDijkstraAndFindLinkedPath) {
   int link_arrows = 0;
+  // One scratch for every seed: what a field leaves in it must not leak
+  // into the next.
+  FlowFieldScratch flow_scratch;
   for (uint32_t seed = 1; seed <= 12; ++seed) {
     std::mt19937 rng(seed);
     const bool costs = seed % 2 == 0;
@@ -128,7 +131,7 @@ TEST(FlowFieldLinks, GridEqualsDijkstraAndFindLinkedPath) {
     uint32_t goal;
     do goal = rng() % map->size(); while (!map->IsFree(goal));
     absl::StatusOr<FlowField> field =
-        ComputeGridFlowFieldWithLinks(graph, {goal}, nullptr, links, {});
+        ComputeGridFlowFieldWithLinks(graph, {goal}, nullptr, links, {}, flow_scratch);
     ASSERT_TRUE(field.ok()) << field.status();
     auto step_cost = [&](uint32_t a, uint32_t b) {
       const bool diagonal = a % w != b % w && a / w != b / w;
@@ -173,11 +176,13 @@ TEST(FlowFieldLinks, GridEqualsDijkstraAndFindLinkedPath) {
         EXPECT_NEAR(path->path.length, want[s], 1e-9 * std::max(1.0, want[s])) << what;
       }
     }
+    flow_scratch.recycled = *std::move(field);  // the next seed's field fills these arrays
   }
   EXPECT_GT(link_arrows, 10);
 }
 
 TEST(FlowFieldLinks, GridWithCostTableAndHex) {
+  FlowFieldScratch scratch;
   for (uint32_t seed = 1; seed <= 8; ++seed) {
     std::mt19937 rng(seed * 101);
     const uint32_t w = 16 + rng() % 16, h = 10 + rng() % 16;
@@ -199,7 +204,7 @@ TEST(FlowFieldLinks, GridWithCostTableAndHex) {
     uint32_t goal;
     do goal = rng() % map->size(); while (!map->IsFree(goal) || !table.Passable(map->cells()[goal]));
     absl::StatusOr<FlowField> field =
-        ComputeGridFlowFieldWithLinks(graph, {goal}, &table, open_links, {});
+        ComputeGridFlowFieldWithLinks(graph, {goal}, &table, open_links, {}, scratch);
     ASSERT_TRUE(field.ok()) << field.status();
     auto open = [&](int64_t x, int64_t y) {
       return map->InBounds(x, y) && map->IsFree(static_cast<uint32_t>(y * w + x)) &&
@@ -226,7 +231,8 @@ TEST(FlowFieldLinks, GridWithCostTableAndHex) {
 
     // HEX on the same walls.
     const HexGraph hex(map);
-    absl::StatusOr<FlowField> hex_field = ComputeHexFlowFieldWithLinks(hex, {goal}, links, {});
+    absl::StatusOr<FlowField> hex_field =
+        ComputeHexFlowFieldWithLinks(hex, {goal}, links, {}, scratch);
     ASSERT_TRUE(hex_field.ok()) << hex_field.status();
     auto hex_step = [&](uint32_t u, const std::function<void(uint32_t, double)>& f) {
       for (int d = 0; d < hex::kDirections; ++d) {

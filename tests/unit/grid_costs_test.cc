@@ -243,6 +243,7 @@ TEST(GridCostsTest, FlowFieldWithTableMatchesDijkstra) {
   std::mt19937 rng(20261127);
   const std::vector<uint8_t> palette = {0, 1, 2, 5, 9, 60, GridMap::kBlocked};
   int reachable = 0, walls = 0;
+  FlowFieldScratch scratch;
   for (int trial = 0; trial < 60; ++trial) {
     const uint32_t w = 1 + rng() % 50, h = 1 + rng() % 40;
     std::vector<uint8_t> cells(size_t{w} * h);
@@ -269,7 +270,9 @@ TEST(GridCostsTest, FlowFieldWithTableMatchesDijkstra) {
     ASSERT_TRUE(map.ok());
     GridGraph graph(std::make_shared<const GridMap>(*std::move(map)));
     const GridMap& m = graph.map();
-    auto f = ComputeGridFlowFieldWithCosts(graph, goals, table, SearchBudget());
+    // One scratch for every trial, each field's arrays handed back: what
+    // a trial leaves behind must not leak into the next.
+    auto f = ComputeGridFlowFieldWithCosts(graph, goals, table, SearchBudget(), scratch);
     ASSERT_TRUE(f.ok()) << f.status();
     const std::vector<double> ref = TableDistances(m, table.multiplier, goals);
     uint64_t count = 0;
@@ -312,6 +315,7 @@ TEST(GridCostsTest, FlowFieldWithTableMatchesDijkstra) {
     }
     EXPECT_EQ(f->reachable_cells, count);
     reachable += static_cast<int>(count);
+    scratch.recycled = *std::move(f);
   }
   EXPECT_GT(reachable, 5000);
   EXPECT_GT(walls, 100);  // impassable areas were exercised
@@ -335,7 +339,9 @@ TEST(GridCostsTest, FlowFieldWithDefaultTableIsTheDefaultField) {
     ASSERT_TRUE(map.ok());
     GridGraph graph(std::make_shared<const GridMap>(*std::move(map)));
     auto a = ComputeGridFlowField(graph, goals, SearchBudget(), scratch);
-    auto b = ComputeGridFlowFieldWithCosts(graph, goals, GridCostTable::Defaults(), SearchBudget());
+    FlowFieldScratch table_scratch;
+    auto b = ComputeGridFlowFieldWithCosts(graph, goals, GridCostTable::Defaults(), SearchBudget(),
+                                           table_scratch);
     ASSERT_TRUE(a.ok() && b.ok());
     SCOPED_TRACE(::testing::Message() << "trial " << trial << ", " << goals.size() << " goals");
     EXPECT_EQ(a->distances, b->distances);
@@ -352,12 +358,21 @@ TEST(GridCostsTest, FlowFieldWithTableHonoursTheDeadline) {
   GridGraph graph(std::make_shared<const GridMap>(*std::move(map)));
   GridCostTable table = GridCostTable::Defaults();
   table.multiplier[3] = 0.5;
+  FlowFieldScratch scratch;
   const SearchBudget past(1, absl::Now() - absl::Seconds(1));
-  auto f = ComputeGridFlowFieldWithCosts(graph, {0}, table, past);
+  auto f = ComputeGridFlowFieldWithCosts(graph, {0}, table, past, scratch);
   EXPECT_EQ(f.status().code(), absl::StatusCode::kDeadlineExceeded) << f.status();
   const SearchBudget cancelled(1, absl::InfiniteFuture(), [] { return true; });
-  f = ComputeGridFlowFieldWithCosts(graph, {0}, table, cancelled);
+  f = ComputeGridFlowFieldWithCosts(graph, {0}, table, cancelled, scratch);
   EXPECT_EQ(f.status().code(), absl::StatusCode::kCancelled) << f.status();
+  // The stopped searches left their queue in the scratch: a field computed
+  // with it afterwards is the one a fresh scratch gives.
+  FlowFieldScratch fresh;
+  auto again = ComputeGridFlowFieldWithCosts(graph, {0}, table, SearchBudget(), scratch);
+  auto want = ComputeGridFlowFieldWithCosts(graph, {0}, table, SearchBudget(), fresh);
+  ASSERT_TRUE(again.ok() && want.ok());
+  EXPECT_EQ(again->distances, want->distances);
+  EXPECT_EQ(again->directions, want->directions);
 }
 
 // A table that changes no cell of the map (it prices only bytes the map

@@ -354,20 +354,34 @@ TEST(FleetTest, ReplicasOnPostgresSurviveKillsAndAnOutage) {
   // Traffic goes on for a while after PostgreSQL is back (its crash
   // recovery takes seconds under load), so the last writes, and the
   // convergence measured from them, come after the outage.
+  // The outage comes once the fleet holds maps the readers have read (on a
+  // loaded machine the first writes can take most of kTraffic / 3: an
+  // outage before them leaves nothing to read), and lasts 2 s and until
+  // reads were answered during it, at most 10 s: the test measures
+  // whether replicas answer without their database, not how fast a loaded
+  // machine is. Traffic is stretched (up to 3 x kTraffic) to make room.
   absl::Time end = start + kTraffic;
+  const absl::Time latest_end = start + 3 * kTraffic;
   while (absl::Now() < end) {
     absl::SleepFor(absl::Milliseconds(1500));
-    if (!had_outage && absl::Now() - start > kTraffic / 3) {
+    if (!had_outage && absl::Now() - start > kTraffic / 3 && reads_ok.load() >= 10) {
       had_outage = true;
       const absl::Status stopped = pg.Stop(/*immediate=*/true);
       ASSERT_TRUE(stopped.ok()) << stopped;
       outage.store(true);
-      absl::SleepFor(absl::Seconds(2));
+      const absl::Time down = absl::Now();
+      while (absl::Now() - down < absl::Seconds(2) ||
+             (answered_in_outage.load() < 5 && absl::Now() - down < absl::Seconds(10))) {
+        absl::SleepFor(absl::Milliseconds(50));
+      }
       outage.store(false);
       const absl::Status restarted = pg.Restart();
       ASSERT_TRUE(restarted.ok()) << restarted;
       end = std::max(end, absl::Now() + absl::Seconds(4));
       continue;
+    }
+    if (!had_outage && absl::Now() >= end - absl::Seconds(2) && end < latest_end) {
+      end += absl::Seconds(2);  // no outage yet: the fleet has not been read from
     }
     Replica* victim = replicas[rng() % kReplicas].get();
     {
@@ -471,6 +485,8 @@ TEST(FleetTest, ReplicasOnPostgresSurviveKillsAndAnOutage) {
     for (const std::string& line : report) absl::StrAppend(&all, line, "\n");
     return all;
   }();
+  EXPECT_TRUE(had_outage) << "no outage was staged: fewer than 10 reads answered in "
+                         << 3 * kTraffic;
   EXPECT_GT(answered_in_outage.load(), 0u) << "no query was answered during the outage";
   EXPECT_GT(writes_acked.load(), 20u);
   std::printf("fleet: %llu writes acknowledged, %llu reads answered (%llu during the outage)\n",

@@ -154,6 +154,10 @@ Navmesh::RayWalk Navmesh::WalkRay(const Point& a, uint32_t from, const Point& b,
                                   const AreaMultipliers* costs) const {
   using navmesh_internal::Cross;
   uint32_t p = from;
+  // The polygon the walk came from: the sides p shares with it are the way
+  // in (the segment cannot leave through them: two convex polygons share
+  // at most one line), so they are not measured.
+  uint32_t came_from = kNone;
   double t_now = 0;
   const double len = Distance(a, b);
   double cost = 0;
@@ -173,6 +177,7 @@ Navmesh::RayWalk Navmesh::WalkRay(const Point& a, uint32_t from, const Point& b,
     double best_t = kInf;
     int best_k = -1, tied_k = -1;
     for (size_t k = 0; k < v.size(); ++k) {
+      if (nb[k] == came_from && came_from != kNone) continue;
       const Point& u = vertices_[v[k]];
       const Point& w = vertices_[v[k + 1 == v.size() ? 0 : k + 1]];
       const double s0 = Cross(u, w, a), s1 = Cross(u, w, b);
@@ -210,6 +215,7 @@ Navmesh::RayWalk Navmesh::WalkRay(const Point& a, uint32_t from, const Point& b,
     if (tied_k < 0) {
       if (nb[best_k] != kNone) {
         if (closed(nb[best_k])) return {best_t, true, inward(bu, bw), cost};
+        came_from = p;
         p = nb[best_k];
       } else {
         // A wall side, unless the walk leaves at its end vertex, having
@@ -221,6 +227,7 @@ Navmesh::RayWalk Navmesh::WalkRay(const Point& a, uint32_t from, const Point& b,
                                                                  : kNone;
         const uint32_t next = x == kNone ? kNone : through_vertex(x);
         if (next == kNone || closed(next)) return {best_t, true, inward(bu, bw), cost};
+        came_from = p;
         p = next;
       }
     } else {
@@ -233,6 +240,7 @@ Navmesh::RayWalk Navmesh::WalkRay(const Point& a, uint32_t from, const Point& b,
                                                                       : kNone;
       const uint32_t next = x == kNone ? kNone : through_vertex(x);
       if (next == kNone || closed(next)) return {best_t, true, corner, cost};
+      came_from = p;
       p = next;
     }
     t_now = best_t;

@@ -42,7 +42,50 @@ DetourBaseline::~DetourBaseline() {
 
 std::unique_ptr<DetourBaseline> DetourBaseline::Build(const GridMap& grid, float max_error,
                                                       bool cell_areas) {
+  return BuildMesh(grid, max_error, cell_areas, {});
+}
+
+std::unique_ptr<DetourBaseline> DetourBaseline::Build(const GridMap& grid,
+                                                      const std::vector<OffMeshLink>& links) {
+  return BuildMesh(grid, 0.f, false, links);
+}
+
+std::unique_ptr<DetourBaseline> DetourBaseline::BuildMesh(const GridMap& grid, float max_error,
+                                                          bool cell_areas,
+                                                          const std::vector<OffMeshLink>& links) {
   std::unique_ptr<DetourBaseline> out(new DetourBaseline());
+  // The connections, in dtNavMeshCreateParams' arrays, at the height of
+  // the floor (where the queries stand too).
+  const size_t n_links = links.size();
+  std::vector<float> con_verts(6 * n_links), con_rad(n_links, 0.5f);
+  std::vector<unsigned char> con_dir(n_links), con_area(n_links);
+  std::vector<unsigned short> con_flags(n_links, 1);  // passes the default filter
+  std::vector<unsigned int> con_id(n_links);
+  for (size_t i = 0; i < n_links; ++i) {
+    const OffMeshLink& l = links[i];
+    const float v[6] = {float(l.start.x), kCellHeight, float(l.start.y),
+                        float(l.end.x),   kCellHeight, float(l.end.y)};
+    std::copy(v, v + 6, &con_verts[6 * i]);
+    con_dir[i] = l.bidirectional ? DT_OFFMESH_CON_BIDIR : 0;
+    con_id[i] = static_cast<unsigned int>(i);
+    const double length = Distance(l.start, l.end);
+    if (length == 0 && l.cost != 0) {
+      std::fprintf(stderr, "link %zu: Detour cannot charge a zero-length connection\n", i);
+      return nullptr;
+    }
+    const float ratio = length > 0 ? float(l.cost / length) : 1.f;
+    auto& costs = out->link_area_costs_;
+    const auto area = static_cast<size_t>(std::find(costs.begin(), costs.end(), ratio) -
+                                          costs.begin());
+    if (area == costs.size()) {
+      if (area == size_t{RC_WALKABLE_AREA}) {  // 63 is every free cell's
+        std::fprintf(stderr, "links: more cost / length ratios than Detour's area ids\n");
+        return nullptr;
+      }
+      costs.push_back(ratio);
+    }
+    con_area[i] = static_cast<unsigned char>(area);
+  }
   rcContext ctx(false);
   const int tiles_x = (static_cast<int>(grid.width()) + kTileSize - 1) / kTileSize;
   const int tiles_y = (static_cast<int>(grid.height()) + kTileSize - 1) / kTileSize;
@@ -104,6 +147,15 @@ std::unique_ptr<DetourBaseline> DetourBaseline::Build(const GridMap& grid, float
       cp.cs = 1.f;
       cp.ch = kCellHeight;
       cp.buildBvTree = true;
+      if (n_links > 0) {
+        cp.offMeshConVerts = con_verts.data();
+        cp.offMeshConRad = con_rad.data();
+        cp.offMeshConFlags = con_flags.data();
+        cp.offMeshConAreas = con_area.data();
+        cp.offMeshConDir = con_dir.data();
+        cp.offMeshConUserID = con_id.data();
+        cp.offMeshConCount = static_cast<int>(n_links);
+      }
       unsigned char* data = nullptr;
       int data_size = 0;
       if (!dtCreateNavMeshData(&cp, &data, &data_size)) return nullptr;
@@ -115,6 +167,20 @@ std::unique_ptr<DetourBaseline> DetourBaseline::Build(const GridMap& grid, float
       out->memory_bytes_ += static_cast<size_t>(data_size);
     }
   }
+  // A connection's polygon links to its start polygon when its tile is
+  // added and to its end polygon once the end's tile is there too: two
+  // links, else Detour could not join it (an end too far, see Build).
+  const dtNavMesh* mesh = out->mesh_;
+  for (int t = 0; t < mesh->getMaxTiles(); ++t) {
+    const dtMeshTile* tile = mesh->getTile(t);
+    if (tile->header == nullptr) continue;
+    for (int c = 0; c < tile->header->offMeshConCount; ++c) {
+      const dtPoly& poly = tile->polys[tile->offMeshCons[c].poly];
+      int n = 0;
+      for (unsigned int k = poly.firstLink; k != DT_NULL_LINK; k = tile->links[k].next) ++n;
+      if (n >= 2) ++out->linked_links_;
+    }
+  }
   out->query_ = dtAllocNavMeshQuery();
   if (dtStatusFailed(out->query_->init(out->mesh_, 65535))) return nullptr;
   // dtNavMeshQuery's node pool (nodes, a 16-bit next link each, a hash of
@@ -123,6 +189,10 @@ std::unique_ptr<DetourBaseline> DetourBaseline::Build(const GridMap& grid, float
   out->memory_bytes_ += kNodes * (sizeof(dtNode) + 2 + sizeof(void*)) + (kNodes / 4 + 1) * 2;
   out->corridor_.resize(kMaxPath);
   out->straight_.resize(3 * 4096);
+  if (n_links > 0) {
+    out->straight_flags_.resize(4096);
+    out->straight_refs_.resize(4096);
+  }
   return out;
 }
 
@@ -132,6 +202,9 @@ DetourBaseline::Result DetourBaseline::FindPath(const Point& start, const Point&
   dtQueryFilter filter;
   if (area_costs != nullptr) {
     for (int a = 0; a < DT_MAX_AREAS; ++a) filter.setAreaCost(a, area_costs[a]);
+  }
+  for (size_t a = 0; a < link_area_costs_.size(); ++a) {
+    filter.setAreaCost(static_cast<int>(a), link_area_costs_[a]);
   }
   const float half[3] = {0.5f, 1.f, 0.5f};
   const float s[3] = {float(start.x), kCellHeight, float(start.y)};
@@ -146,12 +219,30 @@ DetourBaseline::Result DetourBaseline::FindPath(const Point& start, const Point&
       query_->findPath(sref, gref, sp, gp, &filter, corridor_.data(), &count, kMaxPath);
   if (dtStatusFailed(st) || count == 0) return r;
   int points = 0;
-  query_->findStraightPath(sp, gp, corridor_.data(), count, straight_.data(), nullptr, nullptr,
-                           &points, static_cast<int>(straight_.size() / 3));
+  const bool links = !straight_flags_.empty();
+  query_->findStraightPath(sp, gp, corridor_.data(), count, straight_.data(),
+                           links ? straight_flags_.data() : nullptr,
+                           links ? straight_refs_.data() : nullptr, &points,
+                           static_cast<int>(straight_.size() / 3));
   r.found = !dtStatusDetail(st, DT_PARTIAL_RESULT);
   for (int i = 0; i < points; ++i) {
     r.waypoints.push_back({straight_[3 * i], straight_[3 * i + 2]});
     if (i > 0) r.length += Distance(r.waypoints[i - 1], r.waypoints[i]);
+  }
+  r.cost = r.length;
+  for (int i = 0; links && i < points; ++i) {
+    // The point where a connection starts carries its polygon: the cost
+    // is what findPath charged it (its length times its area's cost)
+    // instead of its length.
+    if ((straight_flags_[i] & DT_STRAIGHTPATH_OFFMESH_CONNECTION) == 0) continue;
+    const dtOffMeshConnection* con = mesh_->getOffMeshConnectionByRef(straight_refs_[i]);
+    if (con == nullptr) continue;
+    const dtMeshTile* tile = nullptr;
+    const dtPoly* poly = nullptr;
+    mesh_->getTileAndPolyByRefUnsafe(straight_refs_[i], &tile, &poly);
+    const double length = std::hypot(con->pos[3] - con->pos[0], con->pos[5] - con->pos[2]);
+    r.cost += (filter.getAreaCost(poly->getArea()) - 1) * length;
+    ++r.links_used;
   }
   return r;
 }

@@ -1,20 +1,35 @@
 // wayfinder-linksbench: what off-mesh links cost FindPath, in process, on
 // one Moving AI map (AR0011SR by default; first argument to change, second
-// the data directory), with
+// the data directory, third the rounds, 7 by default: a round took 12
+// minutes on a shared 2-core machine, nearly all of it the 4096 local
+// links at over a minute a query), with
 // the median-bucket scenarios, through the server's RunFindPath:
 //
 //   direct      FindGridPath as RunFindPath called it before links (JPS)
 //   no links    RunFindPath on the map without links
-//   N links     RunFindPath on the map with N random links (one-way and
-//               two-way, cost = 0.5 x the straight distance, so many help)
+//   N local     RunFindPath on the map with N random local links (one-way
+//               and two-way, ends at most 8 cells apart, cost = the
+//               straight distance)
+//   N far       the same with N links anywhere, cost = 0.5 x the straight
+//               distance (so many help)
 //
-// Rounds interleave the variants (timings on a shared machine drift), and
-// each line reports the best round's microseconds per query.
+// and beside each, Recast/Detour (tests/bench/detour_baseline.h: the same
+// grid voxelized exactly, 64x64 tiles) with the same links as off-mesh
+// connections: findNearestPoly for both ends, findPath, findStraightPath.
+// Each variant's links cost k x their straight distance with one k, so one
+// Detour area of filter cost k charges each connection what ours costs.
+//
+// Rounds interleave the variants, ours and Detour's (timings on a shared
+// machine drift), and each line reports the best round's microseconds per
+// query.
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -25,6 +40,7 @@
 #include "core/grid_search.h"
 #include "server/map_builder.h"
 #include "server/path_query.h"
+#include "tests/bench/detour_baseline.h"
 #include "tests/reference/benchmark_data.h"
 
 namespace {
@@ -104,22 +120,53 @@ int main(int argc, char** argv) {
                                      : absl::StrCat(links, local ? " local" : " far"),
                           *std::move(built));
   }
+  // Detour's mesh per variant, with the links the server kept (the same
+  // start, end, cost and direction) as off-mesh connections.
+  std::vector<std::unique_ptr<bench::DetourBaseline>> detour;
+  for (const auto& [label, snapshot] : variants) {
+    std::vector<OffMeshLink> links;
+    if (snapshot->links != nullptr) {
+      for (const server::MapLink& l : *snapshot->links) links.push_back(l.link);
+    }
+    detour.push_back(bench::DetourBaseline::Build(grid, links));
+    if (detour.back() == nullptr) {
+      std::fprintf(stderr, "Detour failed on %s\n", label.c_str());
+      return 1;
+    }
+  }
+  const size_t n = variants.size();
   const GridGraph& graph = *variants[0].second->grid_graph;
   GridSearchScratch scratch;
   GridSearchOptions jps;
   jps.method = GridMethod::kJumpPoint;
 
-  const int rounds = 7;
-  std::vector<double> best(variants.size() + 1, 1e300);
-  std::vector<double> expansions(variants.size() + 1, 0), used(variants.size() + 1, 0);
-  std::vector<int> failed(variants.size() + 1, 0);
+  // Slots: 0 direct, 1..n ours with variant v - 1, n + 1..2n Detour with
+  // variant v - n - 1.
+  const int rounds = argc > 3 ? std::max(1, std::atoi(argv[3])) : 7;
+  const size_t slots = 2 * n + 1;
+  std::vector<double> best(slots, 1e300);
+  std::vector<double> expansions(slots, 0), used(slots, 0);
+  // Mean over the paths found: length of the waypoint polyline (a link a
+  // straight segment) and cost (a link at its cost: RunFindPath's length).
+  std::vector<double> length(slots, 0), cost(slots, 0);
+  std::vector<int> failed(slots, 0);
   for (int round = 0; round < rounds; ++round) {
-    for (size_t v = 0; v <= variants.size(); ++v) {
-      double exp = 0, links_used = 0;
+    for (size_t v = 0; v < slots; ++v) {
+      double exp = 0, links_used = 0, len = 0, cst = 0;
       failed[v] = 0;
       const double t0 = Now();
       for (const ScenarioProblem& p : problems) {
-        if (v == 0) {
+        if (v > n) {
+          const auto r = detour[v - n - 1]->FindPath(GridMap::Centre(p.start_x, p.start_y),
+                                                     GridMap::Centre(p.goal_x, p.goal_y));
+          if (!r.found) {
+            ++failed[v];
+            continue;
+          }
+          len += r.length;
+          cst += r.cost;
+          links_used += r.links_used;
+        } else if (v == 0) {
           PathRequest r;
           r.start = GridMap::Centre(p.start_x, p.start_y);
           r.goal = GridMap::Centre(p.goal_x, p.goal_y);
@@ -140,12 +187,20 @@ int main(int argc, char** argv) {
           }
           exp += static_cast<double>(response.stats().expansions());
           links_used += response.links_used_size();
+          const auto& w = response.waypoints();
+          for (int i = 1; i < w.size(); ++i) {
+            len += std::hypot(w[i].x() - w[i - 1].x(), w[i].y() - w[i - 1].y());
+          }
+          cst += response.length();
         }
       }
       const double per = (Now() - t0) / static_cast<double>(problems.size());
       best[v] = std::min(best[v], per);
       expansions[v] = exp / static_cast<double>(problems.size());
       used[v] = links_used / static_cast<double>(problems.size());
+      const double found = std::max<double>(1, double(problems.size()) - failed[v]);
+      length[v] = len / found;
+      cost[v] = cst / found;
     }
   }
   std::printf("%s, %zu queries (median bucket), best of %d interleaved rounds\n", name.c_str(),
@@ -158,6 +213,29 @@ int main(int argc, char** argv) {
     std::printf("%-26s %10.2f %12.0f %10.2f %8d\n",
                 absl::StrCat("RunFindPath ", variants[v].first).c_str(), best[v + 1],
                 expansions[v + 1], used[v + 1], failed[v + 1]);
+  }
+
+  // Ours beside Detour. Our GRID paths join cell centres in 8 directions
+  // (the Moving AI length); Detour's straight path is taut across its
+  // polygons, so it is shorter even without links: compare each row's
+  // lengths against the "no links" row's.
+  std::printf("\nbeside Recast/Detour, same queries and rounds: findNearestPoly x2 + findPath + "
+              "findStraightPath on 64x64 tiles, the links as off-mesh connections (local: cost "
+              "= 1 x straight distance, far: 0.5 x; one Detour area of filter cost k each, so a "
+              "connection costs what our link does). length: the waypoint polyline, a link a "
+              "straight segment; cost: a link at its cost (ours: the response's length). "
+              "linked: connections Detour joined at both ends (it joins an end only within the "
+              "start's tile or the 8 around it).\n");
+  std::printf("%-10s %9s %9s %7s %9s %9s %9s %9s %7s %7s %9s %6s\n", "variant", "ours us",
+              "Detour us", "ratio", "ours len", "Dt len", "ours cost", "Dt cost", "ours lk",
+              "Dt lk", "Dt linked", "Dt fail");
+  for (size_t v = 0; v < n; ++v) {
+    const size_t o = v + 1, d = v + n + 1;
+    const size_t links = variants[v].second->links ? variants[v].second->links->size() : 0;
+    std::printf("%-10s %9.2f %9.2f %7.2f %9.1f %9.1f %9.1f %9.1f %7.2f %7.2f %9s %6d\n",
+                variants[v].first.c_str(), best[o], best[d], best[o] / best[d], length[o],
+                length[d], cost[o], cost[d], used[o], used[d],
+                absl::StrCat(detour[v]->linked_links(), "/", links).c_str(), failed[d]);
   }
 
   // Flow fields from the first query's goal: the bucket-queue field (one

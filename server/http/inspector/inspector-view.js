@@ -239,7 +239,10 @@ function drawLinks(ctx) {
     ctx.beginPath();
     ctx.arc(c.ax, c.ay, 3.5 / view.scale, 0, 2 * Math.PI);
     ctx.fill();
-    if (view.scale >= 8) ctx.fillText(link.id || '', (c.ax + 2 * c.cx + c.bx) / 4, (c.ay + 2 * c.cy + c.by) / 4);
+    // The label at the arc's middle (a quadratic curve's point at t = 1/2).
+    if (view.scale >= 8) {
+      ctx.fillText(link.id || '', (c.ax + 2 * c.cx + c.bx) / 4, (c.ay + 2 * c.cy + c.by) / 4);
+    }
   }
   ctx.restore();
 }

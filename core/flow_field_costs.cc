@@ -139,7 +139,8 @@ absl::StatusOr<FlowField> ComputeGridFlowFieldWithCosts(const GridGraph& graph,
     for (uint32_t g : field.goals) heap.push_back({0, g});
     while (!heap.empty()) {
       std::pop_heap(heap.begin(), heap.end(), later);
-      const auto [d, c] = heap.back();
+      const double d = heap.back().first;
+      const uint32_t c = heap.back().second;
       heap.pop_back();
       if (d > dist[c]) continue;
       if ((++settled & 4095) == 0) {

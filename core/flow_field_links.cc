@@ -60,7 +60,10 @@ absl::Status Search(size_t cells, absl::Span<const uint32_t> goals,
   uint64_t settled = 0;
   while (!open.empty()) {
     std::pop_heap(open.begin(), open.end(), later);
-    const auto [d, cell] = open.back();
+    // Plain variables, not a structured binding: the lambdas below capture
+    // them, which clang 14 (the fuzz build's) does not allow of bindings.
+    const double d = open.back().first;
+    const uint32_t cell = open.back().second;
     open.pop_back();
     if (d > dist[cell]) continue;
     WF_RETURN_IF_ERROR(budget.BeforeExpansion(settled++));

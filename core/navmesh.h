@@ -197,12 +197,17 @@ struct GridTile {
   std::vector<uint8_t> areas;      // polygon tiles of maps with areas: per polygon
 };
 // One piece of a map's areas (navmesh_areas.cc): the part of an area
-// polygon no later area covers, rings on the 1/1024 lattice (NonZero fill,
-// holes reversed), cut at the tile lines, with its lattice bounds.
+// polygon no later area covers.
 struct AreaPiece {
   uint8_t id = 0;
+};
+// A piece's part in one polygon tile: its rings (cut at the tile lines,
+// clipped to the square; 1/1024 lattice points, NonZero fill, holes
+// reversed) and its vertices on the square's sides.
+struct AreaPart {
+  uint32_t piece = 0;
   std::vector<std::vector<Point>> rings;
-  int64_t left = 0, top = 0, right = 0, bottom = 0;
+  std::vector<Point> marks;
 };
 // How a grid mesh is cut: the axes of compressed-cell coordinates (tile
 // borders included), the axis indices of the tile borders (bx, by: first
@@ -225,10 +230,10 @@ struct GridTiling {
   uint32_t tiles_x = 0, tiles_y = 0;
   std::vector<std::vector<std::vector<Point>>> walkable;
   std::vector<std::vector<Point>> walkable_marks;
-  // The map's area pieces (they never change either) and, per tile, those
-  // whose bounds meet its square.
+  // The map's area pieces (they never change either) and, per tile, their
+  // parts there, in the pieces' order.
   std::vector<AreaPiece> area_pieces;
-  std::vector<std::vector<uint32_t>> area_reach;
+  std::vector<std::vector<AreaPart>> area_parts;
 
   bool polygon() const { return side != 0; }
   Point VertexPoint(const GridTile& tile, size_t v) const {

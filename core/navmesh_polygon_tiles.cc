@@ -55,6 +55,10 @@ struct Lines {
   int64_t Y(uint32_t k) const { return y0 + int64_t{k} * side; }
 };
 
+Lines LinesOf(const GridTiling& tiling) {
+  return {tiling.x0, tiling.y0, tiling.side, tiling.tiles_x, tiling.tiles_y};
+}
+
 // a + round(num / den), den != 0, halves away from zero.
 int64_t RoundedStep(int64_t a, Wide num, Wide den) {
   if (den < 0) {
@@ -147,14 +151,167 @@ cl::Path SquarePath(const cl::IntRect& s) {
           cl::IntPoint(s.right, s.bottom), cl::IntPoint(s.left, s.bottom)};
 }
 
+// Which side lines of `s` point p lies on: bit 0 left, 1 right, 2 top,
+// 3 bottom.
+int SideBits(const cl::IntPoint& p, const cl::IntRect& s) {
+  int bits = 0;
+  if (p.X == s.left && p.Y >= s.top && p.Y <= s.bottom) bits |= 1;
+  if (p.X == s.right && p.Y >= s.top && p.Y <= s.bottom) bits |= 2;
+  if (p.Y == s.top && p.X >= s.left && p.X <= s.right) bits |= 4;
+  if (p.Y == s.bottom && p.X >= s.left && p.X <= s.right) bits |= 8;
+  return bits;
+}
+
+// A range of tiles: columns [i0, i1), rows [j0, j1).
+struct TileRange {
+  uint32_t i0, i1, j0, j1;
+};
+
+// The parts of `region` (rings cut at the tile lines, nonzero fill) inside
+// each tile square of `range`: emit(t, rings) for every tile they enter.
+// The range is halved along its longer side and each half clipped in turn,
+// so a ring across many tiles costs its length once per halving rather
+// than once per tile; a region inside one half goes down unclipped. The
+// cuts put a vertex wherever a ring crosses a tile line, so the halvings
+// add no point but the halves' corners, and keep every collinear vertex
+// for the levels below; the last clip is to the tile's own square.
+template <typename Emit>
+void SplitIntoTiles(cl::Paths region, const GridTiling& tiling, TileRange range, Emit&& emit) {
+  if (region.empty()) return;
+  const cl::IntRect b = Bounds(region);
+  auto box_of = [&](const TileRange& r) {
+    return cl::IntRect{tiling.x0 + int64_t{r.i0} * tiling.side,
+                       tiling.y0 + int64_t{r.j0} * tiling.side,
+                       tiling.x0 + int64_t{r.i1} * tiling.side,
+                       tiling.y0 + int64_t{r.j1} * tiling.side};
+  };
+  auto inside = [&](const cl::IntRect& box) {
+    return b.left >= box.left && b.right <= box.right && b.top >= box.top &&
+           b.bottom <= box.bottom;
+  };
+  if (range.i1 - range.i0 == 1 && range.j1 - range.j0 == 1) {
+    const size_t t = size_t{range.j0} * tiling.tiles_x + range.i0;
+    const cl::IntRect square = box_of(range);
+    if (!inside(square)) {
+      cl::Clipper c;
+      c.AddPaths(region, cl::ptSubject, true);
+      c.AddPath(SquarePath(square), cl::ptClip, true);
+      cl::Paths part;
+      c.Execute(cl::ctIntersection, part, cl::pftNonZero, cl::pftNonZero);
+      region = std::move(part);
+    }
+    if (!region.empty()) emit(t, std::move(region));
+    return;
+  }
+  TileRange halves[2] = {range, range};
+  if (range.i1 - range.i0 >= range.j1 - range.j0) {
+    halves[0].i1 = halves[1].i0 = range.i0 + (range.i1 - range.i0) / 2;
+  } else {
+    halves[0].j1 = halves[1].j0 = range.j0 + (range.j1 - range.j0) / 2;
+  }
+  for (const TileRange& h : halves) {
+    const cl::IntRect box = box_of(h);
+    if (inside(box)) return SplitIntoTiles(std::move(region), tiling, h, emit);
+  }
+  for (const TileRange& h : halves) {
+    const cl::IntRect box = box_of(h);
+    if (!Meets(b, box)) continue;
+    cl::Clipper c;
+    c.PreserveCollinear(true);
+    c.AddPaths(region, cl::ptSubject, true);
+    c.AddPath(SquarePath(box), cl::ptClip, true);
+    cl::Paths part;
+    c.Execute(cl::ctIntersection, part, cl::pftNonZero, cl::pftNonZero);
+    SplitIntoTiles(std::move(part), tiling, h, emit);
+  }
+}
+
+// The tiles (first and last index, clamped to the n tiles) whose closed
+// span along one axis holds coordinate v: two when v is on a tile line.
+std::pair<uint32_t, uint32_t> TilesAt(int64_t v, int64_t origin, int64_t side, uint32_t n) {
+  const int64_t d = v - origin;
+  int64_t q = d >= 0 ? d / side : -((-d + side - 1) / side);
+  int64_t first = d == q * side ? q - 1 : q;
+  first = std::clamp<int64_t>(first, 0, int64_t{n} - 1);
+  q = std::clamp<int64_t>(q, 0, int64_t{n} - 1);
+  return {static_cast<uint32_t>(first), static_cast<uint32_t>(q)};
+}
+
+// emit(t, p) for every vertex p of `rings` on a side of tile t's square
+// (up to four tiles when p is on a tile line).
+template <typename Emit>
+void ForEachSidePoint(const cl::Paths& rings, const GridTiling& tiling, Emit&& emit) {
+  for (const cl::Path& ring : rings) {
+    for (const cl::IntPoint& p : ring) {
+      const auto [i0, i1] = TilesAt(p.X, tiling.x0, tiling.side, tiling.tiles_x);
+      const auto [j0, j1] = TilesAt(p.Y, tiling.y0, tiling.side, tiling.tiles_y);
+      for (uint32_t j = j0; j <= j1; ++j) {
+        for (uint32_t i = i0; i <= i1; ++i) {
+          const size_t t = size_t{j} * tiling.tiles_x + i;
+          if (SideBits(p, Square(tiling, t)) != 0) emit(t, p);
+        }
+      }
+    }
+  }
+}
+
+// A region's part in one tile: its rings inside the square and its
+// vertices on the square's sides (marks; also where the region only
+// touches the square from outside).
+struct TilePart {
+  uint32_t tile;
+  cl::Paths rings;
+  std::vector<cl::IntPoint> marks;
+};
+
+// The parts of `rings` (cut at the tile lines, nonzero fill) per tile they
+// reach, sorted by tile. The same for every build and update of the
+// tiling, so a tile re-meshed by an edit sees what a fresh build's does.
+std::vector<TilePart> SplitByTile(const cl::Paths& rings, const GridTiling& tiling) {
+  std::vector<TilePart> parts;
+  SplitIntoTiles(rings, tiling, {0, tiling.tiles_x, 0, tiling.tiles_y},
+                 [&](size_t t, cl::Paths&& inside) {
+                   parts.push_back({static_cast<uint32_t>(t), std::move(inside), {}});
+                 });
+  auto by_tile = [](const TilePart& a, const TilePart& b) { return a.tile < b.tile; };
+  std::sort(parts.begin(), parts.end(), by_tile);
+  const size_t split = parts.size();
+  ForEachSidePoint(rings, tiling, [&](size_t t, const cl::IntPoint& p) {
+    const TilePart key{static_cast<uint32_t>(t), {}, {}};
+    auto it = std::lower_bound(parts.begin(), parts.begin() + split, key, by_tile);
+    if (it != parts.begin() + split && it->tile == t) {
+      it->marks.push_back(p);
+    } else {
+      parts.push_back({key.tile, {}, {p}});  // touching from outside
+    }
+  });
+  // The marks-only tiles, one part each, merged into the order.
+  std::sort(parts.begin() + split, parts.end(), by_tile);
+  size_t w = split;
+  for (size_t r = split; r < parts.size(); ++r) {
+    if (w > split && parts[w - 1].tile == parts[r].tile) {
+      parts[w - 1].marks.push_back(parts[r].marks.front());
+    } else {
+      if (w != r) parts[w] = std::move(parts[r]);
+      ++w;
+    }
+  }
+  parts.resize(w);
+  std::inplace_merge(parts.begin(), parts.begin() + split, parts.end(), by_tile);
+  return parts;
+}
+
 // One obstacle inflated by `delta` (lattice units) and cut at the tile
 // lines, with its bounds.
 struct Inflated {
   cl::Paths rings;
   cl::IntRect bounds;
+  // Per tile the obstacle reaches (SplitByTile).
+  std::vector<TilePart> parts;
 };
 
-Inflated Inflate(const Polygon& obstacle, double delta, bool hull, const Lines& lines) {
+Inflated Inflate(const Polygon& obstacle, double delta, bool hull, const GridTiling& tiling) {
+  const Lines lines = LinesOf(tiling);
   cl::Path path;
   path.reserve(obstacle.points.size());
   for (const Point& p : obstacle.points) path.push_back(ToInt(p));
@@ -174,11 +331,8 @@ Inflated Inflate(const Polygon& obstacle, double delta, bool hull, const Lines& 
   Inflated out;
   for (const cl::Path& r : rings) out.rings.push_back(CutAtLines(r, lines));
   out.bounds = Bounds(out.rings);
+  out.parts = SplitByTile(out.rings, tiling);
   return out;
-}
-
-Lines LinesOf(const GridTiling& tiling) {
-  return {tiling.x0, tiling.y0, tiling.side, tiling.tiles_x, tiling.tiles_y};
 }
 
 double Delta(double radius) {
@@ -197,17 +351,6 @@ cl::Path ToIntRing(const std::vector<Point>& ring) {
   out.reserve(ring.size());
   for (const Point& p : ring) out.push_back(ToInt(p));
   return out;
-}
-
-// Which side lines of `s` point p lies on: bit 0 left, 1 right, 2 top,
-// 3 bottom.
-int SideBits(const cl::IntPoint& p, const cl::IntRect& s) {
-  int bits = 0;
-  if (p.X == s.left && p.Y >= s.top && p.Y <= s.bottom) bits |= 1;
-  if (p.X == s.right && p.Y >= s.top && p.Y <= s.bottom) bits |= 2;
-  if (p.Y == s.top && p.X >= s.left && p.X <= s.right) bits |= 4;
-  if (p.Y == s.bottom && p.X >= s.left && p.X <= s.right) bits |= 8;
-  return bits;
 }
 
 // Every point where the tile's free area may start or end along each side
@@ -315,7 +458,7 @@ void ClearTile(GridTile& tile) {
 // Clips tile t: its walkable area minus `obstacles` (those reaching its
 // square), cleaned and marked along the sides (see the file comment).
 TileRings ClipPolygonTile(const GridTiling& tiling, size_t t,
-                          const std::vector<const Inflated*>& obstacles,
+                          const std::vector<const TilePart*>& obstacles,
                           NavmeshBuildStats& stats) {
   const absl::Time t0 = absl::Now();
   TileRings out;
@@ -331,25 +474,20 @@ TileRings ClipPolygonTile(const GridTiling& tiling, size_t t,
   // The area pieces reaching the square: their vertices on its sides are
   // marks too (the neighbour across sees the same pieces).
   std::vector<std::pair<uint8_t, cl::Paths>> pieces;
-  if (!tiling.area_reach.empty()) {
-    for (uint32_t k : tiling.area_reach[t]) {
-      const navmesh_internal::AreaPiece& piece = tiling.area_pieces[k];
-      pieces.push_back({piece.id, {}});
-      for (const auto& ring : piece.rings) {
-        pieces.back().second.push_back(ToIntRing(ring));
-        for (const cl::IntPoint& p : pieces.back().second.back()) marks.Add(p, s);
-      }
+  if (!tiling.area_parts.empty()) {
+    for (const navmesh_internal::AreaPart& part : tiling.area_parts[t]) {
+      pieces.push_back({tiling.area_pieces[part.piece].id, {}});
+      for (const auto& ring : part.rings) pieces.back().second.push_back(ToIntRing(ring));
+      for (const Point& p : part.marks) marks.Add(ToInt(p), s);
     }
   }
   cl::Paths walk;
   for (const auto& ring : walk_world) walk.push_back(ToIntRing(ring));
   // The obstacles in a canonical order (the map may list them in any).
   std::vector<const cl::Path*> clip;
-  for (const Inflated* o : obstacles) {
-    for (const cl::Path& r : o->rings) {
-      clip.push_back(&r);
-      for (const cl::IntPoint& p : r) marks.Add(p, s);
-    }
+  for (const TilePart* o : obstacles) {
+    for (const cl::Path& r : o->rings) clip.push_back(&r);
+    for (const cl::IntPoint& p : o->marks) marks.Add(p, s);
   }
   marks.Finish();
   std::sort(clip.begin(), clip.end(), [](const cl::Path* a, const cl::Path* b) {
@@ -498,7 +636,7 @@ absl::Status TriangulatePolygonTile(GridTiling& tiling, size_t t, const TileRing
 }
 
 absl::Status MeshPolygonTile(GridTiling& tiling, size_t t,
-                             const std::vector<const Inflated*>& obstacles, bool merge,
+                             const std::vector<const TilePart*>& obstacles, bool merge,
                              NavmeshBuildStats& stats) {
   return TriangulatePolygonTile(tiling, t, ClipPolygonTile(tiling, t, obstacles, stats), merge,
                                 stats);
@@ -571,78 +709,45 @@ absl::StatusOr<Navmesh> Navmesh::BuildPolygonTiles(const PolygonMap& input,
   }
   for (cl::Path& p : walkable) p = CutAtLines(p, lines);
   WF_RETURN_IF_ERROR(budget.Check());
-  std::vector<cl::IntRect> walk_bounds;
-  for (const cl::Path& p : walkable) walk_bounds.push_back(Bounds({p}));
-  for (size_t t = 0; t < tiles; ++t) {
-    const cl::IntRect s = Square(tiling, t);
-    cl::Clipper c;
-    bool any = false;
-    for (size_t k = 0; k < walkable.size(); ++k) {
-      if (Meets(walk_bounds[k], s)) {
-        c.AddPath(walkable[k], cl::ptSubject, true);
-        any = true;
-      }
-    }
-    if (!any) continue;
-    // The walkable rings' own vertices on the square's sides, whichever
-    // side of them the area lies: the marks both tiles of a border share.
-    for (size_t k = 0; k < walkable.size(); ++k) {
-      if (!Meets(walk_bounds[k], s)) continue;
-      for (const cl::IntPoint& p : walkable[k]) {
-        if (SideBits(p, s) != 0) tiling.walkable_marks[t].push_back(ToWorld(p));
-      }
-    }
-    c.AddPath(SquarePath(s), cl::ptClip, true);
-    cl::Paths inside;
-    c.Execute(cl::ctIntersection, inside, cl::pftNonZero, cl::pftNonZero);
-    for (const cl::Path& p : inside) tiling.walkable[t].push_back(ToWorldRing(p));
+  {
+    SplitIntoTiles(walkable, tiling, {0, tiling.tiles_x, 0, tiling.tiles_y},
+                   [&](size_t t, cl::Paths&& rings) {
+                     for (const cl::Path& p : rings) tiling.walkable[t].push_back(ToWorldRing(p));
+                   });
   }
+  // The walkable rings' own vertices on a square's sides, whichever side
+  // of them the area lies: the marks both tiles of a border share.
+  ForEachSidePoint(walkable, tiling, [&](size_t t, const cl::IntPoint& p) {
+    tiling.walkable_marks[t].push_back(ToWorld(p));
+  });
+  WF_RETURN_IF_ERROR(budget.Check());
   // Area pieces, cut at the lines like the obstacles, handed to the tiles
   // they reach.
   if (!input.areas.empty()) {
-    tiling.area_reach.assign(tiles, {});
+    tiling.area_parts.assign(tiles, {});
     for (auto& [id, rings] : navmesh_internal::AreaPieceRings(input.areas)) {
-      navmesh_internal::AreaPiece piece;
-      piece.id = id;
+      const uint32_t k = static_cast<uint32_t>(tiling.area_pieces.size());
+      tiling.area_pieces.push_back({id});
       cl::Paths cut;
       for (const cl::Path& r : rings) cut.push_back(CutAtLines(r, lines));
-      const cl::IntRect b = Bounds(cut);
-      piece.left = b.left;
-      piece.top = b.top;
-      piece.right = b.right;
-      piece.bottom = b.bottom;
-      for (const cl::Path& r : cut) piece.rings.push_back(ToWorldRing(r));
-      const uint32_t k = static_cast<uint32_t>(tiling.area_pieces.size());
-      for (size_t t = 0; t < tiles; ++t) {
-        if (Meets(b, Square(tiling, t))) tiling.area_reach[t].push_back(k);
+      for (const TilePart& part : SplitByTile(cut, tiling)) {
+        navmesh_internal::AreaPart& out = tiling.area_parts[part.tile].emplace_back();
+        out.piece = k;
+        for (const cl::Path& r : part.rings) out.rings.push_back(ToWorldRing(r));
+        for (const cl::IntPoint& p : part.marks) out.marks.push_back(ToWorld(p));
       }
-      tiling.area_pieces.push_back(std::move(piece));
     }
     WF_RETURN_IF_ERROR(budget.Check());
   }
   // Obstacles, each inflated alone, handed to the tiles they reach.
   std::vector<Inflated> inflated;
   inflated.reserve(input.obstacles.size());
-  std::vector<std::vector<const Inflated*>> reach(tiles);
+  std::vector<std::vector<const TilePart*>> reach(tiles);
   for (const Polygon& o : input.obstacles) {
-    inflated.push_back(Inflate(o, delta, options.obstacle_hulls, lines));
+    inflated.push_back(Inflate(o, delta, options.obstacle_hulls, tiling));
   }
   for (const Inflated& o : inflated) {
-    if (o.rings.empty()) continue;
-    const int64_t tx0 = std::clamp<int64_t>((o.bounds.left - tiling.x0) / tiling.side - 1, 0,
-                                            tiling.tiles_x - 1);
-    const int64_t tx1 = std::clamp<int64_t>((o.bounds.right - tiling.x0) / tiling.side + 1, 0,
-                                            tiling.tiles_x - 1);
-    const int64_t ty0 = std::clamp<int64_t>((o.bounds.top - tiling.y0) / tiling.side - 1, 0,
-                                            tiling.tiles_y - 1);
-    const int64_t ty1 = std::clamp<int64_t>((o.bounds.bottom - tiling.y0) / tiling.side + 1, 0,
-                                            tiling.tiles_y - 1);
-    for (int64_t ty = ty0; ty <= ty1; ++ty) {
-      for (int64_t tx = tx0; tx <= tx1; ++tx) {
-        const size_t t = size_t(ty) * tiling.tiles_x + size_t(tx);
-        if (Meets(o.bounds, Square(tiling, t))) reach[t].push_back(&o);
-      }
-    }
+    for (const TilePart& part : o.parts) reach[part.tile].push_back(&part);
   }
   mesh.stats_.clip_ms += absl::ToDoubleMilliseconds(absl::Now() - start);
   // Every tile clipped first: the triangulations cannot be interrupted,
@@ -712,7 +817,6 @@ absl::Status Navmesh::UpdatePolygons(const PolygonMap& map, absl::Span<const Rec
     if (dirty[t]) dirty_squares.push_back(Square(tiling, t));
   }
   if (dirty_squares.empty()) return absl::OkStatus();
-  const Lines lines = LinesOf(tiling);
   std::vector<Inflated> inflated;
   inflated.reserve(map.obstacles.size());
   for (const Polygon& o : map.obstacles) {
@@ -729,15 +833,17 @@ absl::Status Navmesh::UpdatePolygons(const PolygonMap& map, absl::Span<const Rec
     raw = {raw.left - grow, raw.top - grow, raw.right + grow, raw.bottom + grow};
     bool near = false;
     for (const cl::IntRect& s : dirty_squares) near = near || Meets(raw, s);
-    if (near) inflated.push_back(Inflate(o, delta, obstacle_hulls_, lines));
+    if (near) inflated.push_back(Inflate(o, delta, obstacle_hulls_, tiling));
   }
   std::vector<uint32_t> rebuilt;
   for (size_t t = 0; t < tiles; ++t) {
     if (!dirty[t]) continue;
-    const cl::IntRect s = Square(tiling, t);
-    std::vector<const Inflated*> reach;
+    std::vector<const TilePart*> reach;
     for (const Inflated& o : inflated) {
-      if (!o.rings.empty() && Meets(o.bounds, s)) reach.push_back(&o);
+      auto it = std::lower_bound(
+          o.parts.begin(), o.parts.end(), t,
+          [](const TilePart& part, size_t tile) { return part.tile < tile; });
+      if (it != o.parts.end() && it->tile == t) reach.push_back(&*it);
     }
     WF_RETURN_IF_ERROR(MeshPolygonTile(tiling, t, reach, merge_triangles_, stats_));
     rebuilt.push_back(static_cast<uint32_t>(t));

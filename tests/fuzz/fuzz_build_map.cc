@@ -24,6 +24,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -69,16 +70,26 @@ bool WorkIsBounded(const v1::Map& map) {
   const v1::NavmeshOptions& nav = map.build().navmesh();
   if (nav.agent_radii_size() > 16) return false;
   double perimeter = 0, extent = 0;
+  double lo_x = 0, lo_y = 0, hi_x = 0, hi_y = 0;  // the area the mesh tiles
   if (map.has_polygons()) {
+    lo_x = lo_y = std::numeric_limits<double>::infinity();
+    hi_x = hi_y = -lo_x;
     int polygons = 0, points = 0;
-    for (const auto* list : {&map.polygons().walkable(), &map.polygons().obstacles()}) {
-      for (const v1::Polygon& poly : *list) {
-        ++polygons;
-        points += poly.points_size();
-        perimeter += Perimeter(poly);
-        for (const v1::Point& p : poly.points()) {
-          extent = std::max({extent, std::abs(p.x()), std::abs(p.y())});
-        }
+    // Areas are rings the mesher cuts like the others.
+    std::vector<const v1::Polygon*> all;
+    for (const v1::Polygon& poly : map.polygons().walkable()) all.push_back(&poly);
+    for (const v1::Polygon& poly : map.polygons().obstacles()) all.push_back(&poly);
+    for (const v1::Area& area : map.polygons().areas()) all.push_back(&area.polygon());
+    for (const v1::Polygon* poly : all) {
+      ++polygons;
+      points += poly->points_size();
+      perimeter += Perimeter(*poly);
+      for (const v1::Point& p : poly->points()) {
+        extent = std::max({extent, std::abs(p.x()), std::abs(p.y())});
+        lo_x = std::min(lo_x, p.x());
+        lo_y = std::min(lo_y, p.y());
+        hi_x = std::max(hi_x, p.x());
+        hi_y = std::max(hi_y, p.y());
       }
     }
     if (polygons > 32 || points > 160) return false;
@@ -86,6 +97,8 @@ bool WorkIsBounded(const v1::Map& map) {
     const v1::RectSource& r = map.rects();
     if (r.blockers_size() > 32) return false;
     extent = std::max(std::abs(r.width()), std::abs(r.height()));
+    hi_x = std::abs(r.width());
+    hi_y = std::abs(r.height());
     perimeter = 2 * (std::abs(r.width()) + std::abs(r.height()));
     for (const v1::Rect& b : r.blockers()) {
       perimeter += 2 * (std::abs(b.width()) + std::abs(b.height()));
@@ -99,6 +112,18 @@ bool WorkIsBounded(const v1::Map& map) {
   // Subdivision and Steiner points: a bounded number of added points.
   if (!(extent <= 1e7) || !(perimeter <= 1e9)) return true;  // validation rejects these
   if (nav.max_edge_length() > 0 && 2 * perimeter / nav.max_edge_length() > 2000) return false;
+  // The mesh is built in tiles of side 64 (doubled until at most 4,096
+  // tiles), every ring cut where it crosses a tile line and each tile
+  // triangulated: bound the cuts over every radius (long walls across a
+  // thousand tiles are legitimate, but each costs seconds under the
+  // sanitizers).
+  if (hi_x > lo_x || hi_y > lo_y) {
+    double side = 64;
+    auto count = [&](double extent) { return std::max(1.0, std::ceil(extent / side)); };
+    while (count(hi_x - lo_x) * count(hi_y - lo_y) > 4096) side *= 2;
+    const double radii = std::max(1, nav.agent_radii_size());
+    if (radii * perimeter / side > 20000) return false;
+  }
   const double s = nav.steiner_spacing();
   if (s > 0 && (2 * extent / s) * (2 * extent / s) > 2000) return false;
   return true;

@@ -268,6 +268,74 @@ TEST(NavmeshPolygonUpdateTest, WideMapsBoundTheirTiles) {
   }
 }
 
+// Rings across hundreds of tiles (a long corridor, walls along it, a mud
+// strip) are split per tile by halving the map rather than handed whole to
+// every tile: the tiled mesh covers what one tile does, seamlessly, with
+// the same exact paths and every polygon in its area; removing a wall
+// leaves it equal to a fresh build.
+TEST(NavmeshPolygonTilesTest, LongRingsAcrossManyTilesMatchOneTile) {
+  constexpr double kLength = 2000, kWidth = 24;
+  PolygonMap map;
+  map.walkable.push_back({{{0, 0}, {kLength, 0}, {kLength, kWidth}, {0, kWidth}}});
+  // Two walls with gaps at alternate ends, and one running diagonally.
+  map.obstacles.push_back({{{0, 7}, {kLength - 9, 7}, {kLength - 9, 8}, {0, 8.5}}});
+  map.obstacles.push_back({{{9, 15}, {kLength, 15}, {kLength, 16.25}, {9, 16}}});
+  map.obstacles.push_back({{{30, 1}, {kLength - 30, 5}, {kLength - 30, 5.5}, {30, 1.75}}});
+  map.areas.push_back({3, {{{5, 17}, {kLength - 5, 17.5}, {kLength - 5, 22}, {5, 21}}}});
+  for (double radius : {0.0, 0.5}) {
+    const std::string where = "r " + std::to_string(radius);
+    NavmeshBuildOptions whole;
+    whole.agent_radius = radius;
+    whole.merge_triangles = true;
+    whole.polygon_tile_size = 0;
+    NavmeshBuildOptions tiled = whole;
+    tiled.polygon_tile_size = 4;  // 500 x 6 tiles, doubled to 250 x 3
+    auto a = Navmesh::Build(map, whole);
+    auto b = Navmesh::Build(map, tiled);
+    ASSERT_TRUE(a.ok()) << a.status();
+    ASSERT_TRUE(b.ok()) << b.status();
+    ASSERT_GT(b->num_tiles(), 500u) << where;
+    EXPECT_NEAR(a->area(), b->area(), 0.01 * kLength) << where;
+    ASSERT_NO_FATAL_FAILURE(ExpectSeamless(*b, where));
+    // Every polygon lies inside the mud strip (area 3) or outside it.
+    for (uint32_t p = 0; p < b->num_polygons(); ++p) {
+      const Point c = b->Centroid(p);
+      const bool in_strip = c.x > 6 && c.x < kLength - 6 && c.y > 18 && c.y < 20.5;
+      const int expected = in_strip ? 3 : c.y < 16 ? 0 : -1;
+      if (expected >= 0) {
+        EXPECT_EQ(b->area(p), expected) << where << " polygon " << p;
+      }
+    }
+    // End to end through both gaps, and around the diagonal wall: FUNNEL
+    // paths as long as one tile's within the tile borders' few percent.
+    const std::vector<std::pair<Point, Point>> pairs = {
+        {{2, 20}, {kLength - 2, 3}}, {{1000, 5}, {1000, 0.9}}, {{3, 11}, {kLength - 3, 11}}};
+    NavmeshSearchScratch scratch;
+    for (size_t i = 0; i < pairs.size(); ++i) {
+      PathRequest request;
+      request.start = pairs[i].first;
+      request.goal = pairs[i].second;
+      request.smoothing = Smoothing::kFunnel;
+      auto pa = FindNavmeshPath(*a, request, {}, SearchBudget(), scratch);
+      auto pb = FindNavmeshPath(*b, request, {}, SearchBudget(), scratch);
+      ASSERT_TRUE(pa.ok() && pb.ok()) << where << " pair " << i;
+      ASSERT_EQ(pa->status, PathStatus::kFound) << where << " pair " << i;
+      ASSERT_EQ(pb->status, PathStatus::kFound) << where << " pair " << i;
+      EXPECT_GT(pa->length, 1900) << where << " pair " << i;
+      EXPECT_LT(pb->length, pa->length * 1.06) << where << " pair " << i;
+      EXPECT_GT(pb->length, pa->length * 0.94) << where << " pair " << i;
+    }
+    // The diagonal wall goes; only the tiles it reached are meshed again.
+    PolygonMap edited = map;
+    edited.obstacles.pop_back();
+    ASSERT_TRUE(b->UpdateFromPolygons(edited, {BoundsOf(map.obstacles.back())}).ok());
+    auto fresh = Navmesh::Build(edited, tiled);
+    ASSERT_TRUE(fresh.ok());
+    EXPECT_TRUE(Shape(*b) == Shape(*fresh)) << where;
+    ASSERT_NO_FATAL_FAILURE(ExpectSameStructure(*b, *fresh, where));
+  }
+}
+
 TEST(NavmeshPolygonUpdateTest, RefusesMeshesNotInPolygonTiles) {
   PolygonMap world;
   world.walkable.push_back({{{0, 0}, {10, 0}, {10, 10}, {0, 10}}});

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/distances_jump.h"
+#include "core/grid_steps.h"
 #include "core/grid_search.h"
 #include "core/status_macros.h"
 
@@ -18,7 +19,6 @@ namespace wayfinder {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr double kSqrt2 = 1.4142135623730951;
 
 // Starts a query on `cells` cells: a new stamp instead of clearing.
 void Begin(DistanceScratch& s, size_t cells) {
@@ -174,7 +174,6 @@ absl::StatusOr<std::vector<double>> GridDistances(const GridGraph& graph,
   WF_ASSIGN_OR_RETURN(const std::vector<uint32_t> from, Cells(sources, "sources", locate));
   WF_ASSIGN_OR_RETURN(const std::vector<uint32_t> to, Cells(targets, "targets", locate));
   auto connected = [&graph](uint32_t a, uint32_t b) { return graph.MaybeConnected(a, b); };
-  const uint32_t w = map.width();
 
   // Every walkable cell at one cost: jump points, lengths times that cost.
   std::optional<double> uniform;
@@ -194,56 +193,9 @@ absl::StatusOr<std::vector<double>> GridDistances(const GridGraph& graph,
     });
   }
 
-  // Multipliers per byte: the table's, or the map's own (max(b, 1)).
-  const GridCostTable own = GridCostTable::Defaults();
-  const GridCostTable& table = costs != nullptr ? *costs : own;
-  const double* mult = table.multiplier.data();
-  const uint8_t* cells = map.cells().data();
-  const double h_scale = costs != nullptr ? costs->MinMultiplier() : 1.0;
-  const bool plain = costs == nullptr && map.uniform_cost();
-  // The step costs of GridAStar::Run / RunWithCosts, term for term, so that
-  // equal paths sum to equal doubles. A table's impassable bytes are walls:
-  // no step onto them and no diagonal past them.
-  auto expand = [&](uint32_t cell, double g, auto&& relax) {
-    uint8_t m = graph.moves(cell);
-    if (costs != nullptr) {
-      // Drop the steps onto impassable cells, then the diagonals whose
-      // orthogonal neighbours are not both passable.
-      static constexpr int kDx[8] = {1, 1, 0, -1, -1, -1, 0, 1};
-      static constexpr int kDy[8] = {0, 1, 1, 1, 0, -1, -1, -1};
-      for (int d = 0; d < 8; ++d) {
-        if ((m & (1 << d)) != 0 &&
-            mult[cells[static_cast<int64_t>(cell) + kDx[d] + int64_t{kDy[d]} * w]] ==
-                GridCostTable::kImpassable) {
-          m = static_cast<uint8_t>(m & ~(1 << d));
-        }
-      }
-      for (int d = 1; d < 8; d += 2) {
-        if ((m & (1 << ((d + 7) % 8))) == 0 || (m & (1 << ((d + 1) % 8))) == 0) {
-          m = static_cast<uint8_t>(m & ~(1 << d));
-        }
-      }
-    }
-    const double here = plain ? 1.0 : mult[cells[cell]];
-    auto step = [&](uint32_t next, double len) {
-      relax(next, g + (plain ? len : len * 0.5 * (here + mult[cells[next]])));
-    };
-    if (m & (1 << 0)) step(cell + 1, 1.0);
-    if (m & (1 << 2)) step(cell + w, 1.0);
-    if (m & (1 << 4)) step(cell - 1, 1.0);
-    if (m & (1 << 6)) step(cell - w, 1.0);
-    if (m & (1 << 1)) step(cell + w + 1, kSqrt2);
-    if (m & (1 << 3)) step(cell + w - 1, kSqrt2);
-    if (m & (1 << 5)) step(cell - w - 1, kSqrt2);
-    if (m & (1 << 7)) step(cell - w + 1, kSqrt2);
-  };
-  // Octile distance times the least multiplier: a lower bound on every
-  // path, and consistent (FindGridPath's A* uses it).
-  auto octile = [w, h_scale](uint32_t a, uint32_t b) {
-    const double dx = std::abs(double(a % w) - double(b % w));
-    const double dy = std::abs(double(a / w) - double(b / w));
-    return h_scale * (std::max(dx, dy) + (kSqrt2 - 1) * std::min(dx, dy));
-  };
+  const internal::GridSteps steps(graph, costs);
+  auto expand = [&steps](uint32_t cell, double g, auto&& relax) { steps.Expand(cell, g, relax); };
+  auto octile = [&steps](uint32_t a, uint32_t b) { return steps.Octile(a, b); };
   return FromSmallerSide(from, to, [&](uint32_t root, const std::vector<uint32_t>& others,
                                         double* row) {
     Begin(scratch, map.size());

@@ -29,6 +29,11 @@ struct DistanceScratch {
   // Per cell, jump point search only: the direction a node was reached by
   // and whether it was expanded (valid when generation == stamp).
   std::vector<uint8_t> dir;
+  // Per cell, the cell search over off-mesh links only (links_graphs.h):
+  // the cell a node was reached from, and the link hop it was reached by
+  // (0: a step; h + 1: hop h). Valid when generation == stamp.
+  std::vector<uint32_t> parent;
+  std::vector<uint32_t> via;
   // The open list: (f, g, cell); `target` 1 marks an offer of a length to
   // the target at `cell` rather than a node (jump point search).
   struct Entry {

@@ -22,6 +22,12 @@ constexpr uint32_t kNoNode = std::numeric_limits<uint32_t>::max();
 // the abstract graph (O(links^2) lower bounds a query: about 10 ms at 1024
 // links, far less than the sub-searches a weaker bound lets through).
 std::atomic<size_t> exact_bound_links{1024};
+// From this many links on, a graph's own search over its nodes plus the
+// links (LinkGraphOps::route) replaces the abstract graph, whose one
+// multi-target search per settled link end grows with links squared: on a
+// 512 x 512 map, 256 links cost the abstract graph about 1 ms a path and
+// the cell search 5, 4,096 links over a minute against 7 ms.
+std::atomic<size_t> route_threshold{1024};
 
 // The abstract graph: node 0 is the start, node 1 the goal, link i has its
 // start at node 2 + 2i and its end at node 3 + 2i.
@@ -46,9 +52,61 @@ uint64_t Left(const SearchBudget& budget, uint64_t used) {
   return used >= budget.max_expansions() ? 0 : budget.max_expansions() - used;
 }
 
+// The path along the abstract `nodes` (start first, goal last; hop[k]:
+// nodes[k] is reached by its link from nodes[k - 1]): walk, then (hop,
+// walk)*, possibly with walks in a row. The goal is reached by walking
+// only, and a hop leaves from a node reached by walking (a hop straight
+// back along the same link never helps). Each walk is ops.find_path with
+// the query's smoothing; the length sums the walks and the links' costs.
+template <typename Fallback>
+absl::StatusOr<LinkedPath> JoinRoute(const PathRequest& request,
+                                     absl::Span<const OffMeshLink> links,
+                                     const std::vector<Point>& point,
+                                     const std::vector<uint32_t>& nodes,
+                                     const std::vector<bool>& hop, const LinkGraphOps& ops,
+                                     const SearchBudget& budget, uint64_t used,
+                                     const Fallback& partial_fallback) {
+  LinkedPath out;
+  PathResult& path = out.path;
+  path.status = PathStatus::kFound;
+  path.length = 0;
+  bool after_hop = false;
+  for (size_t k = 0; k + 1 < nodes.size(); ++k) {
+    const uint32_t a = nodes[k], b = nodes[k + 1];
+    if (hop[k + 1]) {
+      out.links.push_back(LinkOf(a));
+      out.hops.push_back(static_cast<uint32_t>(path.waypoints.size() - 1));
+      path.length += links[LinkOf(a)].cost;
+      after_hop = true;
+      continue;
+    }
+    PathRequest segment = request;
+    segment.start = point[a];
+    segment.goal = point[b];
+    segment.allow_partial = false;
+    absl::StatusOr<PathResult> r =
+        ops.find_path(segment, budget.WithMaxExpansions(Left(budget, used)));
+    if (!r.ok()) return partial_fallback(r.status());
+    used += r->expansions;
+    if (r->status != PathStatus::kFound || r->waypoints.empty()) {
+      return absl::InternalError(
+          "off-mesh links: a walk between two link endpoints was not found again");
+    }
+    path.length += r->length;
+    // After a walk, this one starts where it ended: one waypoint for both.
+    // After a hop, its first waypoint is the link's end (snapped).
+    const size_t first = !after_hop && !path.waypoints.empty() ? 1 : 0;
+    path.waypoints.insert(path.waypoints.end(), r->waypoints.begin() + first, r->waypoints.end());
+    after_hop = false;
+  }
+  path.expansions = used;
+  return out;
+}
+
 }  // namespace
 
 void SetLinkExactBoundForTesting(size_t links) { exact_bound_links.store(links); }
+void SetLinkRouteThresholdForTesting(size_t links) { route_threshold.store(links); }
 
 absl::StatusOr<std::vector<double>> DistancesByPaths(
     const std::function<absl::StatusOr<PathResult>(const PathRequest&, const SearchBudget&)>&
@@ -102,6 +160,34 @@ absl::StatusOr<LinkedPath> FindLinkedPath(const PathRequest& request,
   for (size_t i = 0; i < links.size(); ++i) {
     point[2 + 2 * i] = links[i].start;
     point[3 + 2 * i] = links[i].end;
+  }
+  // The abstract path, start to goal, and per position whether it is
+  // reached by its link from the one before (else by walking).
+  std::vector<uint32_t> nodes;
+  std::vector<bool> hop;
+  if (ops.route && links.size() >= route_threshold.load(std::memory_order_relaxed)) {
+    uint64_t spent = 0;
+    absl::StatusOr<LinkRoute> route =
+        ops.route(request, links, budget.WithMaxExpansions(Left(budget, used)), &spent);
+    used += spent;
+    if (!route.ok()) return partial_fallback(route.status());
+    if (!route->found || route->ends.empty()) {
+      out.path = *std::move(direct);
+      out.path.expansions = used;
+      return out;
+    }
+    nodes.push_back(kStart);
+    hop.push_back(false);
+    for (size_t k = 0; k < route->ends.size(); ++k) {
+      if (route->ends[k] < 2 || route->ends[k] >= n) {
+        return absl::InternalError("off-mesh links: the graph's route names no link end");
+      }
+      nodes.push_back(route->ends[k]);
+      hop.push_back(k % 2 == 1);
+    }
+    nodes.push_back(kGoal);
+    hop.push_back(false);
+    return JoinRoute(request, links, point, nodes, hop, ops, budget, used, partial_fallback);
   }
   std::vector<double> dist(n, kInf);
   std::vector<uint32_t> parent(n, kNoNode);
@@ -206,48 +292,13 @@ absl::StatusOr<LinkedPath> FindLinkedPath(const PathRequest& request,
     return out;
   }
 
-  // The abstract path, start to goal.
-  std::vector<uint32_t> nodes;
-  for (uint32_t v = kGoal; v != kNoNode; v = parent[v]) nodes.push_back(v);
-  std::reverse(nodes.begin(), nodes.end());
-
-  // Walk, then (hop, walk)*, possibly with walks in a row: the goal is
-  // reached by walking only, and a hop leaves from a node reached by walking
-  // (a hop straight back along the same link never helps).
-  PathResult& path = out.path;
-  path.status = PathStatus::kFound;
-  path.length = 0;
-  bool after_hop = false;
-  for (size_t k = 0; k + 1 < nodes.size(); ++k) {
-    const uint32_t a = nodes[k], b = nodes[k + 1];
-    if (by_link[b]) {
-      out.links.push_back(LinkOf(a));
-      out.hops.push_back(static_cast<uint32_t>(path.waypoints.size() - 1));
-      path.length += links[LinkOf(a)].cost;
-      after_hop = true;
-      continue;
-    }
-    PathRequest segment = request;
-    segment.start = point[a];
-    segment.goal = point[b];
-    segment.allow_partial = false;
-    absl::StatusOr<PathResult> r =
-        ops.find_path(segment, budget.WithMaxExpansions(Left(budget, used)));
-    if (!r.ok()) return partial_fallback(r.status());
-    used += r->expansions;
-    if (r->status != PathStatus::kFound || r->waypoints.empty()) {
-      return absl::InternalError(
-          "off-mesh links: a walk between two link endpoints was not found again");
-    }
-    path.length += r->length;
-    // After a walk, this one starts where it ended: one waypoint for both.
-    // After a hop, its first waypoint is the link's end (snapped).
-    const size_t first = !after_hop && !path.waypoints.empty() ? 1 : 0;
-    path.waypoints.insert(path.waypoints.end(), r->waypoints.begin() + first, r->waypoints.end());
-    after_hop = false;
+  for (uint32_t v = kGoal; v != kNoNode; v = parent[v]) {
+    nodes.push_back(v);
+    hop.push_back(by_link[v]);
   }
-  path.expansions = used;
-  return out;
+  std::reverse(nodes.begin(), nodes.end());
+  std::reverse(hop.begin(), hop.end());
+  return JoinRoute(request, links, point, nodes, hop, ops, budget, used, partial_fallback);
 }
 
 }  // namespace wayfinder

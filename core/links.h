@@ -24,6 +24,15 @@ struct OffMeshLink {
   bool bidirectional = false;
 };
 
+// A cheapest path's use of links, from LinkGraphOps::route: whether the
+// goal is reachable, and the link ends it passes in order (an entry, then
+// the end across its link, then the next entry...), numbered 2 + 2i for
+// link i's start and 3 + 2i for its end. Empty when walking is as cheap.
+struct LinkRoute {
+  bool found = false;
+  std::vector<uint32_t> ends;
+};
+
 // What FindLinkedPath needs of a graph. Each is the graph's own link-free
 // search under the query's options.
 struct LinkGraphOps {
@@ -41,6 +50,12 @@ struct LinkGraphOps {
   // A lower bound of the link-free cost from a to b (0 is always right);
   // lets the search skip links that cannot beat the best path found.
   std::function<double(const Point& a, const Point& b)> lower_bound;
+  // Optional: one search over the graph's own nodes plus `links` (exact,
+  // as Dijkstra over them), for maps with many links. See LinkRoute.
+  std::function<absl::StatusOr<LinkRoute>(const PathRequest& request,
+                                          absl::Span<const OffMeshLink> links,
+                                          const SearchBudget& budget, uint64_t* expansions)>
+      route;
 };
 
 // A path that may take links.
@@ -76,6 +91,11 @@ struct LinkedPath {
 absl::StatusOr<LinkedPath> FindLinkedPath(const PathRequest& request,
                                           absl::Span<const OffMeshLink> links,
                                           const LinkGraphOps& ops, const SearchBudget& budget);
+
+// Tests only: the fewest links for which FindLinkedPath asks ops.route,
+// when the graph has one, rather than searching the abstract graph
+// (1,024 by default).
+void SetLinkRouteThresholdForTesting(size_t links);
 
 // Tests only: the most links for which FindLinkedPath bounds the cost to
 // the goal exactly over the abstract graph (1024 by default); above it, a

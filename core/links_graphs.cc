@@ -3,7 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <vector>
+
+#include "core/grid_steps.h"
+#include "core/status_macros.h"
 
 namespace wayfinder {
 namespace {
@@ -26,7 +30,125 @@ double LeastMultiplier(const AreaMultipliers* costs) {
   return std::isfinite(least) && least > 0 ? least : 0;
 }
 
+// One hop of a link: from the cell of one end to the cell of the other.
+struct Hop {
+  uint32_t from_cell, to_cell;
+  uint32_t from_end, to_end;  // LinkRoute numbering: 2 + 2i start, 3 + 2i end
+  double cost;
+};
+
 }  // namespace
+
+absl::StatusOr<LinkRoute> GridLinkRoute(const GridGraph& graph, const GridCostTable* costs,
+                                        const PathRequest& request,
+                                        absl::Span<const OffMeshLink> links,
+                                        const SearchBudget& budget, DistanceScratch& s,
+                                        uint64_t* expansions) {
+  const GridMap& map = graph.map();
+  LinkRoute route;
+  WF_ASSIGN_OR_RETURN(const uint32_t start, LocateFreeCell(map, request.start, "start"));
+  WF_ASSIGN_OR_RETURN(const uint32_t goal, LocateFreeCell(map, request.goal, "goal"));
+  if (s.dist.size() < map.size()) {
+    s.dist.resize(map.size());
+    s.generation.resize(map.size(), 0);
+    s.target_mark.resize(map.size(), 0);
+  }
+  if (s.parent.size() < map.size()) {
+    s.parent.resize(map.size());
+    s.via.resize(map.size());
+    s.dir.resize(map.size());
+  }
+  s.stamp += 3;
+  if (s.stamp >= 0xFFFFFFF0u) {
+    std::fill(s.generation.begin(), s.generation.end(), 0);
+    std::fill(s.target_mark.begin(), s.target_mark.end(), 0);
+    s.stamp = 3;
+  }
+  const uint32_t stamp = s.stamp;
+  const internal::GridSteps steps(graph, costs);
+
+  // The hops, by the cell they leave from; those cells marked.
+  std::vector<Hop> hops;
+  hops.reserve(2 * links.size());
+  for (size_t i = 0; i < links.size(); ++i) {
+    absl::StatusOr<uint32_t> a = LocateFreeCell(map, links[i].start, "link");
+    absl::StatusOr<uint32_t> b = LocateFreeCell(map, links[i].end, "link");
+    if (!a.ok() || !b.ok()) continue;  // the caller passes usable links only
+    const uint32_t end_a = static_cast<uint32_t>(2 + 2 * i), end_b = end_a + 1;
+    hops.push_back({*a, *b, end_a, end_b, links[i].cost});
+    if (links[i].bidirectional) hops.push_back({*b, *a, end_b, end_a, links[i].cost});
+  }
+  std::sort(hops.begin(), hops.end(),
+            [](const Hop& x, const Hop& y) { return x.from_cell < y.from_cell; });
+  for (const Hop& h : hops) s.target_mark[h.from_cell] = stamp + 1;
+  // The heuristic: the octile distance to the goal, or less where a link
+  // could help: no path that takes a link costs less than the cheapest
+  // hop plus the bound from where it lands (a minimum of consistent bounds
+  // is consistent).
+  double via_links = std::numeric_limits<double>::infinity();
+  for (const Hop& h : hops) {
+    via_links = std::min(via_links, h.cost + steps.Octile(h.to_cell, goal));
+  }
+  auto bound = [&](uint32_t cell) { return std::min(steps.Octile(cell, goal), via_links); };
+
+  using Entry = DistanceScratch::Entry;
+  auto cmp = [](const Entry& a, const Entry& b) { return a.f > b.f || (a.f == b.f && a.g < b.g); };
+  std::vector<Entry>& heap = s.heap;
+  heap.clear();
+  // dir: 1 once expanded (valid with the generation).
+  auto relax = [&](uint32_t next, double g, uint32_t from, uint32_t via) {
+    if (s.generation[next] == stamp && (s.dir[next] != 0 || g >= s.dist[next])) return;
+    s.generation[next] = stamp;
+    s.dist[next] = g;
+    s.dir[next] = 0;
+    s.parent[next] = from;
+    s.via[next] = via;
+    heap.push_back({g + bound(next), g, next, 0});
+    std::push_heap(heap.begin(), heap.end(), cmp);
+  };
+  relax(start, 0, start, 0);
+  uint64_t expanded = 0;
+  absl::Status status = absl::OkStatus();
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), cmp);
+    const Entry e = heap.back();
+    heap.pop_back();
+    const uint32_t cell = e.cell;
+    if (s.dir[cell] != 0 || e.g > s.dist[cell]) continue;  // expanded, or stale
+    if (cell == goal) {
+      route.found = true;
+      break;
+    }
+    status = budget.BeforeExpansion(expanded);
+    if (!status.ok()) break;
+    ++expanded;
+    s.dir[cell] = 1;
+    steps.Expand(cell, e.g, [&](uint32_t next, double g) { relax(next, g, cell, 0); });
+    if (s.target_mark[cell] == stamp + 1) {
+      auto it = std::lower_bound(hops.begin(), hops.end(), cell,
+                                 [](const Hop& h, uint32_t c) { return h.from_cell < c; });
+      for (; it != hops.end() && it->from_cell == cell; ++it) {
+        relax(it->to_cell, e.g + it->cost, cell, static_cast<uint32_t>(it - hops.begin()) + 1);
+      }
+    }
+  }
+  *expansions += expanded;
+  s.expansions += expanded;
+  WF_RETURN_IF_ERROR(status);
+  if (!route.found) return route;
+  // Back from the goal: the hops taken, last first.
+  for (uint32_t cell = goal; cell != start;) {
+    const uint32_t via = s.via[cell];
+    if (via != 0) {
+      const Hop& h = hops[via - 1];
+      route.ends.push_back(h.to_end);
+      route.ends.push_back(h.from_end);
+    }
+    cell = s.parent[cell];
+  }
+  std::reverse(route.ends.begin(), route.ends.end());
+  return route;
+}
 
 LinkGraphOps GridLinkOps(const GridGraph& graph, const GridSearchOptions& options,
                          GridSearchScratch& scratch, DistanceScratch& distances) {
@@ -48,6 +170,11 @@ LinkGraphOps GridLinkOps(const GridGraph& graph, const GridSearchOptions& option
     ops.lower_bound = [&graph](const Point& a, const Point& b) {
       return Octile(graph.map(), a, b);
     };
+    ops.route = [&graph, &distances](const PathRequest& request,
+                                     absl::Span<const OffMeshLink> links,
+                                     const SearchBudget& budget, uint64_t* expansions) {
+      return GridLinkRoute(graph, nullptr, request, links, budget, distances, expansions);
+    };
   } else {
     // One A* per target (GridDistances has no cost tables).
     GridSearchOptions astar = options;
@@ -63,6 +190,11 @@ LinkGraphOps GridLinkOps(const GridGraph& graph, const GridSearchOptions& option
     const double least = options.costs->MinMultiplier();
     ops.lower_bound = [&graph, least](const Point& a, const Point& b) {
       return least * Octile(graph.map(), a, b);
+    };
+    ops.route = [&graph, costs = options.costs, &distances](
+                    const PathRequest& request, absl::Span<const OffMeshLink> links,
+                    const SearchBudget& budget, uint64_t* expansions) {
+      return GridLinkRoute(graph, costs, request, links, budget, distances, expansions);
     };
   }
   return ops;

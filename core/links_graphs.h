@@ -21,6 +21,18 @@ namespace wayfinder {
 // table's smallest multiplier).
 LinkGraphOps GridLinkOps(const GridGraph& graph, const GridSearchOptions& options,
                          GridSearchScratch& scratch, DistanceScratch& distances);
+// GRID's LinkGraphOps::route: one A* over the cells plus the links' hops
+// (FindGridPath's steps and costs under `costs`, null for the map's own;
+// heuristic the octile distance to the goal, capped by the cheapest hop
+// plus the octile distance from where it lands), its expansions added to
+// *expansions. Link ends are cells as FindGridPath's points; links whose
+// ends are not free cells are skipped. Uses `scratch`'s per-cell arrays.
+absl::StatusOr<LinkRoute> GridLinkRoute(const GridGraph& graph, const GridCostTable* costs,
+                                        const PathRequest& request,
+                                        absl::Span<const OffMeshLink> links,
+                                        const SearchBudget& budget, DistanceScratch& scratch,
+                                        uint64_t* expansions);
+
 // An endpoint in a free cell of the map (and, with a cost table, not on an
 // impassable byte).
 bool GridLinkEndUsable(const GridMap& map, const GridSearchOptions& options, const Point& p);

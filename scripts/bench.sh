@@ -17,7 +17,9 @@
 #      findNearestPoly (wayfinder-raybench); RandomPoints beside
 #      findRandomPointAroundCircle (wayfinder-samplebench); CORRIDOR with
 #      area costs beside Detour's filter with setAreaCost
-#      (wayfinder-areabench).
+#      (wayfinder-areabench); FindPath over off-mesh links (16 to 4,096)
+#      beside Detour's findPath with off-mesh connections
+#      (wayfinder-linksbench).
 #   3. Flow fields (wayfinder-flowbench); build cost and limits
 #      (wayfinder-buildbench).
 #   4. Micro-benchmarks with google-benchmark (wayfinder-micro): graph build
@@ -113,6 +115,15 @@ if [ "$mode" = full ]; then
   run "$bench/wayfinder-areabench" --queries=4000 --rounds=3
 else
   run "$bench/wayfinder-areabench" --queries=500 --rounds=1
+fi
+
+# Off-mesh links: FindPath on a 512x512 map with 16 to 4,096 links beside
+# Detour's findPath with the same links as off-mesh connections.
+say ""
+if [ "$mode" = full ]; then
+  run "$bench/wayfinder-linksbench" AR0011SR "$data" 5
+else
+  run "$bench/wayfinder-linksbench" AR0011SR "$data" 1
 fi
 
 # 3. Flow fields.

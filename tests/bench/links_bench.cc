@@ -1,8 +1,7 @@
 // wayfinder-linksbench: what off-mesh links cost FindPath, in process, on
 // one Moving AI map (AR0011SR by default; first argument to change, second
-// the data directory, third the rounds, 7 by default: a round took 12
-// minutes on a shared 2-core machine, nearly all of it the 4096 local
-// links at over a minute a query), with
+// the data directory, third the rounds, 7 by default; a round takes a few
+// seconds), with
 // the median-bucket scenarios, through the server's RunFindPath:
 //
 //   direct      FindGridPath as RunFindPath called it before links (JPS)

@@ -135,16 +135,21 @@ struct GridCase {
 
 TEST(OffMeshLinks, GridEqualsDijkstraOverCellsPlusLinks) {
   int with_links = 0, unreachable = 0;
-  for (uint32_t seed = 1; seed <= 60; ++seed) {
+  for (uint32_t seed = 1; seed <= 72; ++seed) {
     // Every third map with the weaker bound FindLinkedPath uses for many
     // links.
     SetLinkExactBoundForTesting(seed % 3 == 2 ? 0 : 1024);
+    // Every other map through the graph's own search over cells plus links
+    // (GridLinkRoute, what many links use), whatever their number; seeds
+    // past 60 carry a hundred links or more.
+    SetLinkRouteThresholdForTesting(seed % 2 == 0 ? 0 : 1024);
     std::mt19937 rng(seed);
     const GridCase gc{seed % 3 == 0, seed % 3 == 1 ? GridMethod::kJumpPoint : GridMethod::kAStar};
     const uint32_t w = 20 + rng() % 30, h = 15 + rng() % 25;
     const auto map = RandomGrid(rng, w, h, 25, gc.costs);
     const GridGraph graph(map);
-    const std::vector<OffMeshLink> all = RandomLinks(rng, w, h, static_cast<int>(rng() % 12));
+    const int n_links = seed > 60 ? 100 + static_cast<int>(rng() % 200) : static_cast<int>(rng() % 12);
+    const std::vector<OffMeshLink> all = RandomLinks(rng, w, h, n_links);
     GridSearchOptions options;
     options.method = gc.method;
     std::vector<OffMeshLink> usable;
@@ -231,6 +236,7 @@ TEST(OffMeshLinks, GridEqualsDijkstraOverCellsPlusLinks) {
     }
   }
   SetLinkExactBoundForTesting(1024);
+  SetLinkRouteThresholdForTesting(1024);
   // The seeds exercise what they claim to.
   EXPECT_GT(with_links, 100);
   EXPECT_GT(unreachable, 5);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "core/grid_steps.h"
@@ -37,26 +38,29 @@ struct Hop {
   double cost;
 };
 
-}  // namespace
-
-absl::StatusOr<LinkRoute> GridLinkRoute(const GridGraph& graph, const GridCostTable* costs,
-                                        const PathRequest& request,
-                                        absl::Span<const OffMeshLink> links,
+// One A* over `cells` cells plus the links' hops, from cell `start` to
+// `goal`: expand(cell, g, relax) gives the steps, estimate(a, b) a
+// consistent lower bound of the cost between two cells, end_cell(p) the
+// cell of a link end (nullopt: unusable, skipped). The heuristic is the
+// estimate to the goal, capped where a link could help: no path that takes
+// a link costs less than the cheapest hop plus the estimate from where it
+// lands (a minimum of consistent bounds is consistent).
+template <typename EndCell, typename Expand, typename Estimate>
+absl::StatusOr<LinkRoute> CellLinkRoute(size_t cells, uint32_t start, uint32_t goal,
+                                        absl::Span<const OffMeshLink> links, EndCell&& end_cell,
+                                        Expand&& expand, Estimate&& estimate,
                                         const SearchBudget& budget, DistanceScratch& s,
                                         uint64_t* expansions) {
-  const GridMap& map = graph.map();
   LinkRoute route;
-  WF_ASSIGN_OR_RETURN(const uint32_t start, LocateFreeCell(map, request.start, "start"));
-  WF_ASSIGN_OR_RETURN(const uint32_t goal, LocateFreeCell(map, request.goal, "goal"));
-  if (s.dist.size() < map.size()) {
-    s.dist.resize(map.size());
-    s.generation.resize(map.size(), 0);
-    s.target_mark.resize(map.size(), 0);
+  if (s.dist.size() < cells) {
+    s.dist.resize(cells);
+    s.generation.resize(cells, 0);
+    s.target_mark.resize(cells, 0);
   }
-  if (s.parent.size() < map.size()) {
-    s.parent.resize(map.size());
-    s.via.resize(map.size());
-    s.dir.resize(map.size());
+  if (s.parent.size() < cells) {
+    s.parent.resize(cells);
+    s.via.resize(cells);
+    s.dir.resize(cells);
   }
   s.stamp += 3;
   if (s.stamp >= 0xFFFFFFF0u) {
@@ -65,15 +69,14 @@ absl::StatusOr<LinkRoute> GridLinkRoute(const GridGraph& graph, const GridCostTa
     s.stamp = 3;
   }
   const uint32_t stamp = s.stamp;
-  const internal::GridSteps steps(graph, costs);
 
   // The hops, by the cell they leave from; those cells marked.
   std::vector<Hop> hops;
   hops.reserve(2 * links.size());
   for (size_t i = 0; i < links.size(); ++i) {
-    absl::StatusOr<uint32_t> a = LocateFreeCell(map, links[i].start, "link");
-    absl::StatusOr<uint32_t> b = LocateFreeCell(map, links[i].end, "link");
-    if (!a.ok() || !b.ok()) continue;  // the caller passes usable links only
+    const std::optional<uint32_t> a = end_cell(links[i].start);
+    const std::optional<uint32_t> b = end_cell(links[i].end);
+    if (!a.has_value() || !b.has_value()) continue;  // the caller passes usable links only
     const uint32_t end_a = static_cast<uint32_t>(2 + 2 * i), end_b = end_a + 1;
     hops.push_back({*a, *b, end_a, end_b, links[i].cost});
     if (links[i].bidirectional) hops.push_back({*b, *a, end_b, end_a, links[i].cost});
@@ -81,16 +84,9 @@ absl::StatusOr<LinkRoute> GridLinkRoute(const GridGraph& graph, const GridCostTa
   std::sort(hops.begin(), hops.end(),
             [](const Hop& x, const Hop& y) { return x.from_cell < y.from_cell; });
   for (const Hop& h : hops) s.target_mark[h.from_cell] = stamp + 1;
-  // The heuristic: the octile distance to the goal, or less where a link
-  // could help: no path that takes a link costs less than the cheapest
-  // hop plus the bound from where it lands (a minimum of consistent bounds
-  // is consistent).
   double via_links = std::numeric_limits<double>::infinity();
-  for (const Hop& h : hops) {
-    via_links = std::min(via_links, h.cost + steps.Octile(h.to_cell, goal));
-  }
-  auto bound = [&](uint32_t cell) { return std::min(steps.Octile(cell, goal), via_links); };
-
+  for (const Hop& h : hops) via_links = std::min(via_links, h.cost + estimate(h.to_cell, goal));
+  auto bound = [&](uint32_t cell) { return std::min(estimate(cell, goal), via_links); };
   using Entry = DistanceScratch::Entry;
   auto cmp = [](const Entry& a, const Entry& b) { return a.f > b.f || (a.f == b.f && a.g < b.g); };
   std::vector<Entry>& heap = s.heap;
@@ -123,7 +119,7 @@ absl::StatusOr<LinkRoute> GridLinkRoute(const GridGraph& graph, const GridCostTa
     if (!status.ok()) break;
     ++expanded;
     s.dir[cell] = 1;
-    steps.Expand(cell, e.g, [&](uint32_t next, double g) { relax(next, g, cell, 0); });
+    expand(cell, e.g, [&](uint32_t next, double g) { relax(next, g, cell, 0); });
     if (s.target_mark[cell] == stamp + 1) {
       auto it = std::lower_bound(hops.begin(), hops.end(), cell,
                                  [](const Hop& h, uint32_t c) { return h.from_cell < c; });
@@ -148,6 +144,51 @@ absl::StatusOr<LinkRoute> GridLinkRoute(const GridGraph& graph, const GridCostTa
   }
   std::reverse(route.ends.begin(), route.ends.end());
   return route;
+}
+
+}  // namespace
+
+absl::StatusOr<LinkRoute> GridLinkRoute(const GridGraph& graph, const GridCostTable* costs,
+                                        const PathRequest& request,
+                                        absl::Span<const OffMeshLink> links,
+                                        const SearchBudget& budget, DistanceScratch& scratch,
+                                        uint64_t* expansions) {
+  const GridMap& map = graph.map();
+  WF_ASSIGN_OR_RETURN(const uint32_t start, LocateFreeCell(map, request.start, "start"));
+  WF_ASSIGN_OR_RETURN(const uint32_t goal, LocateFreeCell(map, request.goal, "goal"));
+  const internal::GridSteps steps(graph, costs);
+  return CellLinkRoute(
+      map.size(), start, goal, links,
+      [&map](const Point& p) -> std::optional<uint32_t> {
+        absl::StatusOr<uint32_t> cell = LocateFreeCell(map, p, "link");
+        return cell.ok() ? std::optional<uint32_t>(*cell) : std::nullopt;
+      },
+      [&steps](uint32_t cell, double g, auto&& relax) { steps.Expand(cell, g, relax); },
+      [&steps](uint32_t a, uint32_t b) { return steps.Octile(a, b); }, budget, scratch,
+      expansions);
+}
+
+absl::StatusOr<LinkRoute> HexLinkRoute(const HexGraph& graph, const PathRequest& request,
+                                       absl::Span<const OffMeshLink> links,
+                                       const SearchBudget& budget, DistanceScratch& scratch,
+                                       uint64_t* expansions) {
+  WF_ASSIGN_OR_RETURN(const uint32_t start, LocateOpenHex(graph, request.start, "start"));
+  WF_ASSIGN_OR_RETURN(const uint32_t goal, LocateOpenHex(graph, request.goal, "goal"));
+  const uint32_t w = graph.width();
+  return CellLinkRoute(
+      graph.map().size(), start, goal, links,
+      [&graph](const Point& p) -> std::optional<uint32_t> {
+        absl::StatusOr<uint32_t> cell = LocateOpenHex(graph, p, "link");
+        return cell.ok() ? std::optional<uint32_t>(*cell) : std::nullopt;
+      },
+      [&graph, w](uint32_t cell, double g, auto&& relax) {
+        graph.ForEachNeighbour(cell % w, cell / w,
+                               [&](int, uint32_t next) { relax(next, g + 1); });
+      },
+      [w](uint32_t a, uint32_t b) {
+        return static_cast<double>(hex::Distance(a % w, a / w, b % w, b / w));
+      },
+      budget, scratch, expansions);
 }
 
 LinkGraphOps GridLinkOps(const GridGraph& graph, const GridSearchOptions& options,
@@ -227,6 +268,11 @@ LinkGraphOps HexLinkOps(const HexGraph& graph, HexSearchScratch& scratch,
     if (!ca.ok() || !cb.ok()) return 0.0;
     const uint32_t w = graph.width();
     return static_cast<double>(hex::Distance(*ca % w, *ca / w, *cb % w, *cb / w));
+  };
+  ops.route = [&graph, &distances](const PathRequest& request,
+                                   absl::Span<const OffMeshLink> links,
+                                   const SearchBudget& budget, uint64_t* expansions) {
+    return HexLinkRoute(graph, request, links, budget, distances, expansions);
   };
   return ops;
 }

@@ -33,6 +33,13 @@ absl::StatusOr<LinkRoute> GridLinkRoute(const GridGraph& graph, const GridCostTa
                                         const SearchBudget& budget, DistanceScratch& scratch,
                                         uint64_t* expansions);
 
+// HEX's LinkGraphOps::route: the same over the open hexes (unit steps,
+// heuristic the hex distance).
+absl::StatusOr<LinkRoute> HexLinkRoute(const HexGraph& graph, const PathRequest& request,
+                                       absl::Span<const OffMeshLink> links,
+                                       const SearchBudget& budget, DistanceScratch& scratch,
+                                       uint64_t* expansions);
+
 // An endpoint in a free cell of the map (and, with a cost table, not on an
 // impassable byte).
 bool GridLinkEndUsable(const GridMap& map, const GridSearchOptions& options, const Point& p);

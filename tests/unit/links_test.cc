@@ -245,6 +245,8 @@ TEST(OffMeshLinks, GridEqualsDijkstraOverCellsPlusLinks) {
 TEST(OffMeshLinks, HexEqualsBreadthFirstPlusLinks) {
   int with_links = 0;
   for (uint32_t seed = 1; seed <= 30; ++seed) {
+    // Every other map through HexLinkRoute (what many links use).
+    SetLinkRouteThresholdForTesting(seed % 2 == 0 ? 0 : 1024);
     std::mt19937 rng(seed * 977);
     const uint32_t w = 15 + rng() % 20, h = 12 + rng() % 20;
     const auto map = RandomGrid(rng, w, h, 25, false);
@@ -306,6 +308,7 @@ TEST(OffMeshLinks, HexEqualsBreadthFirstPlusLinks) {
       if (!got->links.empty()) ++with_links;
     }
   }
+  SetLinkRouteThresholdForTesting(1024);
   EXPECT_GT(with_links, 30);
 }
 

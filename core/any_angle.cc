@@ -53,7 +53,12 @@ absl::StatusOr<PathResult> FindAnyAnglePath(const Navmesh& mesh, uint32_t start_
     s.fan_g.resize(mesh.num_corners(), 0);
   }
   if (s.allowed.size() < mesh.num_polygons()) s.allowed.resize(mesh.num_polygons(), 0);
+  if (s.kind_generation.size() < verts.size()) {
+    s.kind_generation.resize(verts.size(), 0);
+    s.turns.resize(verts.size(), 0);
+  }
   if (++s.generation == 0) {
+    std::fill(s.kind_generation.begin(), s.kind_generation.end(), 0);
     std::fill(s.root_generation.begin(), s.root_generation.end(), 0);
     std::fill(s.fan_generation.begin(), s.fan_generation.end(), 0);
     std::fill(s.allowed.begin(), s.allowed.end(), 0);
@@ -151,6 +156,37 @@ absl::StatusOr<PathResult> FindAnyAnglePath(const Navmesh& mesh, uint32_t start_
     }
     return false;
   };
+  // Whether a taut path may bend at vertex v: a boundary vertex, unless
+  // the boundary runs straight through it (one side in, one out, in line:
+  // the points tile borders put on a straight wall), where no shortest
+  // path turns and bending would only seed a search per point.
+  auto turns = [&](uint32_t v) -> bool {
+    if (!mesh.IsBoundaryVertex(v)) return false;
+    if (s.kind_generation[v] == s.generation) return s.turns[v] != 0;
+    uint32_t in = kNone, out = kNone;
+    int sides = 0;
+    for (uint32_t p : mesh.VertexPolygons(v)) {
+      const auto pv = mesh.polygon(p);
+      const size_t m = pv.size();
+      for (size_t i = 0; i < m; ++i) {
+        if (pv[i] != v) continue;
+        const size_t prev = (i + m - 1) % m;
+        if (mesh.neighbours(p)[prev] == kNone) {
+          in = pv[prev];
+          ++sides;
+        }
+        if (mesh.neighbours(p)[i] == kNone) {
+          out = pv[(i + 1) % m];
+          ++sides;
+        }
+      }
+    }
+    const bool straight = sides == 2 && in != kNone && out != kNone &&
+                          Cross(verts[in], verts[v], verts[out]) == 0;
+    s.kind_generation[v] = s.generation;
+    s.turns[v] = straight ? 0 : 1;
+    return !straight;
+  };
   // Every side of p from root r (a corner of p, which sees all of it).
   auto expand_fan = [&](uint32_t parent, uint32_t p, const Point& r, uint32_t root_vertex,
                         double g, uint32_t skip_side, bool from_start) {
@@ -229,11 +265,16 @@ absl::StatusOr<PathResult> FindAnyAnglePath(const Navmesh& mesh, uint32_t start_
         return;
       }
       // Seen edge-on: the polygon is reached by bending at the interval's
-      // end nearer the root (a corner of this polygon, so it sees all of it).
+      // end nearer the root (a corner of this polygon, so it sees all of
+      // it), if a taut path can bend there. Where it cannot (a vertex inside
+      // the free space, or on a straight wall: tile borders in line with the
+      // root put one on every tile), the polygon's visible part is reached
+      // through its other sides, and a bend per point along the line would
+      // make the search grow with their square.
       const bool a_nearer = Distance(r, n.a) <= Distance(r, n.b);
       const Point& e = a_nearer ? n.a : n.b;
       const uint32_t ev = a_nearer ? n.a_vertex : n.b_vertex;
-      if (ev == kNone) return;
+      if (ev == kNone || !turns(ev)) return;
       const double ge = n.g + Distance(r, e);
       if (worse_root(ev, ge)) return;
       Node bend = n;
@@ -246,8 +287,8 @@ absl::StatusOr<PathResult> FindAnyAnglePath(const Navmesh& mesh, uint32_t start_
     }
     const Point& A = n.a;
     const Point& B = n.b;
-    const bool bend_a = n.a_vertex != kNone && mesh.IsBoundaryVertex(n.a_vertex);
-    const bool bend_b = n.b_vertex != kNone && mesh.IsBoundaryVertex(n.b_vertex);
+    const bool bend_a = n.a_vertex != kNone && turns(n.a_vertex);
+    const bool bend_b = n.b_vertex != kNone && turns(n.b_vertex);
     const double ga = n.g + Distance(r, A), gb = n.g + Distance(r, B);
     const bool use_a = bend_a && !worse_root(n.a_vertex, ga);
     const bool use_b = bend_b && !worse_root(n.b_vertex, gb);

@@ -65,6 +65,10 @@ struct AnyAngleScratch {
   std::vector<double> root_g;
   std::vector<uint32_t> root_generation;
   uint32_t generation = 0;
+  // Per vertex, generation-stamped: whether the free space turns there
+  // (see Turns in any_angle.cc); kind_generation current when known.
+  std::vector<uint32_t> kind_generation;
+  std::vector<uint8_t> turns;
   // Generation per polygon corner (Navmesh::first_corner): the polygon was
   // already expanded whole from that corner as root.
   std::vector<uint32_t> fan_generation;

@@ -443,6 +443,14 @@ size_t Navmesh::MemoryBytes() const {
     for (const auto& ring : tiling_.walkable[t]) tiles += ring.capacity() * sizeof(Point);
     tiles += tiling_.walkable_marks[t].capacity() * sizeof(Point);
   }
+  for (const auto& parts : tiling_.area_parts) {
+    tiles += parts.capacity() * sizeof(navmesh_internal::AreaPart);
+    for (const navmesh_internal::AreaPart& part : parts) {
+      for (const auto& ring : part.rings) tiles += ring.capacity() * sizeof(Point);
+      tiles += part.marks.capacity() * sizeof(Point);
+    }
+  }
+  tiles += tiling_.area_pieces.capacity() * sizeof(navmesh_internal::AreaPiece);
   for (const navmesh_internal::TileState& t : tile_state_) {
     tiles += (t.polys.capacity() + t.verts.capacity()) * sizeof(uint32_t) +
              t.border_keys.capacity() * sizeof(uint64_t);

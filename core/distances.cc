@@ -20,21 +20,6 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// Starts a query on `cells` cells: a new stamp instead of clearing.
-void Begin(DistanceScratch& s, size_t cells) {
-  if (s.dist.size() < cells) {
-    s.dist.resize(cells);
-    s.generation.resize(cells, 0);
-    s.target_mark.resize(cells, 0);
-  }
-  s.stamp += 3;
-  if (s.stamp >= 0xFFFFFFF0u) {
-    std::fill(s.generation.begin(), s.generation.end(), 0);
-    std::fill(s.target_mark.begin(), s.target_mark.end(), 0);
-    s.stamp = 3;
-  }
-}
-
 // Cells of the points, errors naming the field.
 template <typename Locate>
 absl::StatusOr<std::vector<uint32_t>> Cells(absl::Span<const Point> points,
@@ -183,7 +168,7 @@ absl::StatusOr<std::vector<double>> GridDistances(const GridGraph& graph,
     const double scale = *uniform;
     return FromSmallerSide(from, to, [&](uint32_t root, const std::vector<uint32_t>& others,
                                           double* row) -> absl::Status {
-      Begin(scratch, map.size());
+      scratch.Begin(map.size());
       WF_RETURN_IF_ERROR(
           internal::JumpPointDistancesFrom(graph, scratch, root, others, budget, row));
       if (scale != 1.0) {
@@ -198,7 +183,7 @@ absl::StatusOr<std::vector<double>> GridDistances(const GridGraph& graph,
   auto octile = [&steps](uint32_t a, uint32_t b) { return steps.Octile(a, b); };
   return FromSmallerSide(from, to, [&](uint32_t root, const std::vector<uint32_t>& others,
                                         double* row) {
-    Begin(scratch, map.size());
+    scratch.Begin(map.size());
     return SearchFrom(scratch, root, others, connected, octile, expand, budget, row);
   });
 }
@@ -226,7 +211,7 @@ absl::StatusOr<std::vector<double>> HexDistances(const HexGraph& graph,
   };
   return FromSmallerSide(from, to, [&](uint32_t root, const std::vector<uint32_t>& others,
                                         double* row) {
-    Begin(scratch, graph.map().size());
+    scratch.Begin(graph.map().size());
     return SearchFrom(scratch, root, others, connected, steps, expand, budget, row);
   });
 }

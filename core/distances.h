@@ -1,6 +1,7 @@
 #ifndef WAYFINDER_CORE_DISTANCES_H_
 #define WAYFINDER_CORE_DISTANCES_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -44,6 +45,22 @@ struct DistanceScratch {
   std::vector<Entry> heap;
   // Advances by 3 per search.
   uint32_t stamp = 0;
+
+  // Starts a search over `cells` cells: sizes the per-cell arrays and takes
+  // a new stamp instead of clearing them.
+  void Begin(size_t cells) {
+    if (dist.size() < cells) {
+      dist.resize(cells);
+      generation.resize(cells, 0);
+      target_mark.resize(cells, 0);
+    }
+    stamp += 3;
+    if (stamp >= 0xFFFFFFF0u) {
+      std::fill(generation.begin(), generation.end(), 0);
+      std::fill(target_mark.begin(), target_mark.end(), 0);
+      stamp = 3;
+    }
+  }
   // Nodes expanded by the searches run with this scratch, all calls
   // together (callers that share one budget among several calls read it).
   uint64_t expansions = 0;

@@ -52,21 +52,11 @@ absl::StatusOr<LinkRoute> CellLinkRoute(size_t cells, uint32_t start, uint32_t g
                                         const SearchBudget& budget, DistanceScratch& s,
                                         uint64_t* expansions) {
   LinkRoute route;
-  if (s.dist.size() < cells) {
-    s.dist.resize(cells);
-    s.generation.resize(cells, 0);
-    s.target_mark.resize(cells, 0);
-  }
+  s.Begin(cells);
   if (s.parent.size() < cells) {
     s.parent.resize(cells);
     s.via.resize(cells);
     s.dir.resize(cells);
-  }
-  s.stamp += 3;
-  if (s.stamp >= 0xFFFFFFF0u) {
-    std::fill(s.generation.begin(), s.generation.end(), 0);
-    std::fill(s.target_mark.begin(), s.target_mark.end(), 0);
-    s.stamp = 3;
   }
   const uint32_t stamp = s.stamp;
 

@@ -135,6 +135,10 @@ absl::StatusOr<std::unique_ptr<WayfinderServer>> WayfinderServer::Start(
   builder.SetMaxReceiveMessageSize(config.max_message_bytes);
   builder.SetMaxSendMessageSize(config.max_message_bytes);
   builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, config.max_concurrent_streams);
+  // gRPC sets SO_REUSEPORT by default: a second server started on a port
+  // already served would start too, and the kernel would split new
+  // connections between the two. One server per port, or a clear error.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.RegisterService(s->service_.get());
   if (s->metrics_ != nullptr) {
     std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>

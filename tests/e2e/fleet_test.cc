@@ -68,6 +68,18 @@ std::unique_ptr<grpc::ClientContext> Ctx(double seconds) {
   return ctx;
 }
 
+// For a call that should succeed on a replica just started: it waits for
+// the connection instead of failing fast. A fail-fast call does not poll
+// the channel's socket, and gRPC's synchronous client has no poller of its
+// own between calls but a backup one every 5 s: a test that only makes
+// fail-fast calls (each failing at once while the channel reconnects)
+// sees the connection come up only when that backup poller runs.
+std::unique_ptr<grpc::ClientContext> ReadyCtx(double seconds) {
+  std::unique_ptr<grpc::ClientContext> ctx = Ctx(seconds);
+  ctx->set_wait_for_ready(true);
+  return ctx;
+}
+
 // One replica process; Kill is kill -9.
 class Replica {
  public:
@@ -81,10 +93,14 @@ class Replica {
                           ".log")) {
     std::remove(log_.c_str());  // this run's only (restarts append)
     // Reconnect quickly after a kill (gRPC's default backoff grows to
-    // minutes, and calls fail fast meanwhile).
+    // minutes, and calls fail fast meanwhile). The "min reconnect backoff"
+    // is gRPC's minimum connect timeout, not a backoff: it stays generous,
+    // as an attempt is only seen to connect when some thread polls the
+    // channel (see ReadyCtx), and one cut short fails although the
+    // replica is up.
     grpc::ChannelArguments args;
     args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 5000);
     args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 300);
     channel_ = grpc::CreateCustomChannel(absl::StrCat("127.0.0.1:", port_),
                                          grpc::InsecureChannelCredentials(), args);
@@ -470,8 +486,7 @@ TEST(FleetTest, ReplicasOnPostgresSurviveKillsAndAnOutage) {
         // backoff, and a fail-fast call would fail with "connection
         // refused" although the replica is up (it just answered ListMaps
         // over a fresh channel).
-        std::unique_ptr<grpc::ClientContext> ctx = Ctx(5);
-        ctx->set_wait_for_ready(true);
+        std::unique_ptr<grpc::ClientContext> ctx = ReadyCtx(5);
         const grpc::Status s = replica->stub().FindPath(ctx.get(), request, &response);
         ASSERT_TRUE(s.ok()) << name << " on replica " << replica->index() << ": "
                             << s.error_message();
@@ -504,11 +519,14 @@ TEST(FleetTest, AReplicaStartedBeforeItsDatabaseLoadsWhenItComesUp) {
   Replica first(pg.dsn(), 10);
   first.Start();
   v1::MapInfo info;
+  grpc::Status put_status;
   ASSERT_TRUE(WaitUntil([&] {
     v1::PutMapRequest put;
     *put.mutable_map() = Corridor("m");
-    return first.stub().PutMap(Ctx(2).get(), put, &info).ok();
-  }));
+    put_status = first.stub().PutMap(ReadyCtx(2).get(), put, &info);
+    return put_status.ok();
+  })) << "the replica took no map: " << put_status.error_code() << " "
+      << put_status.error_message();
   first.Kill();
   const absl::Status stopped = pg.Stop();
   ASSERT_TRUE(stopped.ok()) << stopped;
@@ -517,16 +535,19 @@ TEST(FleetTest, AReplicaStartedBeforeItsDatabaseLoadsWhenItComesUp) {
   absl::SleepFor(absl::Seconds(1));
   v1::ListMapsResponse list;
   // Up (it answers) but without maps: the database is not there yet.
+  grpc::Status list_status;
   ASSERT_TRUE(WaitUntil([&] {
     list.Clear();
-    return late.stub().ListMaps(Ctx(2).get(), {}, &list).ok();
-  })) << "the replica did not stay up without its database";
+    list_status = late.stub().ListMaps(ReadyCtx(2).get(), {}, &list);
+    return list_status.ok();
+  })) << "the replica did not stay up without its database: " << list_status.error_code()
+      << " " << list_status.error_message();
   EXPECT_EQ(list.maps_size(), 0);
   const absl::Status restarted = pg.Restart();
   ASSERT_TRUE(restarted.ok()) << restarted;
   EXPECT_TRUE(WaitUntil([&] {
     list.Clear();
-    return late.stub().ListMaps(Ctx(2).get(), {}, &list).ok() && list.maps_size() == 1 &&
+    return late.stub().ListMaps(ReadyCtx(2).get(), {}, &list).ok() && list.maps_size() == 1 &&
            list.maps(0).version() == info.version();
   })) << "the replica did not load the maps once the database came up";
 }

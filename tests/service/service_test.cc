@@ -13,6 +13,7 @@
 #include <grpcpp/generic/generic_stub.h>
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "server/pathfinder_service.h"
 #include "service_test_util.h"
@@ -973,6 +974,26 @@ TEST(ServingTest, StartRefusesNoStreamsPerConnection) {
   ASSERT_FALSE(started.ok());
   EXPECT_EQ(started.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(started.status().message().find("max_concurrent_streams"), std::string::npos);
+}
+
+// A port already served is refused, not shared: gRPC's default
+// SO_REUSEPORT would start the second server and let the kernel split new
+// connections between the two.
+TEST(ServingTest, AServedPortIsRefusedNotShared) {
+  ServerHarness h;
+  server::ServerConfig clash;
+  clash.listen = absl::StrCat("127.0.0.1:", h.server().port());
+  clash.workers = 1;
+  auto started = server::WayfinderServer::Start(clash);
+  ASSERT_FALSE(started.ok());
+  EXPECT_NE(started.status().message().find("--listen"), std::string::npos) << started.status();
+  // The first server still answers, on fresh connections too.
+  for (int i = 0; i < 8; ++i) {
+    auto channel = grpc::CreateChannel(clash.listen, grpc::InsecureChannelCredentials());
+    v1::ListMapsResponse list;
+    auto ctx = Ctx();
+    EXPECT_TRUE(v1::Pathfinder::NewStub(channel)->ListMaps(ctx.get(), {}, &list).ok());
+  }
 }
 
 TEST(ServingTest, HealthIsServingAndReflectionListsTheService) {

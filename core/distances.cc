@@ -14,6 +14,7 @@
 #include "core/grid_steps.h"
 #include "core/grid_search.h"
 #include "core/status_macros.h"
+#include "core/subgoal_distances.h"
 
 namespace wayfinder {
 namespace {
@@ -143,7 +144,8 @@ absl::StatusOr<std::vector<double>> GridDistances(const GridGraph& graph,
                                                   absl::Span<const Point> targets,
                                                   const SearchBudget& budget,
                                                   DistanceScratch& scratch,
-                                                  const GridCostTable* costs) {
+                                                  const GridCostTable* costs,
+                                                  const SubgoalGraph* subgoals) {
   const GridMap& map = graph.map();
   // A table that changes no cell of the map is no table (as FindGridPath).
   if (costs != nullptr && costs->SameAsMapOn(map)) costs = nullptr;
@@ -164,6 +166,14 @@ absl::StatusOr<std::vector<double>> GridDistances(const GridGraph& graph,
   std::optional<double> uniform;
   if (costs == nullptr && map.uniform_cost()) uniform = 1.0;
   if (costs != nullptr) uniform = costs->UniformOn(map);
+  if (uniform.has_value() && subgoals != nullptr && subgoals->has_hierarchy()) {
+    WF_ASSIGN_OR_RETURN(std::vector<double> lengths,
+                        internal::SubgoalDistances(*subgoals, graph, from, to, budget, scratch));
+    if (*uniform != 1.0) {
+      for (double& length : lengths) length *= *uniform;
+    }
+    return lengths;
+  }
   if (uniform.has_value() && graph.has_runs()) {
     const double scale = *uniform;
     return FromSmallerSide(from, to, [&](uint32_t root, const std::vector<uint32_t>& others,

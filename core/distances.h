@@ -15,6 +15,7 @@
 #include "core/hex_grid.h"
 #include "core/path.h"
 #include "core/search_budget.h"
+#include "core/subgoal_graph.h"
 
 namespace wayfinder {
 
@@ -45,6 +46,12 @@ struct DistanceScratch {
   std::vector<Entry> heap;
   // Advances by 3 per search.
   uint32_t stamp = 0;
+  // Per subgoal, searches over the subgoal graph only (subgoal_distances.h):
+  // the first of the node's bucket entries, valid while its stamp equals
+  // bucket_generation (one generation a call).
+  std::vector<uint32_t> bucket_first;
+  std::vector<uint32_t> bucket_stamp;
+  uint32_t bucket_generation = 0;
 
   // Starts a search over `cells` cells: sizes the per-cell arrays and takes
   // a new stamp instead of clearing them.
@@ -74,8 +81,11 @@ struct DistanceScratch {
 // the two cells' multipliers), stopped once every target cell is settled;
 // each cost equals FindGridPath's length (every method finds optimal paths
 // under the same rules). Where every walkable cell costs the same (a map
-// of uniform cost, under `costs` if given) it is a multi-target jump point
-// search (distances_jump.h; lengths times the table's multiplier), else a
+// of uniform cost, under `costs` if given) it is a many-to-many search
+// over the contraction hierarchy of `subgoals` when given and it has one
+// (the map's subgoal graph, built from this very map:
+// subgoal_distances.h), else a multi-target jump point search
+// (distances_jump.h); lengths times the table's multiplier. Otherwise a
 // multi-target A* over the cells (heuristic: the octile distance to the
 // nearest unsettled target, times the table's least multiplier). `costs`
 // is a query's table as FindGridPath's (null: the map's own); a source or
@@ -94,7 +104,8 @@ absl::StatusOr<std::vector<double>> GridDistances(const GridGraph& graph,
                                                   absl::Span<const Point> targets,
                                                   const SearchBudget& budget,
                                                   DistanceScratch& scratch,
-                                                  const GridCostTable* costs = nullptr);
+                                                  const GridCostTable* costs = nullptr,
+                                                  const SubgoalGraph* subgoals = nullptr);
 absl::StatusOr<std::vector<double>> HexDistances(const HexGraph& graph,
                                                  absl::Span<const Point> sources,
                                                  absl::Span<const Point> targets,

@@ -120,6 +120,7 @@ class SubgoalGraph {
  private:
   friend class SubgoalSearch;
   friend class SubgoalHierarchySearch;
+  friend class SubgoalDistanceSearch;
   struct XY {
     uint16_t x, y;
   };

@@ -14,6 +14,7 @@
 #include "core/map_area.h"
 #include "core/random_points.h"
 #include "core/status_macros.h"
+#include "core/subgoal_graph.h"
 #include "server/area_costs.h"
 #include "server/graph_kinds.h"
 #include "server/path_query.h"
@@ -159,9 +160,13 @@ absl::Status RunFindDistances(const MapSnapshot& map, const v1::FindDistancesReq
                                                             : options.max_expansions();
     max_expansions = std::min(max_expansions, limits.max_max_expansions);
     const SearchBudget budget(max_expansions, deadline, std::move(cancelled));
+    // The version's subgoal graph once its background build is done
+    // (GridDistances searches its hierarchy where it has one).
+    const SubgoalGraph* subgoals =
+        map.subgoal != nullptr ? map.subgoal->Ready(map.version) : nullptr;
     costs = graph == v1::GRID
                 ? GridDistances(*map.grid_graph, sources, targets, budget, tls_distance_scratch,
-                                table.has_value() ? &*table : nullptr)
+                                table.has_value() ? &*table : nullptr, subgoals)
                 : HexDistances(*map.hex_graph, sources, targets, budget, tls_distance_scratch);
   } else {
     // FindPath itself per pair, with the request's options (and so its

@@ -14,6 +14,7 @@
 // them.
 
 #include <cstdint>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,13 @@ GridMap GenerateRocks(uint32_t width, uint32_t height, uint32_t seed);
 // "rocks-1024"), each with starts x goals_per_start problems.
 std::vector<MovingAiMap> GeneratedBenchmarkMaps(uint32_t side, uint32_t starts,
                                                 uint32_t goals_per_start, uint32_t seed);
+
+// Small seeded maps (4-48 cells a side) for exhaustive checks against
+// Dijkstra: random obstacles of a random density up to 45%, corridors and
+// rooms carved out of rock, or a maze of corridors 1-2 wide with a few
+// walls knocked out (loops).
+enum class SeededKind { kRandom, kCorridors, kMaze };
+GridMap SmallSeededGrid(std::mt19937& rng, SeededKind kind);
 
 }  // namespace wayfinder::reference
 

@@ -20,6 +20,7 @@
 #include "server/map_builder.h"
 #include "server/path_query.h"
 #include "server/pathfinder_service.h"
+#include "tests/reference/generated_maps.h"
 #include "tests/reference/grid_dijkstra.h"
 #include "tests/service/service_test_util.h"
 
@@ -149,6 +150,72 @@ TEST(SubgoalServiceTest, BuiltAfterPutAndUsedWithAStarLengths) {
     ASSERT_TRUE(direct.ok());
     EXPECT_EQ(by_default.stats().expansions(), direct->expansions);
     EXPECT_EQ(static_cast<size_t>(by_default.waypoints_size()), direct->waypoints.size());
+  }
+}
+
+// FindDistances on a maze whose subgoal graph contracts: the same costs
+// before the graph is built (jump points) and after (its hierarchy), and
+// equal to Dijkstra over the cells.
+TEST(SubgoalServiceTest, FindDistancesBeforeAndAfterTheGraph) {
+  ServerHarness h;
+  std::mt19937 rng(7);
+  GridMap m = reference::SmallSeededGrid(rng, reference::SeededKind::kMaze);
+  for (uint32_t seed = 8; m.width() < 30 || m.height() < 30; ++seed) {
+    rng.seed(seed);
+    m = reference::SmallSeededGrid(rng, reference::SeededKind::kMaze);
+  }
+  std::vector<std::string> rows(m.height(), std::string(m.width(), '.'));
+  for (uint32_t y = 0; y < m.height(); ++y) {
+    for (uint32_t x = 0; x < m.width(); ++x) rows[y][x] = m.IsFree(x, y) ? '.' : '#';
+  }
+  v1::FindDistancesRequest request;
+  request.set_map("maze");
+  request.set_graph(v1::GRID);
+  std::vector<uint32_t> ends;
+  for (auto [s, g] : Pairs(m, 6, 9)) {
+    ends.push_back(s);
+    ends.push_back(g);
+    auto point = [&](uint32_t c) {
+      v1::Point p;
+      p.set_x(c % m.width() + 0.5);
+      p.set_y(c / m.width() + 0.5);
+      return p;
+    };
+    *request.add_sources() = point(s);
+    *request.add_targets() = point(g);
+  }
+  auto distances = [&] {
+    v1::FindDistancesResponse response;
+    const grpc::Status st = h.stub().FindDistances(Ctx().get(), request, &response);
+    EXPECT_TRUE(st.ok()) << st.error_message();
+    return std::vector<double>(response.costs().begin(), response.costs().end());
+  };
+  v1::PutMapRequest put;
+  *put.mutable_map() = GridMapFromRows("maze", rows);
+  v1::MapInfo put_info;
+  ASSERT_TRUE(h.stub().PutMap(Ctx().get(), put, &put_info).ok());
+  const std::vector<double> early = distances();
+  h.server().service_for_testing().subgoal_builder().WaitIdle();
+  std::shared_ptr<const server::MapSnapshot> snap = h.server().registry().Get("maze");
+  ASSERT_NE(snap, nullptr);
+  const SubgoalGraph* sg = snap->subgoal->Ready(snap->version);
+  ASSERT_NE(sg, nullptr);
+  ASSERT_TRUE(sg->has_hierarchy());
+  const std::vector<double> late = distances();
+  ASSERT_EQ(late.size(), 36u);
+  ASSERT_EQ(early.size(), 36u);
+  for (size_t i = 0; i < 6; ++i) {
+    const std::vector<double> ref = reference::GridDistances(m, ends[2 * i]);
+    for (size_t j = 0; j < 6; ++j) {
+      const double want = ref[ends[2 * j + 1]];
+      for (double got : {early[i * 6 + j], late[i * 6 + j]}) {
+        if (std::isinf(want)) {
+          EXPECT_TRUE(std::isinf(got)) << i << "," << j;
+        } else {
+          EXPECT_NEAR(got, want, 1e-9) << i << "," << j;
+        }
+      }
+    }
   }
 }
 

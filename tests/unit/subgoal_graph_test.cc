@@ -96,80 +96,8 @@ void ExpectExact(const GridMap& m, const SubgoalGraph& sg, SubgoalSearchScratch&
   }
 }
 
-enum class Kind { kRandom, kCorridors, kMaze };
-
-GridMap RandomMap(std::mt19937& rng, Kind kind) {
-  std::uniform_int_distribution<uint32_t> side(4, 48);
-  const uint32_t w = side(rng), h = side(rng);
-  std::vector<uint8_t> cells(size_t{w} * h, 1);
-  if (kind == Kind::kRandom) {
-    const double density = std::uniform_real_distribution<double>(0.0, 0.45)(rng);
-    std::bernoulli_distribution blocked(density);
-    for (uint8_t& c : cells) c = blocked(rng) ? GridMap::kBlocked : 1;
-  } else if (kind == Kind::kCorridors) {
-    // Solid rock with rooms and corridors of width 1..3 carved out.
-    std::fill(cells.begin(), cells.end(), GridMap::kBlocked);
-    std::uniform_int_distribution<int> n(2, 8), width(1, 3);
-    auto carve = [&](uint32_t x0, uint32_t y0, uint32_t x1, uint32_t y1) {
-      for (uint32_t y = y0; y <= y1 && y < h; ++y) {
-        for (uint32_t x = x0; x <= x1 && x < w; ++x) cells[size_t{y} * w + x] = 1;
-      }
-    };
-    uint32_t px = std::uniform_int_distribution<uint32_t>(0, w - 1)(rng);
-    uint32_t py = std::uniform_int_distribution<uint32_t>(0, h - 1)(rng);
-    for (int k = n(rng); k > 0; --k) {
-      const uint32_t qx = std::uniform_int_distribution<uint32_t>(0, w - 1)(rng);
-      const uint32_t qy = std::uniform_int_distribution<uint32_t>(0, h - 1)(rng);
-      const uint32_t cw = static_cast<uint32_t>(width(rng)) - 1;
-      carve(std::min(px, qx), py, std::max(px, qx), py + cw);
-      carve(qx, std::min(py, qy), qx + cw, std::max(py, qy));
-      if (k % 3 == 0) carve(qx, qy, qx + 4, qy + 3);  // a room
-      px = qx;
-      py = qy;
-    }
-  } else {
-    // A maze of corridors `cw` wide between walls one cell thick, by
-    // depth-first carving, with a few walls knocked out (loops).
-    const uint32_t cw = std::uniform_int_distribution<uint32_t>(1, 2)(rng);
-    const uint32_t pitch = cw + 1;
-    const uint32_t mw = std::max<uint32_t>(1, (w - 1) / pitch);
-    const uint32_t mh = std::max<uint32_t>(1, (h - 1) / pitch);
-    std::fill(cells.begin(), cells.end(), GridMap::kBlocked);
-    auto open = [&](uint32_t x0, uint32_t y0, uint32_t x1, uint32_t y1) {
-      for (uint32_t y = y0; y < y1 && y < h; ++y) {
-        for (uint32_t x = x0; x < x1 && x < w; ++x) cells[size_t{y} * w + x] = 1;
-      }
-    };
-    std::vector<bool> seen(size_t{mw} * mh, false);
-    std::vector<uint32_t> stack = {0};
-    seen[0] = true;
-    open(1, 1, 1 + cw, 1 + cw);
-    while (!stack.empty()) {
-      const uint32_t c = stack.back();
-      const uint32_t cx = c % mw, cy = c / mw;
-      std::vector<uint32_t> next;
-      if (cx > 0 && !seen[c - 1]) next.push_back(c - 1);
-      if (cx + 1 < mw && !seen[c + 1]) next.push_back(c + 1);
-      if (cy > 0 && !seen[c - mw]) next.push_back(c - mw);
-      if (cy + 1 < mh && !seen[c + mw]) next.push_back(c + mw);
-      if (next.empty()) {
-        stack.pop_back();
-        continue;
-      }
-      const uint32_t d = next[std::uniform_int_distribution<size_t>(0, next.size() - 1)(rng)];
-      seen[d] = true;
-      const uint32_t dx = d % mw, dy = d / mw;
-      open(1 + std::min(cx, dx) * pitch, 1 + std::min(cy, dy) * pitch,
-           1 + std::max(cx, dx) * pitch + cw, 1 + std::max(cy, dy) * pitch + cw);
-      stack.push_back(d);
-    }
-    std::bernoulli_distribution knock(0.03);
-    for (uint8_t& c : cells) {
-      if (c == GridMap::kBlocked && knock(rng)) c = 1;
-    }
-  }
-  return *GridMap::Create(w, h, std::move(cells));
-}
+using reference::SmallSeededGrid;
+using Kind = reference::SeededKind;
 
 TEST(SubgoalGraphTest, SubgoalsAreTheConvexCornersOfObstacles) {
   const GridMap m = FromRows({
@@ -318,7 +246,7 @@ TEST_P(SeededMapsTest, MatchesDijkstra) {
   for (Kind kind : {Kind::kRandom, Kind::kCorridors, Kind::kMaze}) {
     for (uint32_t seed = 1; seed <= 110; ++seed) {
       std::mt19937 rng(seed * 7919 + static_cast<uint32_t>(kind));
-      const GridMap m = RandomMap(rng, kind);
+      const GridMap m = SmallSeededGrid(rng, kind);
       absl::StatusOr<SubgoalGraph> sg = SubgoalGraph::Build(m, nullptr, hierarchy);
       ASSERT_TRUE(sg.ok()) << sg.status();
       ++maps;

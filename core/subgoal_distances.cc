@@ -1,10 +1,8 @@
 #include "core/subgoal_distances.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdlib>
 #include <limits>
-#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -55,8 +53,6 @@ class SubgoalDistanceSearch {
 
   int X(uint64_t cell) const { return static_cast<int>(cell % g_.width_); }
   int Y(uint64_t cell) const { return static_cast<int>(cell / g_.width_); }
-  int NX(uint32_t node) const { return g_.nodes_[node].x; }
-  int NY(uint32_t node) const { return g_.nodes_[node].y; }
 
   // The subgoals a free cell is tied to: itself when it is one, else those
   // its sweep reaches, at their octile distance.
@@ -103,6 +99,17 @@ class SubgoalDistanceSearch {
     s_.heap.pop_back();
     s_.target_mark[e.cell] = s_.stamp + 2;
     return e;
+  }
+  // Stall-on-demand (as the FindPath hierarchy search): the node just
+  // closed is reached more cheaply down an arc from a higher node this
+  // search has labelled, so no shortest path climbs through it: it leaves
+  // no bucket, reads none and offers nothing.
+  bool Stalled(const Entry& e) const {
+    for (uint32_t k = g_.up_begin_[e.cell], end = g_.up_begin_[e.cell + 1]; k < end; ++k) {
+      const uint32_t w = g_.up_to_[k];
+      if (s_.generation[w] == s_.stamp && s_.dist[w] + g_.up_cost_[k] < e.g) return true;
+    }
+    return false;
   }
   // Offers the length through the node just closed to its arcs upwards.
   void Upward(const Entry& e) {
@@ -179,6 +186,7 @@ absl::Status SubgoalDistanceSearch::Backward(const std::vector<Seed>& seeds, uin
     const Entry e = Pop();
     WF_RETURN_IF_ERROR(budget_.BeforeExpansion(expansions++));
     ++s_.expansions;
+    if (Stalled(e)) continue;
     AddBucket(e.cell, target, e.g);
     Upward(e);
   }
@@ -202,6 +210,7 @@ absl::Status SubgoalDistanceSearch::Forward(const std::vector<Seed>& seeds,
     const Entry e = Pop();
     WF_RETURN_IF_ERROR(budget_.BeforeExpansion(expansions++));
     ++s_.expansions;
+    if (Stalled(e)) continue;
     ForEachBucket(e.cell, [&](const Bucket& b) {
       best[b.target] = std::min(best[b.target], e.g + b.cost);
     });

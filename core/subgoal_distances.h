@@ -26,7 +26,8 @@ namespace wayfinder::internal {
 // Highway Hierarchies", ALENEX 2007) on the hierarchy: an upward search
 // from every target leaves its lengths in buckets at the nodes it
 // settles, and an upward search from every source reads the buckets of the
-// nodes it settles, until no open node can improve a target. Pairs not
+// nodes it settles, until no open node can improve a target; both prune
+// by stall-on-demand (Geisberger et al., WEA 2008). Pairs not
 // joined that way at their octile distance are checked for a free octile
 // path between them. The budget's expansion limit applies to each search,
 // deadline and cancellation to all.

@@ -259,6 +259,18 @@ class SubgoalHierarchySearch {
   bool Labelled(uint32_t id, int d) const {
     return s_.bi_nodes_[id].generation[d] == s_.generation_;
   }
+  // Stall-on-demand (Geisberger et al.): u, settled at gu in direction d,
+  // is reached more cheaply down an arc from a higher node this search has
+  // labelled, so no shortest path climbs through it and its arcs need not
+  // be offered. (Arcs cost the same both ways; a node on a shortest path
+  // has its exact length, which no path undercuts.)
+  bool Stalled(uint32_t u, int d, double gu) const {
+    for (uint32_t k = g_.up_begin_[u], end = g_.up_begin_[u + 1]; k < end; ++k) {
+      const uint32_t w = g_.up_to_[k];
+      if (Labelled(w, d) && s_.bi_nodes_[w].g[d] + g_.up_cost_[k] < gu) return true;
+    }
+    return false;
+  }
   void Relax(uint32_t id, int d, double g, uint32_t parent) {
     BiNode& n = Touch(id, d);
     if (g >= n.g[d]) return;
@@ -458,6 +470,7 @@ absl::StatusOr<PathResult> SubgoalHierarchySearch::Run(uint64_t start, uint64_t 
       best = gu + node.g[1 - d];
       meet = u;
     }
+    if (Stalled(u, d, gu)) continue;
     for (uint32_t k = g_.up_begin_[u], end = g_.up_begin_[u + 1]; k < end; ++k) {
       Relax(g_.up_to_[k], d, gu + g_.up_cost_[k], u);
     }

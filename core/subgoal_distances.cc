@@ -13,14 +13,7 @@ namespace wayfinder {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr double kSqrt2 = 1.4142135623730951;
 constexpr uint32_t kNoEntry = 0xFFFFFFFFu;
-
-inline double Octile(int ax, int ay, int bx, int by) {
-  const int dx = std::abs(ax - bx), dy = std::abs(ay - by);
-  const int lo = std::min(dx, dy), hi = std::max(dx, dy);
-  return (hi - lo) + kSqrt2 * lo;
-}
 
 using Entry = DistanceScratch::Entry;
 // A min-heap on f (here the length).
@@ -155,7 +148,7 @@ std::vector<SubgoalDistanceSearch::Seed> SubgoalDistanceSearch::SeedsOf(uint64_t
   std::vector<Seed> seeds;
   seeds.reserve(cells.size());
   for (uint64_t c : cells) {
-    seeds.push_back({g_.NodeOf(c), Octile(X(cell), Y(cell), X(c), Y(c))});
+    seeds.push_back({g_.NodeOf(c), SubgoalGraph::Octile(X(cell), Y(cell), X(c), Y(c))});
   }
   return seeds;
 }
@@ -274,7 +267,7 @@ absl::StatusOr<std::vector<double>> SubgoalDistanceSearch::Run(const std::vector
     // FindSubgoalPath's sweep from the start aimed at the goal finds).
     for (uint32_t j : connected) {
       const uint64_t t = targets_[j];
-      const double direct = Octile(X(source), Y(source), X(t), Y(t));
+      const double direct = SubgoalGraph::Octile(X(source), Y(source), X(t), Y(t));
       if (best[j] > direct * (1 + 1e-12) && InSight(source, t)) best[j] = direct;
     }
     for (size_t j = 0; j < to.size(); ++j) row[j] = best[column[j]];

@@ -13,14 +13,7 @@
 namespace wayfinder {
 namespace {
 
-constexpr double kSqrt2 = 1.4142135623730951;
 constexpr uint32_t kNoParent = 0xFFFFFFFFu;
-
-inline double Octile(int ax, int ay, int bx, int by) {
-  const int dx = std::abs(ax - bx), dy = std::abs(ay - by);
-  const int lo = std::min(dx, dy), hi = std::max(dx, dy);
-  return (hi - lo) + kSqrt2 * lo;
-}
 
 // First set bit at index >= from; a sentinel guarantees there is one.
 inline int NextSet(const uint64_t* w, int from) {
@@ -272,7 +265,7 @@ class SubgoalSearch {
   }
   int X(uint32_t id) const { return id < n_ ? g_.nodes_[id].x : id == start_id_ ? sx_ : gx_; }
   int Y(uint32_t id) const { return id < n_ ? g_.nodes_[id].y : id == start_id_ ? sy_ : gy_; }
-  double H(uint32_t id) const { return Octile(X(id), Y(id), gx_, gy_); }
+  double H(uint32_t id) const { return SubgoalGraph::Octile(X(id), Y(id), gx_, gy_); }
   static bool After(const OpenEntry& a, const OpenEntry& b) {
     // A max-heap comparator: lower f first, then higher g (deeper).
     return a.f > b.f || (a.f == b.f && a.g < b.g);
@@ -352,7 +345,7 @@ absl::StatusOr<PathResult> SubgoalSearch::Run(uint64_t start, uint64_t goal,
       goal_component = g_.component_[id];
       Node& n = s_.nodes_[id];
       n.goal_generation = s_.generation_;
-      n.goal_edge = Octile(x, y, gx_, gy_);
+      n.goal_edge = SubgoalGraph::Octile(x, y, gx_, gy_);
     });
   }
   if (!direct && (start_component == kUnknown || goal_component == kUnknown ||
@@ -399,7 +392,7 @@ absl::StatusOr<PathResult> SubgoalSearch::Run(uint64_t start, uint64_t goal,
       for (uint32_t k = g_.edge_begin_[u], end = g_.edge_begin_[u + 1]; k < end; ++k) {
         const uint32_t v = g_.edges_[k];
         const SubgoalGraph::XY p = g_.nodes_[v];
-        Relax(u, v, gu + Octile(ux, uy, p.x, p.y), false);
+        Relax(u, v, gu + SubgoalGraph::Octile(ux, uy, p.x, p.y), false);
       }
       if (s_.nodes_[u].goal_generation == s_.generation_) {
         Relax(u, goal_id_, gu + s_.nodes_[u].goal_edge, true);
@@ -407,7 +400,7 @@ absl::StatusOr<PathResult> SubgoalSearch::Run(uint64_t start, uint64_t goal,
     } else {  // the start, not a subgoal
       for (size_t k = 0; k < s_.start_edges_.size(); ++k) {
         const uint32_t v = s_.start_edges_[k];
-        Relax(u, v, gu + Octile(ux, uy, X(v), Y(v)), false);
+        Relax(u, v, gu + SubgoalGraph::Octile(ux, uy, X(v), Y(v)), false);
       }
     }
   }

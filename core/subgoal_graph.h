@@ -131,6 +131,13 @@ class SubgoalGraph {
 
   SubgoalGraph() = default;
 
+  // The octile length between two cells (1 a straight step, sqrt 2 a
+  // diagonal one): an edge's cost, and the heuristic.
+  static double Octile(int ax, int ay, int bx, int by) {
+    const int dx = ax > bx ? ax - bx : bx - ax, dy = ay > by ? ay - by : by - ay;
+    const int lo = dx < dy ? dx : dy, hi = dx < dy ? dy : dx;
+    return (hi - lo) + 1.4142135623730951 * lo;
+  }
   static bool TestBit(const uint64_t* bits, uint64_t i) { return (bits[i >> 6] >> (i & 63)) & 1; }
   static void SetBit(std::vector<uint64_t>& bits, uint64_t i) {
     bits[i >> 6] |= uint64_t{1} << (i & 63);

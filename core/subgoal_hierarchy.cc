@@ -14,7 +14,6 @@
 namespace wayfinder {
 namespace {
 
-constexpr double kSqrt2 = 1.4142135623730951;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr uint32_t kNone = 0xFFFFFFFFu;
 // A node's parent when a search started there (a seed next to its end).
@@ -36,12 +35,6 @@ constexpr uint64_t kSettlesPerNode = 400;
 // Distances are sums of octile lengths; two different ones differ by far
 // more than this.
 constexpr double kEps = 1e-9;
-
-inline double Octile(int ax, int ay, int bx, int by) {
-  const int dx = std::abs(ax - bx), dy = std::abs(ay - by);
-  const int lo = std::min(dx, dy), hi = std::max(dx, dy);
-  return (hi - lo) + kSqrt2 * lo;
-}
 
 struct Arc {
   uint32_t to;
@@ -66,7 +59,7 @@ bool SubgoalGraph::BuildHierarchy(const std::function<bool()>& keep_going) {
   for (uint32_t u = 0; u < n; ++u) {
     for (uint32_t k = edge_begin_[u]; k < edge_begin_[u + 1]; ++k) {
       const uint32_t v = edges_[k];
-      const double c = Octile(nodes_[u].x, nodes_[u].y, nodes_[v].x, nodes_[v].y);
+      const double c = SubgoalGraph::Octile(nodes_[u].x, nodes_[u].y, nodes_[v].x, nodes_[v].y);
       adj[u].push_back({v, kNone, c});
       adj[v].push_back({u, kNone, c});
     }
@@ -402,11 +395,12 @@ absl::StatusOr<PathResult> SubgoalHierarchySearch::Run(uint64_t start, uint64_t 
     for (uint64_t c : cells) {
       const int cx = static_cast<int>(c % g_.width_), cy = static_cast<int>(c / g_.width_);
       if (d == 0 && c == goal) {
-        return Reconstruct(kNone, false, Octile(sx_, sy_, gx_, gy_), request.smoothing);
+        return Reconstruct(kNone, false, SubgoalGraph::Octile(sx_, sy_, gx_, gy_),
+                           request.smoothing);
       }
       const uint32_t id = g_.NodeOf(c);
       component[d] = g_.component_[id];
-      Relax(id, d, Octile(ex, ey, cx, cy), kSeed);
+      Relax(id, d, SubgoalGraph::Octile(ex, ey, cx, cy), kSeed);
     }
   }
   if (component[0] == kUnknown || component[1] == kUnknown || component[0] != component[1]) {
@@ -460,7 +454,7 @@ absl::StatusOr<PathResult> SubgoalHierarchySearch::Run(uint64_t start, uint64_t 
     node.closed[d] = true;
     const double gu = node.g[d];
     if (d == 0) {
-      const double h = Octile(g_.nodes_[u].x, g_.nodes_[u].y, gx_, gy_);
+      const double h = SubgoalGraph::Octile(g_.nodes_[u].x, g_.nodes_[u].y, gx_, gy_);
       if (h < nearest_h) {
         nearest_h = h;
         nearest = u;

@@ -15,9 +15,10 @@
 #include "core/hex_grid.h"
 #include "core/path.h"
 #include "core/search_budget.h"
-#include "core/subgoal_graph.h"
 
 namespace wayfinder {
+
+class SubgoalGraph;  // core/subgoal_graph.h
 
 // Reusable memory of the multi-target searches: a distance and a
 // generation stamp per cell, the heap, the targets' marks. Sized to the
@@ -46,9 +47,16 @@ struct DistanceScratch {
   std::vector<Entry> heap;
   // Advances by 3 per search.
   uint32_t stamp = 0;
-  // Per subgoal, searches over the subgoal graph only (subgoal_distances.h):
-  // the first of the node's bucket entries, valid while its stamp equals
+  // Searches over the subgoal graph only (subgoal_distances.h): a target's
+  // length left at a subgoal by its upward search, chained per subgoal;
+  // per subgoal the first of its entries, valid while its stamp equals
   // bucket_generation (one generation a call).
+  struct Bucket {
+    uint32_t target;  // the call's index of the target
+    uint32_t next;    // the subgoal's next entry, 0xFFFFFFFF at the end
+    double cost;
+  };
+  std::vector<Bucket> buckets;
   std::vector<uint32_t> bucket_first;
   std::vector<uint32_t> bucket_stamp;
   uint32_t bucket_generation = 0;

@@ -37,12 +37,7 @@ class SubgoalDistanceSearch {
     uint32_t node;
     double cost;
   };
-  // A target's label left at a node by its upward search.
-  struct Bucket {
-    uint32_t target;  // index into targets_
-    uint32_t next;    // the node's next entry, kNoEntry at the end
-    double cost;
-  };
+  using Bucket = DistanceScratch::Bucket;
 
   int X(uint64_t cell) const { return static_cast<int>(cell % g_.width_); }
   int Y(uint64_t cell) const { return static_cast<int>(cell / g_.width_); }
@@ -62,14 +57,14 @@ class SubgoalDistanceSearch {
       s_.bucket_stamp[node] = bucket_generation_;
       s_.bucket_first[node] = kNoEntry;
     }
-    buckets_.push_back({target, s_.bucket_first[node], cost});
-    s_.bucket_first[node] = static_cast<uint32_t>(buckets_.size() - 1);
+    s_.buckets.push_back({target, s_.bucket_first[node], cost});
+    s_.bucket_first[node] = static_cast<uint32_t>(s_.buckets.size() - 1);
   }
   template <typename Visit>
   void ForEachBucket(uint32_t node, Visit&& visit) const {
     if (s_.bucket_stamp[node] != bucket_generation_) return;
-    for (uint32_t k = s_.bucket_first[node]; k != kNoEntry; k = buckets_[k].next) {
-      visit(buckets_[k]);
+    for (uint32_t k = s_.bucket_first[node]; k != kNoEntry; k = s_.buckets[k].next) {
+      visit(s_.buckets[k]);
     }
   }
 
@@ -137,7 +132,6 @@ class SubgoalDistanceSearch {
   DistanceScratch& s_;
   const size_t n_;
   std::vector<uint64_t> targets_;  // distinct target cells
-  std::vector<Bucket> buckets_;
   uint32_t bucket_generation_ = 0;
 };
 
@@ -234,6 +228,7 @@ absl::StatusOr<std::vector<double>> SubgoalDistanceSearch::Run(const std::vector
     s_.bucket_generation = 1;
   }
   bucket_generation_ = s_.bucket_generation;
+  s_.buckets.clear();
   for (uint32_t j = 0; j < targets_.size(); ++j) {
     WF_RETURN_IF_ERROR(Backward(SeedsOf(targets_[j]), j));
   }

@@ -148,11 +148,12 @@ absl::Status RunFindPath(const MapSnapshot& map, const v1::FindPathRequest& requ
                            " is not a grid method (A_STAR, JUMP_POINT)"));
       }
       // Jump points without a table: the version's subgoal graph once the
-      // background build has filled it (same lengths, fewer expansions).
+      // background build has filled it, where it timed faster (same
+      // lengths, fewer expansions).
       const SubgoalGraph* subgoals =
           grid_options.method == GridMethod::kJumpPoint && grid_options.costs == nullptr &&
                   map.subgoal != nullptr
-              ? map.subgoal->Ready(map.version)
+              ? map.subgoal->ForPaths(map.version)
               : nullptr;
       if (map.links == nullptr && subgoals != nullptr) {
         result = FindSubgoalPath(*subgoals, core_request, budget, tls_subgoal_scratch);

@@ -72,6 +72,11 @@ void SubgoalBuilder::WaitIdle() {
   while (busy_ || PendingLocked()) idle_.wait_for(lock, std::chrono::milliseconds(10));
 }
 
+void SubgoalBuilder::set_path_method_for_testing(PathMethod method) {
+  std::lock_guard<std::mutex> lock(mu_);
+  path_method_ = method;
+}
+
 void SubgoalBuilder::set_quiet_for_testing(std::chrono::milliseconds quiet) {
   std::lock_guard<std::mutex> lock(mu_);
   quiet_for_testing_ = quiet;
@@ -119,6 +124,7 @@ void SubgoalBuilder::Run() {
       continue;
     }
     busy_ = true;
+    const PathMethod path_method = path_method_;
     lock.unlock();
     const std::string name = snapshot->name;
     const uint64_t version = snapshot->version;
@@ -127,17 +133,18 @@ void SubgoalBuilder::Run() {
     const auto t0 = Clock::now();
     // The build reads a copy of the raster, and the version is let go:
     // holding it would pin its body for the whole build.
-    const GridMap grid = *snapshot->grid;
+    auto grid = std::make_shared<const GridMap>(*snapshot->grid);
     snapshot.reset();
     // Stop when the server stops, or when no one holds the version any
     // more (replaced, and no query on it).
     auto keep_going = [&] { return !stop_.load(std::memory_order_relaxed) && !held.expired(); };
-    absl::StatusOr<SubgoalGraph> graph = SubgoalGraph::Build(grid, keep_going);
+    absl::StatusOr<SubgoalGraph> graph = SubgoalGraph::Build(*grid, keep_going);
     const Clock::duration took = Clock::now() - t0;
     bool published = false;
     if (graph.ok()) {
+      const SubgoalTrial trial = Trial(path_method, std::move(grid), *graph, version, keep_going);
       published = slot->Publish(std::make_shared<const SubgoalGraph>(*std::move(graph)), version,
-                                std::chrono::duration<double, std::milli>(took).count());
+                                std::chrono::duration<double, std::milli>(took).count(), trial);
       if (published) built_.fetch_add(1, std::memory_order_relaxed);
     } else {
       abandoned_.fetch_add(1, std::memory_order_relaxed);
@@ -152,6 +159,28 @@ void SubgoalBuilder::Run() {
   }
 }
 
+SubgoalTrial SubgoalBuilder::Trial(PathMethod method, std::shared_ptr<const GridMap> grid,
+                                   const SubgoalGraph& graph, uint64_t version,
+                                   const std::function<bool()>& keep_going) {
+  switch (method) {
+    case PathMethod::kSubgoals:
+      return SubgoalTrial{};
+    case PathMethod::kJumpPoints: {
+      SubgoalTrial jump_points;
+      jump_points.queries = 1;
+      jump_points.subgoal_us = 1;
+      return jump_points;
+    }
+    case PathMethod::kTime:
+      break;
+  }
+  // Its own jump point graph over the copy (a few milliseconds at 1024²,
+  // against the subgoal graph's tens): the version's is not held.
+  const GridGraph jump_graph(std::move(grid));
+  return TimeSubgoalsAgainstJumpPoints(jump_graph, graph, version * 0x9E3779B97F4A7C15ull + 1,
+                                       kTrialQueries, kTrialBudgetMs, keep_going);
+}
+
 void AddSubgoalInfo(const MapSnapshot& snapshot, v1::MapInfo* info) {
   if (snapshot.subgoal == nullptr) return;
   const SubgoalGraph* graph = snapshot.subgoal->Ready(snapshot.version);
@@ -163,6 +192,11 @@ void AddSubgoalInfo(const MapSnapshot& snapshot, v1::MapInfo* info) {
     g.set_subgoal_memory_bytes(snapshot.subgoal->memory_bytes());
     g.set_subgoals(graph->num_subgoals());
     g.set_subgoal_edges(graph->num_edges());
+    const SubgoalTrial& trial = snapshot.subgoal->trial();
+    g.set_subgoal_serves_paths(trial.subgoals_serve());
+    g.set_subgoal_trial_queries(static_cast<uint32_t>(trial.queries));
+    g.set_subgoal_trial_us(trial.subgoal_us);
+    g.set_jump_point_trial_us(trial.jump_point_us);
   }
 }
 

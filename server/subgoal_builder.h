@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -11,6 +12,7 @@
 #include <thread>
 
 #include "absl/container/flat_hash_map.h"
+#include "core/subgoal_trial.h"
 #include "server/map_snapshot.h"
 #include "wayfinder/v1/wayfinder.pb.h"
 
@@ -32,6 +34,11 @@ namespace wayfinder::server {
 // the living map (server/live_map.h): an edit never waits for it or
 // copies a body for its sake.
 //
+// After a build, both methods are timed on a sample of the map's own
+// queries (core/subgoal_trial.h, seeded by the version); FindPath takes
+// the subgoal graph only where it is not slower (SubgoalSlot::ForPaths),
+// and GraphInfo reports the figures.
+//
 // The queue holds versions weakly, one per map (a newer version replaces
 // the older), so it never keeps a version alive.
 //
@@ -44,6 +51,10 @@ class SubgoalBuilder {
   static constexpr uint64_t kMaxSubgoalCells = GridGraph::kMaxRunTableCells;
   // The bounds of the quiet period.
   static constexpr std::chrono::milliseconds kMinQuiet{20}, kMaxQuiet{2000};
+  // The trial after a build: sample queries, and milliseconds of searching
+  // after which it stops drawing more.
+  static constexpr int kTrialQueries = 32;
+  static constexpr double kTrialBudgetMs = 60;
 
   SubgoalBuilder();
   // Stops the thread (a build under way gives up).
@@ -58,6 +69,9 @@ class SubgoalBuilder {
   void WaitIdle();
   // Tests: a fixed quiet period instead of the build-time one.
   void set_quiet_for_testing(std::chrono::milliseconds quiet);
+  // Tests: FindPath's method without timing (kTime, the default, times).
+  enum class PathMethod { kTime, kSubgoals, kJumpPoints };
+  void set_path_method_for_testing(PathMethod method);
   // Graphs built and published; builds given up.
   uint64_t built() const { return built_.load(std::memory_order_relaxed); }
   uint64_t abandoned() const { return abandoned_.load(std::memory_order_relaxed); }
@@ -74,6 +88,10 @@ class SubgoalBuilder {
   };
 
   void Run();
+  // FindPath's method for a graph just built from `grid` (kTime: timed).
+  static SubgoalTrial Trial(PathMethod method, std::shared_ptr<const GridMap> grid,
+                            const SubgoalGraph& graph, uint64_t version,
+                            const std::function<bool()>& keep_going);
   // Whether some map has a version queued (mu_ held).
   bool PendingLocked() const;
   Clock::duration QuietLocked(const Entry& entry) const;  // mu_ held
@@ -83,6 +101,7 @@ class SubgoalBuilder {
   absl::flat_hash_map<std::string, Entry> maps_;  // guarded by mu_
   bool busy_ = false;                             // guarded by mu_
   Clock::duration quiet_for_testing_{-1};         // guarded by mu_; negative: unset
+  PathMethod path_method_ = PathMethod::kTime;    // guarded by mu_
   std::atomic<bool> stop_{false};
   std::atomic<uint64_t> built_{0}, abandoned_{0};
   std::thread thread_;
@@ -90,7 +109,7 @@ class SubgoalBuilder {
 
 // GetMap / ListMaps: the GRID GraphInfo of `info` (the snapshot's own)
 // with the subgoal graph's state (subgoal_ready, build ms, memory,
-// subgoals) as of now.
+// subgoals, the trial's figures) as of now.
 void AddSubgoalInfo(const MapSnapshot& snapshot, v1::MapInfo* info);
 
 }  // namespace wayfinder::server

@@ -17,6 +17,7 @@
 #include "core/grid_graph.h"
 #include "core/grid_search.h"
 #include "core/subgoal_graph.h"
+#include "core/subgoal_trial.h"
 #include "server/map_builder.h"
 #include "server/path_query.h"
 #include "server/pathfinder_service.h"
@@ -110,6 +111,9 @@ v1::MapEdit Door(uint32_t side, bool closed) {
 
 TEST(SubgoalServiceTest, BuiltAfterPutAndUsedWithAStarLengths) {
   ServerHarness h;
+  // The subgoal graph answers whether or not it timed faster on this map.
+  h.server().service_for_testing().subgoal_builder().set_path_method_for_testing(
+      server::SubgoalBuilder::PathMethod::kSubgoals);
   const std::vector<std::string> rows = Rows(96, 0.2, 11);
   const GridMap m = ToGrid(rows);
   v1::PutMapRequest put;
@@ -150,6 +154,83 @@ TEST(SubgoalServiceTest, BuiltAfterPutAndUsedWithAStarLengths) {
     ASSERT_TRUE(direct.ok());
     EXPECT_EQ(by_default.stats().expansions(), direct->expansions);
     EXPECT_EQ(static_cast<size_t>(by_default.waypoints_size()), direct->waypoints.size());
+  }
+}
+
+// Where jump points timed faster, FindPath keeps them (their expansions
+// and waypoints) once the graph is built, and GetMap says so.
+TEST(SubgoalServiceTest, JumpPointsKeepTheMapWhereTheyTimedFaster) {
+  ServerHarness h;
+  h.server().service_for_testing().subgoal_builder().set_path_method_for_testing(
+      server::SubgoalBuilder::PathMethod::kJumpPoints);
+  const std::vector<std::string> rows = Rows(80, 0.2, 17);
+  const GridMap m = ToGrid(rows);
+  v1::PutMapRequest put;
+  *put.mutable_map() = GridMapFromRows("jp", rows);
+  v1::MapInfo put_info;
+  ASSERT_TRUE(h.stub().PutMap(Ctx().get(), put, &put_info).ok());
+  h.server().service_for_testing().subgoal_builder().WaitIdle();
+  const v1::GraphInfo* grid = GridInfo(GetMap(h, "jp"));
+  ASSERT_NE(grid, nullptr);
+  EXPECT_TRUE(grid->subgoal_ready());
+  EXPECT_FALSE(grid->subgoal_serves_paths());
+  std::shared_ptr<const server::MapSnapshot> snap = h.server().registry().Get("jp");
+  ASSERT_NE(snap->subgoal->Ready(snap->version), nullptr);
+  EXPECT_EQ(snap->subgoal->ForPaths(snap->version), nullptr);
+
+  const GridGraph graph(std::make_shared<const GridMap>(m));
+  GridSearchScratch scratch;
+  GridSearchOptions jps;
+  jps.method = GridMethod::kJumpPoint;
+  for (auto [s, g] : Pairs(m, 60, 23)) {
+    const v1::FindPathRequest req = Request("jp", m, s, g);
+    const v1::FindPathResponse r = Find(h, req);
+    wayfinder::PathRequest core;
+    core.start = {req.start().x(), req.start().y()};
+    core.goal = {req.goal().x(), req.goal().y()};
+    absl::StatusOr<PathResult> want = FindGridPath(graph, core, SearchBudget(), scratch, jps);
+    ASSERT_TRUE(want.ok());
+    EXPECT_EQ(r.stats().expansions(), want->expansions);
+    EXPECT_EQ(static_cast<size_t>(r.waypoints_size()), want->waypoints.size());
+    if (want->status == PathStatus::kFound) {
+      EXPECT_NEAR(r.length(), want->length, 1e-9);
+    }
+  }
+}
+
+// By default the builder times both methods on the map's own sample and
+// reports the figures; FindPath follows the faster one, with the same
+// lengths either way.
+TEST(SubgoalServiceTest, TheBuildTimesBothMethodsAndReportsThem) {
+  ServerHarness h;
+  const std::vector<std::string> rows = Rows(96, 0.2, 29);
+  const GridMap m = ToGrid(rows);
+  v1::PutMapRequest put;
+  *put.mutable_map() = GridMapFromRows("timed", rows);
+  v1::MapInfo put_info;
+  ASSERT_TRUE(h.stub().PutMap(Ctx().get(), put, &put_info).ok());
+  h.server().service_for_testing().subgoal_builder().WaitIdle();
+  const v1::GraphInfo* grid = GridInfo(GetMap(h, "timed"));
+  ASSERT_NE(grid, nullptr);
+  ASSERT_TRUE(grid->subgoal_ready());
+  EXPECT_GE(grid->subgoal_trial_queries(), 8u);
+  EXPECT_LE(grid->subgoal_trial_queries(),
+            static_cast<uint32_t>(server::SubgoalBuilder::kTrialQueries));
+  EXPECT_GT(grid->subgoal_trial_us(), 0.0);
+  EXPECT_GT(grid->jump_point_trial_us(), 0.0);
+  EXPECT_EQ(grid->subgoal_serves_paths(),
+            grid->jump_point_trial_us() * SubgoalTrial::kMargin >= grid->subgoal_trial_us());
+  std::shared_ptr<const server::MapSnapshot> snap = h.server().registry().Get("timed");
+  EXPECT_EQ(snap->subgoal->ForPaths(snap->version) != nullptr, grid->subgoal_serves_paths());
+  for (auto [s, g] : Pairs(m, 40, 31)) {
+    const std::vector<double> dist = reference::GridDistances(m, s);
+    const v1::FindPathResponse r = Find(h, Request("timed", m, s, g));
+    if (std::isinf(dist[g])) {
+      EXPECT_EQ(r.status(), v1::UNREACHABLE);
+    } else {
+      ASSERT_EQ(r.status(), v1::FOUND);
+      EXPECT_NEAR(r.length(), dist[g], 1e-9);
+    }
   }
 }
 

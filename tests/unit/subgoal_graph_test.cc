@@ -18,6 +18,7 @@
 
 #include "core/grid_graph.h"
 #include "core/grid_search.h"
+#include "core/subgoal_trial.h"
 #include "tests/reference/benchmark_data.h"
 #include "tests/reference/generated_maps.h"
 #include "tests/reference/grid_dijkstra.h"
@@ -357,6 +358,38 @@ TEST(SubgoalGraphTest, MatchesMovingAiOptimalLengths) {
     }
   }
   EXPECT_GT(checked, 1000u);
+}
+
+// The build-time trial of subgoals against jump points: times connected
+// pairs up to its count (both methods, every pair), stops at its budget
+// after the minimum, and times nothing where there is nothing to time.
+TEST(SubgoalTrialTest, TimesConnectedPairsWithinItsBounds) {
+  const GridMap m = reference::GenerateCity(128, 128, 5);
+  auto shared = std::make_shared<const GridMap>(m);
+  const GridGraph graph(shared);
+  absl::StatusOr<SubgoalGraph> sg = SubgoalGraph::Build(m);
+  ASSERT_TRUE(sg.ok());
+  const SubgoalTrial full = TimeSubgoalsAgainstJumpPoints(graph, *sg, 7, 20, 1e9);
+  EXPECT_EQ(full.queries, 20);
+  EXPECT_GT(full.subgoal_us, 0.0);
+  EXPECT_GT(full.jump_point_us, 0.0);
+  EXPECT_EQ(full.subgoals_serve(), full.jump_point_us * SubgoalTrial::kMargin >= full.subgoal_us);
+  // A budget already spent after the first pair: the minimum of 8.
+  EXPECT_EQ(TimeSubgoalsAgainstJumpPoints(graph, *sg, 7, 20, 0).queries, 8);
+  // Stopped from outside before the first pair.
+  const SubgoalTrial stopped =
+      TimeSubgoalsAgainstJumpPoints(graph, *sg, 7, 20, 1e9, [] { return false; });
+  EXPECT_EQ(stopped.queries, 0);
+  EXPECT_TRUE(stopped.subgoals_serve());
+
+  // Every cell blocked: no pair to time, and the subgoal graph serves.
+  const GridMap walls = FromRows({"####", "####"});
+  const GridGraph wall_graph(std::make_shared<const GridMap>(walls));
+  absl::StatusOr<SubgoalGraph> wall_sg = SubgoalGraph::Build(walls);
+  ASSERT_TRUE(wall_sg.ok());
+  const SubgoalTrial none = TimeSubgoalsAgainstJumpPoints(wall_graph, *wall_sg, 7);
+  EXPECT_EQ(none.queries, 0);
+  EXPECT_TRUE(none.subgoals_serve());
 }
 
 }  // namespace

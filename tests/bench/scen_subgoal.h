@@ -12,6 +12,8 @@ namespace wayfinder::bench {
 // (core/subgoal_graph.h) over every `sample`th scenario against the
 // published optimal lengths, and plain A* and jump point search on every
 // `baseline_sample`th of those (the ratios compare the same queries);
+// the method the server's build-time trial (core/subgoal_trial.h) picks
+// for FindPath and its time over every sampled scenario ("served");
 // build time, subgoals, edges, memory / the grid's. Then per map set
 // (the directory under `root`; generated maps are their own set) and over
 // all. Prints markdown; returns the number of mismatches.

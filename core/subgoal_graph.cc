@@ -230,10 +230,10 @@ size_t SubgoalGraph::MemoryBytes() const {
          (blocked_.capacity() + stop_rows_.capacity() + stop_cols_.capacity() +
           subgoals_.capacity()) * sizeof(uint64_t) +
          (rank_.capacity() + edge_begin_.capacity() + edges_.capacity() +
-          component_.capacity() + up_begin_.capacity() + up_to_.capacity()) *
+          component_.capacity() + up_begin_.capacity() + up_to_.capacity() +
+          up_mid_.capacity()) *
              sizeof(uint32_t) +
          up_cost_.capacity() * sizeof(double) +
-         shortcut_mid_.capacity() * sizeof(std::pair<uint64_t, uint32_t>) +
          nodes_.capacity() * sizeof(XY);
 }
 

@@ -115,7 +115,7 @@ class SubgoalGraph {
   // A* over the subgoal graph, and its size.
   bool has_hierarchy() const { return !up_begin_.empty(); }
   size_t core_size() const { return core_size_; }
-  size_t num_shortcuts() const { return shortcut_mid_.size(); }
+  size_t num_shortcuts() const { return num_shortcuts_; }
 
  private:
   friend class SubgoalSearch;
@@ -227,8 +227,8 @@ class SubgoalGraph {
   std::vector<uint32_t> up_begin_;  // node i's arcs: [up_begin_[i], up_begin_[i + 1])
   std::vector<uint32_t> up_to_;
   std::vector<double> up_cost_;
-  // (PairKey, middle) of every shortcut, sorted.
-  std::vector<std::pair<uint64_t, uint32_t>> shortcut_mid_;
+  std::vector<uint32_t> up_mid_;  // the arc's middle subgoal, kNoMiddle for an edge
+  size_t num_shortcuts_ = 0;
   size_t core_size_ = 0;
 };
 

@@ -57,20 +57,16 @@ test-asan: deps
 	cd $(ASAN_DIR) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --output-on-failure -j $(JOBS) -E '$(ASAN_SKIP)' $(CTEST_ARGS)
 
-# The core library's unit tests under ThreadSanitizer (own build dir):
-# flow fields share one map's state between search threads; and the living
-# maps' Left-Right bodies (live_map_test, no gRPC inside). Only these:
-# the system's gRPC is not built with TSan, so the service tests would
-# report races whose other side it cannot see.
-# The navmesh and quadtree repair tests run on one thread and take five of
-# core_unit_test's six and a half minutes under TSan: they run in the
-# Release and ASan suites, not here.
-TSAN_CORE_FILTER ?= -NavmeshUpdateTest.*:QuadtreeUpdateTest.*
+# The concurrent parts under ThreadSanitizer (own build dir): flow fields,
+# whose searches share one map's state between threads (flow_field_test),
+# and the living maps' Left-Right bodies (live_map_test, no gRPC inside).
+# Only these: the rest of the engine runs on one thread, where TSan has
+# nothing to find, and the system's gRPC is not built with TSan, so the
+# service tests would report races whose other side it cannot see.
 test-tsan: deps
 	cmake -S . -B $(TSAN_DIR) -G Ninja $(SANITIZER_BUILD) -DWAYFINDER_TSAN=ON
-	cmake --build $(TSAN_DIR) -j $(JOBS) --target core_unit_test live_map_test
-	TSAN_OPTIONS=halt_on_error=1 $(TSAN_DIR)/tests/unit/core_unit_test --gtest_brief=1 \
-	  --gtest_filter=$(TSAN_CORE_FILTER)
+	cmake --build $(TSAN_DIR) -j $(JOBS) --target flow_field_test live_map_test
+	TSAN_OPTIONS=halt_on_error=1 $(TSAN_DIR)/tests/unit/flow_field_test --gtest_brief=1
 	TSAN_OPTIONS=halt_on_error=1 $(TSAN_DIR)/tests/service/live_map_test --gtest_brief=1
 
 run: build

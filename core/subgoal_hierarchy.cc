@@ -20,18 +20,23 @@ constexpr uint32_t kNone = 0xFFFFFFFFu;
 constexpr uint32_t kSeed = 0xFFFFFFFEu;
 // Nodes of a higher degree stay in the core; the hierarchy is kept only
 // when the core ends up at most this share of the subgoals.
-constexpr size_t kMaxContractDegree = 12;
+constexpr size_t kMaxContractDegree = 32;
 constexpr double kMaxCoreShare = 0.05;
-// Witness searches settle at most this many nodes (a missed witness only
-// adds a shortcut that was not needed).
-constexpr int kWitnessSettles = 30;
+// Witness searches settle at most this many nodes, and stop once every
+// neighbour they look for is settled (a missed witness only adds a
+// shortcut that was not needed). With 12 and 30 here, the Dragon Age and
+// Baldur's Gate maps kept a large core (no hierarchy) and 8room and the
+// generated city a core of 3-4%; with 32 and 100 all of them contract
+// fully (brc202d: 163 -> 30 us a query, the city 506 -> 104) for 2-5x
+// the build time.
+constexpr int kWitnessSettles = 100;
 // Dense subgoal graphs (open game maps, sparse random obstacles) do not
 // contract to a small core; they are not tried (directed edges per
 // subgoal, on graphs of more than kSmallGraph subgoals), and a build
 // gives up after kSettlesPerNode witness settles a subgoal on average.
 constexpr double kMaxMeanDegree = 4.5;
 constexpr size_t kSmallGraph = 4096;
-constexpr uint64_t kSettlesPerNode = 400;
+constexpr uint64_t kSettlesPerNode = 500;
 // Distances are sums of octile lengths; two different ones differ by far
 // more than this.
 constexpr double kEps = 1e-9;
@@ -42,9 +47,6 @@ struct Arc {
   double cost;
 };
 
-using MinHeap = std::priority_queue<std::pair<double, uint32_t>,
-                                    std::vector<std::pair<double, uint32_t>>,
-                                    std::greater<std::pair<double, uint32_t>>>;
 
 }  // namespace
 
@@ -81,52 +83,64 @@ bool SubgoalGraph::BuildHierarchy(const std::function<bool()>& keep_going) {
   // with no path as short avoiding v (within the witness search's reach).
   std::vector<uint32_t> live;
   std::vector<std::pair<std::pair<uint32_t, uint32_t>, double>> shortcuts;
+  std::vector<double> live_cost;  // v's arc cost to live[i]
+  std::vector<uint32_t> target_stamp(n, 0);
+  std::vector<std::pair<double, uint32_t>> heap;  // a min-heap by std::greater
   auto simulate = [&](uint32_t v) {
     live.clear();
+    live_cost.clear();
     shortcuts.clear();
     for (const Arc& a : adj[v]) {
-      if (!contracted[a.to]) live.push_back(a.to);
+      if (!contracted[a.to]) {
+        live.push_back(a.to);
+        live_cost.push_back(a.cost);
+      }
     }
     if (live.size() > kMaxContractDegree) return;
-    auto cost_to = [&](uint32_t from, uint32_t to) {
-      for (const Arc& a : adj[from]) {
-        if (a.to == to) return a.cost;
-      }
-      return kInf;
-    };
-    for (size_t i = 0; i < live.size(); ++i) {
+    for (size_t i = 0; i + 1 < live.size(); ++i) {
       const uint32_t u = live[i];
-      const double cu = cost_to(v, u);
+      const double cu = live_cost[i];
       double limit = 0;
-      for (size_t j = i + 1; j < live.size(); ++j) limit = std::max(limit, cu + cost_to(v, live[j]));
-      if (limit == 0) continue;
-      // Dijkstra from u avoiding v, up to `limit`.
       ++stamp;
-      MinHeap heap;
+      int targets = 0;
+      for (size_t j = i + 1; j < live.size(); ++j) {
+        limit = std::max(limit, cu + live_cost[j]);
+        target_stamp[live[j]] = stamp;
+        ++targets;
+      }
+      // Dijkstra from u avoiding v, up to `limit`, until every later
+      // neighbour is settled.
+      heap.clear();
       wdist[u] = 0;
       wstamp[u] = stamp;
-      heap.push({0, u});
+      heap.push_back({0, u});
       int settled = 0;
-      while (!heap.empty() && settled < kWitnessSettles) {
-        const auto [d, x] = heap.top();
-        heap.pop();
+      while (!heap.empty() && settled < kWitnessSettles && targets > 0) {
+        std::pop_heap(heap.begin(), heap.end(), std::greater<>());
+        const auto [d, x] = heap.back();
+        heap.pop_back();
         if (d > wdist[x]) continue;
         if (d > limit) break;
         ++settled;
         ++settles;
+        if (target_stamp[x] == stamp) {
+          target_stamp[x] = 0;
+          --targets;
+        }
         for (const Arc& a : adj[x]) {
           if (contracted[a.to] || a.to == v) continue;
           const double nd = d + a.cost;
           if (wstamp[a.to] != stamp || nd < wdist[a.to]) {
             wstamp[a.to] = stamp;
             wdist[a.to] = nd;
-            heap.push({nd, a.to});
+            heap.push_back({nd, a.to});
+            std::push_heap(heap.begin(), heap.end(), std::greater<>());
           }
         }
       }
       for (size_t j = i + 1; j < live.size(); ++j) {
         const uint32_t w = live[j];
-        const double via = cu + cost_to(v, w);
+        const double via = cu + live_cost[j];
         const double witness = wstamp[w] == stamp ? wdist[w] : kInf;
         if (witness > via + kEps) shortcuts.push_back({{u, w}, via});
       }
@@ -184,7 +198,19 @@ bool SubgoalGraph::BuildHierarchy(const std::function<bool()>& keep_going) {
     }
     contracted[v] = 1;
     rank[v] = next_rank++;
-    for (uint32_t u : live) ++deleted[u];
+    // The neighbours forget v: no search passes through it any more, and
+    // their arcs to it are not upward (v keeps its own).
+    for (uint32_t u : live) {
+      ++deleted[u];
+      std::vector<Arc>& list = adj[u];
+      for (size_t k = 0; k < list.size(); ++k) {
+        if (list[k].to == v) {
+          list[k] = list.back();
+          list.pop_back();
+          break;
+        }
+      }
+    }
   }
   core_size_ = n - next_rank;
   if (static_cast<double>(core_size_) > kMaxCoreShare * n) {

@@ -109,6 +109,15 @@ v1::MapEdit Door(uint32_t side, bool closed) {
   return e;
 }
 
+// Puts `rows` as map `name` and waits for its subgoal graph.
+void PutAndBuild(ServerHarness& h, const std::string& name, const std::vector<std::string>& rows) {
+  v1::PutMapRequest put;
+  *put.mutable_map() = GridMapFromRows(name, rows);
+  v1::MapInfo info;
+  ASSERT_TRUE(h.stub().PutMap(Ctx().get(), put, &info).ok());
+  h.server().service_for_testing().subgoal_builder().WaitIdle();
+}
+
 TEST(SubgoalServiceTest, BuiltAfterPutAndUsedWithAStarLengths) {
   ServerHarness h;
   // The subgoal graph answers whether or not it timed faster on this map.
@@ -116,11 +125,7 @@ TEST(SubgoalServiceTest, BuiltAfterPutAndUsedWithAStarLengths) {
       server::SubgoalBuilder::PathMethod::kSubgoals);
   const std::vector<std::string> rows = Rows(96, 0.2, 11);
   const GridMap m = ToGrid(rows);
-  v1::PutMapRequest put;
-  *put.mutable_map() = GridMapFromRows("sg", rows);
-  v1::MapInfo put_info;
-  ASSERT_TRUE(h.stub().PutMap(Ctx().get(), put, &put_info).ok());
-  h.server().service_for_testing().subgoal_builder().WaitIdle();
+  PutAndBuild(h, "sg", rows);
 
   const v1::MapInfo info = GetMap(h, "sg");
   const v1::GraphInfo* grid = GridInfo(info);
@@ -165,12 +170,9 @@ TEST(SubgoalServiceTest, JumpPointsKeepTheMapWhereTheyTimedFaster) {
       server::SubgoalBuilder::PathMethod::kJumpPoints);
   const std::vector<std::string> rows = Rows(80, 0.2, 17);
   const GridMap m = ToGrid(rows);
-  v1::PutMapRequest put;
-  *put.mutable_map() = GridMapFromRows("jp", rows);
-  v1::MapInfo put_info;
-  ASSERT_TRUE(h.stub().PutMap(Ctx().get(), put, &put_info).ok());
-  h.server().service_for_testing().subgoal_builder().WaitIdle();
-  const v1::GraphInfo* grid = GridInfo(GetMap(h, "jp"));
+  PutAndBuild(h, "jp", rows);
+  const v1::MapInfo info = GetMap(h, "jp");
+  const v1::GraphInfo* grid = GridInfo(info);
   ASSERT_NE(grid, nullptr);
   EXPECT_TRUE(grid->subgoal_ready());
   EXPECT_FALSE(grid->subgoal_serves_paths());
@@ -205,12 +207,9 @@ TEST(SubgoalServiceTest, TheBuildTimesBothMethodsAndReportsThem) {
   ServerHarness h;
   const std::vector<std::string> rows = Rows(96, 0.2, 29);
   const GridMap m = ToGrid(rows);
-  v1::PutMapRequest put;
-  *put.mutable_map() = GridMapFromRows("timed", rows);
-  v1::MapInfo put_info;
-  ASSERT_TRUE(h.stub().PutMap(Ctx().get(), put, &put_info).ok());
-  h.server().service_for_testing().subgoal_builder().WaitIdle();
-  const v1::GraphInfo* grid = GridInfo(GetMap(h, "timed"));
+  PutAndBuild(h, "timed", rows);
+  const v1::MapInfo info = GetMap(h, "timed");
+  const v1::GraphInfo* grid = GridInfo(info);
   ASSERT_NE(grid, nullptr);
   ASSERT_TRUE(grid->subgoal_ready());
   EXPECT_GE(grid->subgoal_trial_queries(), 8u);

@@ -47,7 +47,6 @@ struct Arc {
   double cost;
 };
 
-
 }  // namespace
 
 bool SubgoalGraph::BuildHierarchy(const std::function<bool()>& keep_going) {

@@ -4,8 +4,8 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <functional>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -35,9 +35,9 @@ namespace wayfinder::server {
 // copies a body for its sake.
 //
 // After a build, both methods are timed on a sample of the map's own
-// queries (core/subgoal_trial.h, seeded by the version); FindPath takes
-// the subgoal graph only where it is not slower (SubgoalSlot::ForPaths),
-// and GraphInfo reports the figures.
+// queries (core/subgoal_trial.h, seeded by the version); FindPath keeps
+// jump points where they were clearly faster (SubgoalSlot::ForPaths), and
+// GraphInfo reports the figures.
 //
 // The queue holds versions weakly, one per map (a newer version replaces
 // the older), so it never keeps a version alive.

@@ -88,16 +88,12 @@ class SubgoalDistanceSearch {
     s_.target_mark[e.cell] = s_.stamp + 2;
     return e;
   }
-  // Stall-on-demand (as the FindPath hierarchy search): the node just
-  // closed is reached more cheaply down an arc from a higher node this
-  // search has labelled, so no shortest path climbs through it: it leaves
-  // no bucket, reads none and offers nothing.
+  // Stall-on-demand (SubgoalGraph::Stalled) against this search's
+  // labels: a stalled node leaves no bucket, reads none and offers nothing.
   bool Stalled(const Entry& e) const {
-    for (uint32_t k = g_.up_begin_[e.cell], end = g_.up_begin_[e.cell + 1]; k < end; ++k) {
-      const uint32_t w = g_.up_to_[k];
-      if (s_.generation[w] == s_.stamp && s_.dist[w] + g_.up_cost_[k] < e.g) return true;
-    }
-    return false;
+    return g_.Stalled(static_cast<uint32_t>(e.cell), e.g, [&](uint32_t w) {
+      return s_.generation[w] == s_.stamp ? s_.dist[w] : kInf;
+    });
   }
   // Offers the length through the node just closed to its arcs upwards.
   void Upward(const Entry& e) {

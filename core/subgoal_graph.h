@@ -138,6 +138,17 @@ class SubgoalGraph {
     const int lo = dx < dy ? dx : dy, hi = dx < dy ? dy : dx;
     return (hi - lo) + 1.4142135623730951 * lo;
   }
+  // Stall-on-demand (Geisberger et al., WEA 2008), for the hierarchy's
+  // upward searches: whether node u, settled at gu, is reached more cheaply
+  // down an upward arc from a node labelled label(w) (+inf if unlabelled),
+  // so that no shortest path climbs through u.
+  template <typename Label>
+  bool Stalled(uint32_t u, double gu, Label&& label) const {
+    for (uint32_t k = up_begin_[u], end = up_begin_[u + 1]; k < end; ++k) {
+      if (label(up_to_[k]) + up_cost_[k] < gu) return true;
+    }
+    return false;
+  }
   static bool TestBit(const uint64_t* bits, uint64_t i) { return (bits[i >> 6] >> (i & 63)) & 1; }
   static void SetBit(std::vector<uint64_t>& bits, uint64_t i) {
     bits[i >> 6] |= uint64_t{1} << (i & 63);
@@ -217,9 +228,6 @@ class SubgoalGraph {
   // them for `smoothing`.
   static void Waypoints(const std::vector<std::pair<int, int>>& pts, Smoothing smoothing,
                         std::vector<Point>* out);
-  static uint64_t PairKey(uint32_t a, uint32_t b) {
-    return a < b ? (uint64_t{a} << 32 | b) : (uint64_t{b} << 32 | a);
-  }
   // The subgoal a shortcut between a and b bypasses; kNoMiddle for an
   // original edge.
   static constexpr uint32_t kNoMiddle = 0xFFFFFFFFu;

@@ -5,7 +5,6 @@
 #include <cmath>
 #include <limits>
 #include <queue>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -76,7 +75,6 @@ bool SubgoalGraph::BuildHierarchy(const std::function<bool()>& keep_going) {
   std::vector<double> wdist(n, kInf);
   std::vector<uint32_t> wstamp(n, 0);
   uint32_t stamp = 0;
-  std::unordered_map<uint64_t, uint32_t> mids;
 
   // Shortcuts that contracting v needs: (u, w, cost) for neighbours u < w
   // with no path as short avoiding v (within the witness search's reach).
@@ -186,13 +184,11 @@ bool SubgoalGraph::BuildHierarchy(const std::function<bool()>& keep_going) {
           for (Arc& b : adj[w]) {
             if (b.to == u) b = {u, v, cost};
           }
-          mids[PairKey(u, w)] = v;
         }
       }
       if (!found) {
         adj[u].push_back({w, v, cost});
         adj[w].push_back({u, v, cost});
-        mids[PairKey(u, w)] = v;
       }
     }
     contracted[v] = 1;
@@ -228,6 +224,8 @@ bool SubgoalGraph::BuildHierarchy(const std::function<bool()>& keep_going) {
         up_to_.push_back(a.to);
         up_cost_.push_back(a.cost);
         up_mid_.push_back(a.mid);  // kNone is kNoMiddle
+        // A core pair keeps its arc at both ends: count it at the lower.
+        if (a.mid != kNone && rank[a.to] > rank[v]) ++num_shortcuts_;
       }
     }
     up_begin_[v + 1] = static_cast<uint32_t>(up_to_.size());
@@ -235,7 +233,6 @@ bool SubgoalGraph::BuildHierarchy(const std::function<bool()>& keep_going) {
   up_to_.shrink_to_fit();
   up_cost_.shrink_to_fit();
   up_mid_.shrink_to_fit();
-  num_shortcuts_ = mids.size();
   // A* over the subgoal graph is no longer used.
   edges_ = {};
   edge_begin_ = {};
@@ -284,17 +281,13 @@ class SubgoalHierarchySearch {
   bool Labelled(uint32_t id, int d) const {
     return s_.bi_nodes_[id].generation[d] == s_.generation_;
   }
-  // Stall-on-demand (Geisberger et al.): u, settled at gu in direction d,
-  // is reached more cheaply down an arc from a higher node this search has
-  // labelled, so no shortest path climbs through it and its arcs need not
-  // be offered. (Arcs cost the same both ways; a node on a shortest path
-  // has its exact length, which no path undercuts.)
+  // Stall-on-demand (SubgoalGraph::Stalled) against this direction's
+  // labels. (Arcs cost the same both ways; a node on a shortest path has
+  // its exact length, which no path undercuts.)
   bool Stalled(uint32_t u, int d, double gu) const {
-    for (uint32_t k = g_.up_begin_[u], end = g_.up_begin_[u + 1]; k < end; ++k) {
-      const uint32_t w = g_.up_to_[k];
-      if (Labelled(w, d) && s_.bi_nodes_[w].g[d] + g_.up_cost_[k] < gu) return true;
-    }
-    return false;
+    return g_.Stalled(u, gu, [&](uint32_t w) {
+      return Labelled(w, d) ? s_.bi_nodes_[w].g[d] : kInf;
+    });
   }
   void Relax(uint32_t id, int d, double g, uint32_t parent) {
     BiNode& n = Touch(id, d);

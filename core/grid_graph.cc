@@ -42,6 +42,7 @@ GridGraph::GridGraph(std::shared_ptr<const GridMap> map, bool run_table)
 
   moves_.assign(m.size(), 0);
   ComputeMoves(CellRect{0, 0, w, h});
+  SetRims(CellRect{0, 0, w, h});
   if (WantsRuns()) BuildRuns();
 }
 
@@ -86,33 +87,76 @@ void GridGraph::ComputeMoves(const CellRect& rect) {
 
 bool GridGraph::WantsRuns() const {
   const GridMap& m = *map_;
-  return run_table_ && m.uniform_cost() && m.size() <= kMaxRunTableCells && m.width() < 32768 &&
+  return run_table_ && m.size() <= kMaxRunTableCells && m.width() < 32768 &&
          m.height() < 32768;
+}
+
+bool GridGraph::ComputeRim(uint32_t index) const {
+  const GridMap& m = *map_;
+  if (!m.IsFree(index)) return false;
+  const double own = m.Cost(index);
+  const int64_t w = m.width(), x = index % w, y = index / w;
+  for (int64_t yy = std::max<int64_t>(0, y - 1); yy <= std::min<int64_t>(m.height() - 1, y + 1);
+       ++yy) {
+    for (int64_t xx = std::max<int64_t>(0, x - 1); xx <= std::min<int64_t>(w - 1, x + 1); ++xx) {
+      const uint32_t n = static_cast<uint32_t>(yy * w + xx);
+      if (m.IsFree(n) && m.Cost(n) != own) return true;
+    }
+  }
+  return false;
+}
+
+void GridGraph::SetRims(const CellRect& r) {
+  const GridMap& m = *map_;
+  if (m.uniform_cost()) {
+    std::vector<uint64_t>().swap(rims_);
+    rim_cells_ = 0;
+    return;
+  }
+  // A map that had no rims (uniform until this change) has them only
+  // within r: the other bits stay 0.
+  if (rims_.empty()) {
+    rims_.assign((m.size() + 63) / 64, 0);
+    rim_cells_ = 0;
+  }
+  for (uint32_t y = r.y0; y < r.y1; ++y) {
+    for (uint32_t x = r.x0; x < r.x1; ++x) {
+      const uint32_t c = y * m.width() + x;
+      const uint64_t bit = uint64_t{1} << (c % 64);
+      const bool was = (rims_[c / 64] & bit) != 0, is = ComputeRim(c);
+      if (was == is) continue;
+      rims_[c / 64] ^= bit;
+      rim_cells_ += is ? 1 : -1;
+    }
+  }
 }
 
 // A straight run from c in direction s steps to c + step; it ends at a jump
 // point where the cell reached has a side neighbour open whose cell behind
-// is blocked. Reads the run of the next cell.
+// is blocked, or is a rim. Reads the run of the next cell.
 int16_t GridGraph::StraightRun(uint32_t c, int s) const {
   if ((moves_[c] & kBit[s]) == 0) return 0;
   const int64_t w = map_->width();
   const int64_t step[4] = {1, w, -1, -w};
   const uint32_t next = static_cast<uint32_t>(c + step[s]);
   const bool jump_point = ((moves_[next] & kSideA[s]) != 0 && (moves_[c] & kSideA[s]) == 0) ||
-                          ((moves_[next] & kSideB[s]) != 0 && (moves_[c] & kSideB[s]) == 0);
+                          ((moves_[next] & kSideB[s]) != 0 && (moves_[c] & kSideB[s]) == 0) ||
+                          rim(next);
   const int32_t after = run(next, s);
   return static_cast<int16_t>(jump_point ? 1 : after > 0 ? after + 1 : after - 1);
 }
 
 // A diagonal walk in direction k ends at a cell from which it cannot step
-// on, or where a straight run along either part of the diagonal has a jump
-// point (the walk stops there: that cell is a jump point of the diagonal).
+// on, at a rim, or where a straight run along either part of the diagonal
+// has a jump point (the walk stops there: that cell is a jump point of the
+// diagonal).
 void GridGraph::SetEnds(uint32_t x, uint32_t y) {
   const uint32_t c = y * map_->width() + x;
+  const bool at_rim = rim(c);
   for (int k = 0; k < 4; ++k) {
     const int sx = kDx[k] > 0 ? 0 : 2, sy = kDy[k] > 0 ? 1 : 3;
     const bool no_step = (moves_[c] & kDiagonalBit[k]) == 0;
-    const bool stop = run(c, sx) > 0 || run(c, sy) > 0;
+    const bool stop = at_rim || run(c, sx) > 0 || run(c, sy) > 0;
     const uint64_t b = EndBit(x, y, k);
     const uint64_t bit = uint64_t{1} << (b % 64);
     uint64_t* words = &ends_[2 * (k * ends_words_ + b / 64)];
@@ -203,9 +247,10 @@ void GridGraph::Update(const CellRect& changed) {
   const uint32_t h = m.height();
   const CellRect c = CellRect::Intersect(changed, CellRect{0, 0, w, h});
   if (c.empty()) return;
-  // A cell's moves read its 8 neighbours.
+  // A cell's moves and whether it is a rim read its 8 neighbours.
   const CellRect r = c.Expand(1, w, h);
   ComputeMoves(r);
+  SetRims(r);
   if (!WantsRuns()) {
     std::vector<int16_t>().swap(runs_);
     std::vector<uint64_t>().swap(ends_);
@@ -237,7 +282,8 @@ void GridGraph::RefineComponents() {
 
 size_t GridGraph::MemoryBytes() const {
   return sizeof(*this) + components_.MemoryBytes() + moves_.capacity() +
-         runs_.capacity() * sizeof(int16_t) + ends_.capacity() * sizeof(uint64_t);
+         runs_.capacity() * sizeof(int16_t) + ends_.capacity() * sizeof(uint64_t) +
+         rims_.capacity() * sizeof(uint64_t);
 }
 
 }  // namespace wayfinder

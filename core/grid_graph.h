@@ -75,22 +75,34 @@ class GridGraph {
   uint8_t moves(uint32_t index) const { return moves_[index]; }
   const uint8_t* moves_data() const { return moves_.data(); }
 
+  // A free cell with a free neighbour (of its eight) of another cost: on
+  // maps with cost multipliers, where jump point search must stop and
+  // look everywhere (core/grid_weighted_jumps.h). Never on a map of
+  // uniform cost.
+  bool rim(uint32_t index) const {
+    return !rims_.empty() && ((rims_[index / 64] >> (index % 64)) & 1) != 0;
+  }
+  // How many cells are rims: where they are most of the free cells, jump
+  // points stop nearly everywhere and A* is faster.
+  uint64_t rim_cells() const { return rim_cells_; }
+
   // Jump point search's runs, precomputed (JPS+, Rabin 2015). Straight,
   // for a free cell and direction s (0 right, 1 down, 2 left, 3 up):
   // run(cell, s) > 0 is the number of steps to the first jump point that
-  // way (a cell with a forced neighbour); <= 0 is minus the number of steps
-  // that way before a wall, with no jump point on them. Built for maps of
-  // uniform cost up to kMaxRunTableCells cells (8 bytes a cell, and 1 for
-  // the diagonals below).
+  // way (a cell with a forced neighbour, or a rim); <= 0 is minus the number
+  // of steps that way before a wall, with no jump point on them. Built for
+  // maps up to kMaxRunTableCells cells (8 bytes a cell, and 1 for the
+  // diagonals below); on maps with cost multipliers they serve the map's
+  // own costs only (a query's table moves the rims).
   static constexpr uint64_t kMaxRunTableCells = uint64_t{1} << 22;
   static constexpr int kStraightRuns = 4;
   bool has_runs() const { return !runs_.empty(); }
   int32_t run(uint32_t index, int s) const { return runs_[kStraightRuns * size_t{index} + s]; }
 
   // Diagonal, for direction k of (1,1) (-1,1) (-1,-1) (1,-1) from the free
-  // cell (x, y): > 0 is the number of diagonal steps to the first cell from
-  // which a straight run along either part of the diagonal has a jump
-  // point; <= 0 is minus the number of steps before the diagonal is blocked
+  // cell (x, y): > 0 is the number of diagonal steps to the first cell that
+  // is a rim or from which a straight run along either part of the diagonal
+  // has a jump point; <= 0 is minus the number of steps before the diagonal is blocked
   // (or would cut a corner), with no such cell on them. Only with
   // has_runs().
   //
@@ -143,14 +155,17 @@ class GridGraph {
   // and columns through it up to where they equal the old ones (the next
   // wall or jump point); the diagonal end bits of those cells (O(1) each);
   // components around it (a blocking change searches the sides of
-  // the cut until they meet or the smaller ones run out). When the map
-  // turns uniform-cost (or stops being) the run table is built (or freed)
-  // whole, as a fresh build would. An empty or off-map `changed` is a no-op.
+  // the cut until they meet or the smaller ones run out). A cost change
+  // moves rims only within one cell of it, inside the moves' rectangle. An empty or off-map `changed` is a no-op.
   void Update(const CellRect& changed);
 
  private:
   // Moves and edge count of the cells in r.
   void ComputeMoves(const CellRect& r);
+  bool ComputeRim(uint32_t index) const;
+  // The rim bits of the cells in r, and the count (none on a map of
+  // uniform cost).
+  void SetRims(const CellRect& r);
   // Whether a fresh build would hold runs for the map as it is now.
   bool WantsRuns() const;
   void BuildRuns();
@@ -186,6 +201,8 @@ class GridGraph {
   std::shared_ptr<const GridMap> map_;
   LiveComponents components_;
   std::vector<uint8_t> moves_;
+  std::vector<uint64_t> rims_;  // a bit a cell; empty on a map of uniform cost
+  uint64_t rim_cells_ = 0;
   std::vector<int16_t> runs_;
   // End bits of the diagonal walks: per direction ends_words_ pairs of
   // words, (no step onwards, stop) for the same 64 bit positions, so that

@@ -8,6 +8,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
+#include "core/grid_weighted_jumps.h"
 #include "core/huge_pages.h"
 #include "core/map_area.h"
 #include "core/status_macros.h"
@@ -150,6 +151,13 @@ class GridAStar {
   absl::StatusOr<PathResult> RunJumpPoint(uint32_t start, uint32_t goal,
                                           const PathRequest& request,
                                           const SearchBudget& budget);
+  // Jump point search with cost multipliers (grid_weighted_jumps.h):
+  // `costs` the query's table, or the map's own (GridCostTable::Defaults,
+  // `own_costs`: the graph's runs then know the rims).
+  absl::StatusOr<PathResult> RunWeightedJumpPoint(uint32_t start, uint32_t goal,
+                                                  const PathRequest& request,
+                                                  const SearchBudget& budget,
+                                                  const GridCostTable& costs, bool own_costs);
 
  private:
   // The A* loop both searches share: the open list, the goal test, the
@@ -555,6 +563,36 @@ absl::StatusOr<PathResult> GridAStar<Nodes>::RunJumpPoint(uint32_t start, uint32
 }
 
 template <typename Nodes>
+absl::StatusOr<PathResult> GridAStar<Nodes>::RunWeightedJumpPoint(uint32_t start, uint32_t goal,
+                                                                  const PathRequest& request,
+                                                                  const SearchBudget& budget,
+                                                                  const GridCostTable& costs,
+                                                                  bool own_costs) {
+  const internal::WeightedJumps jumps(graph_, costs.multiplier.data(), goal);
+  h_scale_ = costs.MinMultiplier();
+  // The graph's runs stop at the rims of the map's own costs: O(1) jumps
+  // when the query keeps them, else scans.
+  const bool runs = own_costs && graph_.has_runs();
+  return Search(start, goal, request, budget, [&](uint32_t cell, double g) {
+    const int64_t x = cell % width_, y = cell / width_;
+    int dirs[8][2];
+    const int n = jumps.Directions(x, y, nodes_.At(cell).parent,
+                                   runs ? graph_.rim(cell) : jumps.Boundary(x, y), dirs);
+    for (int k = 0; k < n; ++k) {
+      int64_t jx, jy;
+      if (!(runs ? Jump(x, y, dirs[k][0], dirs[k][1], goal, &jx, &jy)
+                 : jumps.Jump(x, y, dirs[k][0], dirs[k][1], &jx, &jy))) {
+        continue;
+      }
+      const uint32_t next = static_cast<uint32_t>(jy * width_ + jx);
+      const uint32_t steps = static_cast<uint32_t>(std::max(std::abs(jx - x), std::abs(jy - y)));
+      Improve<true>(next, cell,
+                    g + jumps.RunCost(cell, next, steps, dirs[k][0] != 0 && dirs[k][1] != 0));
+    }
+  });
+}
+
+template <typename Nodes>
 PathResult GridAStar<Nodes>::Reconstruct(uint32_t target, PathStatus status,
                                          Smoothing smoothing) const {
   PathResult r;
@@ -596,6 +634,19 @@ PathResult GridAStar<Nodes>::Reconstruct(uint32_t target, PathStatus status,
   return r;
 }
 
+GridMethod DefaultGridMethod(const GridGraph& graph, const GridCostTable* costs) {
+  const GridMap& map = graph.map();
+  if (costs != nullptr && costs->SameAsMapOn(map)) costs = nullptr;
+  if (costs != nullptr) {
+    return costs->UniformOn(map).has_value() ? GridMethod::kJumpPoint : GridMethod::kAStar;
+  }
+  if (map.uniform_cost()) return GridMethod::kJumpPoint;
+  // Rims on more than half of the free cells: costs that change from cell
+  // to cell, where every rim is a node and A* does less work a node.
+  return graph.has_runs() && 2 * graph.rim_cells() <= map.free_cells() ? GridMethod::kJumpPoint
+                                                                      : GridMethod::kAStar;
+}
+
 absl::StatusOr<PathResult> FindGridPath(const GridGraph& graph, const PathRequest& request,
                                         const SearchBudget& budget, GridSearchScratch& scratch,
                                         const GridSearchOptions& options) {
@@ -607,17 +658,6 @@ absl::StatusOr<PathResult> FindGridPath(const GridGraph& graph, const PathReques
   if (costs != nullptr && costs->SameAsMapOn(map)) costs = nullptr;
   std::optional<double> uniform_table;
   if (costs != nullptr) uniform_table = costs->UniformOn(map);
-  if (options.method == GridMethod::kJumpPoint && !map.uniform_cost()) {
-    return absl::InvalidArgumentError(
-        "options.grid_method: JUMP_POINT needs a map of uniform cost (this map has cost "
-        "multipliers); use A_STAR");
-  }
-  if (options.method == GridMethod::kJumpPoint && costs != nullptr &&
-      !uniform_table.has_value()) {
-    return absl::InvalidArgumentError(
-        "options.grid_method: JUMP_POINT needs uniform costs, and options.area_costs gives this "
-        "map's walkable cells several costs; use A_STAR");
-  }
   if (request.smoothing == Smoothing::kCheckpoints || request.smoothing == Smoothing::kFunnel) {
     return absl::InvalidArgumentError(absl::StrCat(
         "options.smoothing: ",
@@ -644,7 +684,15 @@ absl::StatusOr<PathResult> FindGridPath(const GridGraph& graph, const PathReques
     r.status = PathStatus::kUnreachable;
     return r;
   }
+  // Several costs: A*, or jump points stopping at the rims of equal-cost
+  // regions.
+  const bool weighted = costs != nullptr ? !uniform_table.has_value() : !map.uniform_cost();
   auto run = [&](auto search) -> absl::StatusOr<PathResult> {
+    if (weighted && options.method == GridMethod::kJumpPoint) {
+      static const GridCostTable kDefaults = GridCostTable::Defaults();
+      return search.RunWeightedJumpPoint(start, goal, request, budget,
+                                         costs != nullptr ? *costs : kDefaults, costs == nullptr);
+    }
     if (costs != nullptr && !uniform_table.has_value()) {
       return search.RunWithCosts(start, goal, request, budget, *costs);
     }

@@ -68,17 +68,27 @@ enum class GridMethod {
   // Pathfinding on Grid Maps", AAAI 2011, with the rules for diagonal steps
   // that may not cut corners): A* over the jump points only, skipping the
   // symmetric runs of open cells in between. Same lengths as kAStar, far
-  // fewer expansions on open maps. Maps of uniform cost only.
+  // fewer expansions on open maps. Where cells cost differently (the map's
+  // bytes or a query's table) the runs also stop at the rims of equal-cost
+  // regions (grid_weighted_jumps.h): fast where costs come in patches, A*
+  // with overhead where they change from cell to cell.
   kJumpPoint,
 };
+
+// The method FindPath uses when the caller names none: jump points on a map
+// of one cost (under the table, if any); on the map's own cost bytes, jump
+// points while rims (GridGraph::rim) are at most half of the free cells and
+// the graph has its runs; else A* (a query's table moves the rims, and
+// jump points would scan for them).
+GridMethod DefaultGridMethod(const GridGraph& graph, const GridCostTable* costs);
 
 struct GridSearchOptions {
   GridMethod method = GridMethod::kAStar;
   // A query's cost multipliers per cell byte (grid_costs.h); null = the
-  // map's own (max(byte, 1)). With a table, kAStar searches with the
-  // table's multipliers and its impassable bytes as walls; kJumpPoint is
-  // allowed only when the table keeps every walkable cell of the map at one
-  // cost (GridCostTable::UniformOn; the lengths are then scaled by it).
+  // map's own (max(byte, 1)). With a table, both methods search with the
+  // table's multipliers and its impassable bytes as walls (a table that
+  // keeps every walkable cell at one cost: the uniform search, lengths
+  // scaled by it).
   const GridCostTable* costs = nullptr;
   // Where the search keeps its nodes (GridSearchScratch): kAuto chooses;
   // tests and benchmarks may force either (same answers).
@@ -101,11 +111,9 @@ struct GridSearchOptions {
 // With a cost table, a start or goal on an impassable byte is
 // FAILED_PRECONDITION (as a blocked cell), naming options.area_costs.
 //
-// With GridMethod::kJumpPoint (INVALID_ARGUMENT on a map with cost
-// multipliers, or with a table that gives its walkable cells several
-// costs), expansions count jump points, and the waypoints are the same
-// cell centres as A* would give for its path (the runs between jump points
-// are filled in).
+// With GridMethod::kJumpPoint, expansions count jump points (and rims),
+// and the waypoints are cell centres along a path of the same length as
+// A*'s (the runs between jump points are filled in).
 // The free cell holding `p` (map_area.h's rule): INVALID_ARGUMENT naming
 // `field` when p is not finite or outside [0, width) x [0, height);
 // FAILED_PRECONDITION when its cell is blocked. FindGridPath and flow-field

@@ -11,6 +11,9 @@
 #      subgoal graph on every scenario against the optimal lengths, beside
 #      A* and JPS on every 4th (ratios, build ms, memory / grid), per map
 #      and per map set.
+#   1b. GRID on maps with cost bytes (wayfinder-weightbench): A* beside jump
+#      points that stop at the rims of equal-cost regions, on the Moving AI
+#      maps with seeded mud and on generated patch and per-cell-cost maps.
 #   2. NAVMESH beside Recast/Detour (wayfinder-navbench), on the same maps,
 #      and on seeded polygon worlds against exact shortest paths.
 #      Raycast and NearestPoint beside Detour's raycast and
@@ -89,6 +92,15 @@ else
     --generated=256
   run "$bench/wayfinder-navbench" --data_dir="$data" --sample=20 --filter=den312d \
     --worlds=2 --world_queries=10 --generated=256
+fi
+
+# 1b. GRID on maps with cost bytes: A* beside jump points with rims as stops,
+# on the Moving AI maps with seeded mud and on generated patch and noise maps.
+say ""
+if [ "$mode" = full ]; then
+  run "$bench/wayfinder-weightbench" --data_dir="$data" --sample=8
+else
+  run "$bench/wayfinder-weightbench" --data_dir="$data" --quick --filter=den312d --rounds=1
 fi
 
 # 2b. Raycast and NearestPoint beside Detour's raycast and findNearestPoly

@@ -139,18 +139,6 @@ absl::Status RunFindDistances(const MapSnapshot& map, const v1::FindDistancesReq
     WF_ASSIGN_OR_RETURN(const std::optional<GridCostTable> table,
                         GridCostsFrom(options.area_costs(), "options.area_costs"));
     WF_RETURN_IF_ERROR(CheckRadius(options.agent_radius(), "options.agent_radius"));
-    if (graph == v1::GRID && options.grid_method() == v1::JUMP_POINT &&
-        !map.grid->uniform_cost()) {
-      return absl::InvalidArgumentError(
-          "options.grid_method: JUMP_POINT needs a map of uniform cost (this map has cost "
-          "multipliers); use A_STAR");
-    }
-    if (graph == v1::GRID && options.grid_method() == v1::JUMP_POINT && table.has_value() &&
-        !table->SameAsMapOn(*map.grid) && !table->UniformOn(*map.grid).has_value()) {
-      return absl::InvalidArgumentError(
-          "options.grid_method: JUMP_POINT needs uniform costs, and options.area_costs gives "
-          "this map's walkable cells several costs; use A_STAR");
-    }
     if (options.grid_method() < v1::GRID_METHOD_UNSPECIFIED ||
         options.grid_method() > v1::JUMP_POINT) {
       return absl::InvalidArgumentError(absl::StrCat(

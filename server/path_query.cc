@@ -130,11 +130,8 @@ absl::Status RunFindPath(const MapSnapshot& map, const v1::FindPathRequest& requ
       switch (options.grid_method()) {
         case v1::GRID_METHOD_UNSPECIFIED:
           // Jump points where every walkable cell costs the same (under the
-          // table, if any), else A*.
-          grid_options.method =
-              map.grid->uniform_cost() && (!costs.has_value() || costs->UniformOn(*map.grid))
-                  ? GridMethod::kJumpPoint
-                  : GridMethod::kAStar;
+          // table, if any) or the map's costs come in patches, else A*.
+          grid_options.method = DefaultGridMethod(*map.grid_graph, grid_options.costs);
           break;
         case v1::A_STAR:
           grid_options.method = GridMethod::kAStar;

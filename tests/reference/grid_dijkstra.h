@@ -6,6 +6,7 @@
 // components): plain Dijkstra with std::priority_queue over a GridMap, and
 // breadth-first search over hex cells. Header-only; for tests.
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -52,6 +53,46 @@ inline std::vector<double> GridDistances(const GridMap& m, uint32_t start) {
         const uint32_t n = static_cast<uint32_t>(ny * w + nx);
         const double step = (dx != 0 && dy != 0) ? kSqrt2 : 1.0;
         const double nd = d + step * 0.5 * (m.Cost(c) + m.Cost(n));
+        if (nd < dist[n]) {
+          dist[n] = nd;
+          pq.push({nd, n});
+        }
+      }
+    }
+  }
+  return dist;
+}
+
+// The same under per-byte multipliers (a query's cost table): a step costs
+// its length times the mean of the two cells' `mult[byte]`; a byte priced
+// +infinity is a wall (no step onto it, no diagonal past it), as 255 is.
+inline std::vector<double> GridDistances(const GridMap& m, const std::array<double, 256>& mult,
+                                         uint32_t start) {
+  constexpr double kSqrt2 = 1.4142135623730951;
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  const int64_t w = m.width();
+  auto open = [&](int64_t x, int64_t y) {
+    return m.InBounds(x, y) && m.cells()[y * w + x] != GridMap::kBlocked &&
+           mult[m.cells()[y * w + x]] < kInf;
+  };
+  std::vector<double> dist(m.size(), kInf);
+  if (!open(start % w, start / w)) return dist;
+  using Item = std::pair<double, uint32_t>;
+  std::priority_queue<Item, std::vector<Item>, std::greater<Item>> pq;
+  dist[start] = 0;
+  pq.push({0, start});
+  while (!pq.empty()) {
+    auto [d, c] = pq.top();
+    pq.pop();
+    if (d > dist[c]) continue;
+    const int64_t x = c % w, y = c / w;
+    for (int dy = -1; dy <= 1; ++dy) {
+      for (int dx = -1; dx <= 1; ++dx) {
+        if ((dx == 0 && dy == 0) || !open(x + dx, y + dy)) continue;
+        if (dx != 0 && dy != 0 && (!open(x + dx, y) || !open(x, y + dy))) continue;
+        const uint32_t n = static_cast<uint32_t>((y + dy) * w + x + dx);
+        const double step = (dx != 0 && dy != 0) ? kSqrt2 : 1.0;
+        const double nd = d + step * 0.5 * (mult[m.cells()[c]] + mult[m.cells()[n]]);
         if (nd < dist[n]) {
           dist[n] = nd;
           pq.push({nd, n});

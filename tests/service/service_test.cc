@@ -283,7 +283,7 @@ TEST(PathsTest, ExpansionBudgetGivesPartialOrError) {
   EXPECT_GT(resp.waypoints(resp.waypoints_size() - 1).x(), 1.0);
 }
 
-TEST(PathsTest, GridMethodsAgreeAndJumpPointsNeedUniformCosts) {
+TEST(PathsTest, GridMethodsAgreeOnUniformAndWeightedMaps) {
   ServerHarness h;
   std::vector<std::string> rows = {
       "..........",
@@ -311,18 +311,20 @@ TEST(PathsTest, GridMethodsAgreeAndJumpPointsNeedUniformCosts) {
   EXPECT_DOUBLE_EQ(jps.waypoints(0).x(), 0.5);
   EXPECT_DOUBLE_EQ(jps.waypoints(jps.waypoints_size() - 1).x(), 9.5);
 
-  // On a map with cost multipliers the default is A*, and JUMP_POINT is
-  // refused by name.
+  // On a map with a patch of costs the default is jump points stopping at
+  // its rims, as JUMP_POINT; A* agrees on the length.
   rows[0] = "..2.......";
   MustPut(h, GridMapFromRows("costly", rows));
   v1::FindPathRequest costly = PathRequest("costly", 0.5, 4.5, 9.5, 4.5);
   ASSERT_TRUE(Find(h, costly, &by_default).ok());
   costly.mutable_options()->set_grid_method(v1::JUMP_POINT);
-  grpc::Status s = Find(h, costly, &jps);
-  EXPECT_EQ(s.error_code(), StatusCode::INVALID_ARGUMENT);
-  EXPECT_NE(s.error_message().find("options.grid_method: JUMP_POINT needs a map of uniform cost"),
-            std::string::npos)
-      << s.error_message();
+  ASSERT_TRUE(Find(h, costly, &jps).ok());
+  costly.mutable_options()->set_grid_method(v1::A_STAR);
+  ASSERT_TRUE(Find(h, costly, &astar).ok());
+  EXPECT_NEAR(jps.length(), astar.length(), 1e-9 * astar.length());
+  EXPECT_DOUBLE_EQ(by_default.length(), jps.length());
+  EXPECT_EQ(by_default.stats().expansions(), jps.stats().expansions());
+  grpc::Status s;
   costly.mutable_options()->set_grid_method(static_cast<v1::GridMethod>(9));
   s = Find(h, costly, &jps);
   EXPECT_EQ(s.error_code(), StatusCode::INVALID_ARGUMENT);

@@ -57,7 +57,7 @@ using testing_living::LivingRaster;
 
 // The diagonal run of (x, y) in direction k by its definition: step while
 // the moves allow, until a cell whose straight run along either part of
-// the diagonal has a jump point.
+// the diagonal has a jump point, or a rim.
 int32_t WalkDiagonal(const GridGraph& g, uint32_t x, uint32_t y, int k) {
   const int dx = (k == 0 || k == 3) ? 1 : -1, dy = k < 2 ? 1 : -1;
   const int sx = dx > 0 ? 0 : 2, sy = dy > 0 ? 1 : 3;
@@ -69,7 +69,7 @@ int32_t WalkDiagonal(const GridGraph& g, uint32_t x, uint32_t y, int k) {
     y += dy;
     ++steps;
     const uint32_t c = y * w + x;
-    if (g.run(c, sx) > 0 || g.run(c, sy) > 0) return steps;
+    if (g.rim(c) || g.run(c, sx) > 0 || g.run(c, sy) > 0) return steps;
   }
 }
 
@@ -86,6 +86,13 @@ int32_t WalkDiagonal(const GridGraph& g, uint32_t x, uint32_t y, int k) {
     if (a.moves(i) != b.moves(i)) {
       return ::testing::AssertionFailure() << "moves of (" << i % w << ", " << i / w << ")";
     }
+    if (a.rim(i) != b.rim(i)) {
+      return ::testing::AssertionFailure() << "rim of (" << i % w << ", " << i / w << ")";
+    }
+  }
+  if (a.rim_cells() != b.rim_cells()) {
+    return ::testing::AssertionFailure() << "rim_cells " << a.rim_cells() << " vs "
+                                         << b.rim_cells();
   }
   if (a.has_runs() != b.has_runs()) {
     return ::testing::AssertionFailure() << "has_runs " << a.has_runs() << " vs " << b.has_runs();
@@ -120,7 +127,8 @@ int32_t WalkDiagonal(const GridGraph& g, uint32_t x, uint32_t y, int k) {
 }
 
 // Random pairs of free cells: the repaired and fresh graphs answer alike
-// and as Dijkstra says.
+// and as Dijkstra says, by A* and by jump points (on maps with costs, the
+// runs that stop at the rims).
 ::testing::AssertionResult SamePaths(const GridGraph& g, const GridGraph& fresh,
                                      std::mt19937& rng, int pairs) {
   const GridMap& m = fresh.map();
@@ -138,7 +146,6 @@ int32_t WalkDiagonal(const GridGraph& g, uint32_t x, uint32_t y, int k) {
     req.start = GridMap::Centre(s % w, s / w);
     req.goal = GridMap::Centre(t % w, t / w);
     for (GridMethod method : {GridMethod::kAStar, GridMethod::kJumpPoint}) {
-      if (method == GridMethod::kJumpPoint && !m.uniform_cost()) continue;
       GridSearchOptions options;
       options.method = method;
       auto a = FindGridPath(g, req, SearchBudget(), scratch, options);

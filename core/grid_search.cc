@@ -532,24 +532,7 @@ absl::StatusOr<PathResult> GridAStar<Nodes>::RunJumpPoint(uint32_t start, uint32
       }
     } else {
       const int64_t px = parent % width_, py = parent / width_;
-      const int dx = (x > px) - (x < px), dy = (y > py) - (y < py);
-      if (dx != 0 && dy != 0) {
-        add(dx, 0);
-        add(0, dy);
-        add(dx, dy);
-      } else if (dx != 0) {
-        add(dx, 0);
-        add(dx, 1);
-        add(dx, -1);
-        add(0, 1);
-        add(0, -1);
-      } else {
-        add(0, dy);
-        add(1, dy);
-        add(-1, dy);
-        add(1, 0);
-        add(-1, 0);
-      }
+      n = internal::PrunedJumpDirections((x > px) - (x < px), (y > py) - (y < py), dirs);
     }
     for (int k = 0; k < n; ++k) {
       int64_t jx, jy;

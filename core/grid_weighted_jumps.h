@@ -10,6 +10,39 @@
 
 namespace wayfinder::internal {
 
+// Jump point search's pruned directions out of a jump point reached by a
+// step of (dx, dy) (signs; not both 0): after a diagonal step its two parts
+// and itself; after a straight one itself, the two diagonals beside it and
+// the two sides (a superset of its forced neighbours, one of which made it
+// a jump point; the runs reject those a wall closes). Into dirs; returns
+// how many.
+inline int PrunedJumpDirections(int dx, int dy, int dirs[8][2]) {
+  int n = 0;
+  auto add = [&](int ax, int ay) {
+    dirs[n][0] = ax;
+    dirs[n][1] = ay;
+    ++n;
+  };
+  if (dx != 0 && dy != 0) {
+    add(dx, 0);
+    add(0, dy);
+    add(dx, dy);
+  } else if (dx != 0) {
+    add(dx, 0);
+    add(dx, 1);
+    add(dx, -1);
+    add(0, 1);
+    add(0, -1);
+  } else {
+    add(0, dy);
+    add(1, dy);
+    add(-1, dy);
+    add(1, 0);
+    add(-1, 0);
+  }
+  return n;
+}
+
 // Jump point search on a grid whose cells carry cost multipliers (the
 // map's own or a query's GridCostTable), for FindGridPath.
 //
@@ -18,27 +51,30 @@ namespace wayfinder::internal {
 // follows one canonical ordering and stops only where an obstacle makes
 // another one necessary (a forced neighbour). That holds wherever the cells
 // around a step all cost the same. So the runs here stop at one more kind of
-// cell: a *boundary* cell, one with a walkable neighbour (among its eight,
-// on the map) priced differently from itself, or impassable under the
-// table. A cell that is not a boundary (an interior cell) has all eight
-// neighbours at its own cost or blocked, so the usual rules apply there as
-// on a uniform map. A boundary cell is expanded like the start, in all
-// eight directions, and its steps price each cell pair as A* does: a run of
-// n steps of length l from a to b costs n * l * (m[a] + m[b]) / 2, which is
-// exact because every cell strictly inside a run is interior, so for n >= 2
-// a, b and every cell between cost the same.
+// cell: a *rim* (Boundary here, GridGraph::rim for the map's own costs), a
+// cell with a walkable neighbour (among its eight, on the map) priced
+// differently from itself, or impassable under the table. A cell that is
+// not a rim has all eight neighbours at its own cost or blocked, so the
+// usual rules apply there as on a uniform map. A rim is expanded in every
+// direction the table allows except the steps a strictly cheaper detour
+// from the run's previous cell beats (Directions), and a run of n steps of
+// length l from a to b costs n * l * (m[a] + m[b]) / 2, as A* sums it:
+// every cell strictly inside a run is not a rim, so for n >= 2 a, b and
+// every cell between cost the same.
 //
-// Between two boundary cells an optimal path lies in one region of equal
-// cost, where the cells of other costs act as walls; the pruning inside that
-// region is jump point search's, and every cell next to one of those "walls"
-// is a boundary cell, where the search stops and expands everything. Hence
-// the same lengths as A* (checked against Dijkstra on seeded maps in
-// grid_search_test). Where every cell is a boundary (costs that change from
-// cell to cell) this is A* with extra work; where costs come in patches
-// (mud, roads, water) it visits only their rims and the usual jump points.
+// Between two rims an optimal path lies in one region of equal cost, where
+// the cells of other costs act as walls; the pruning inside that region is
+// jump point search's, and every cell next to one of those "walls" is a
+// rim, where the search stops and looks in every direction an optimal path
+// may take. Hence the same lengths as A* (checked against Dijkstra on
+// seeded maps in grid_weighted_jumps_test). Where every cell is a rim
+// (costs that change from cell to cell) this is A* with extra work; where
+// costs come in patches (mud, roads, water) it visits only their rims and
+// the usual jump points.
 //
-// The runs scan cells (no precomputed table: the table depends on the
-// query's prices).
+// Jump() scans cells, for a query's table; FindGridPath uses the graph's
+// precomputed runs instead when the prices are the map's own (they stop at
+// its rims).
 class WeightedJumps {
  public:
   // `mult`: 256 multipliers per cell byte, +infinity for impassable ones
@@ -71,11 +107,11 @@ class WeightedJumps {
   }
 
   // The directions to follow from (x, y), reached from `parent`
-  // (0xFFFFFFFF: the start), into dirs; returns how many. All eight the
-  // map and the table allow at the start and at boundary cells
-  // (`boundary`: Boundary(x, y), or the graph's rim bit when the prices are
-  // the map's own); else jump point search's pruned set (the runs reject
-  // walls themselves).
+  // (0xFFFFFFFF: the start), into dirs; returns how many. At the start
+  // all eight the map and the table allow; at a rim (`boundary`:
+  // Boundary(x, y), or the graph's rim bit when the prices are the map's
+  // own) those less the dominated ones; else jump point search's pruned
+  // set (the runs reject walls themselves).
   int Directions(int64_t x, int64_t y, uint32_t parent, bool boundary, int dirs[8][2]) const {
     int n = 0;
     auto add = [&](int dx, int dy) {
@@ -109,30 +145,14 @@ class WeightedJumps {
       }
       return n;
     }
-    if (dx != 0 && dy != 0) {
-      add(dx, 0);
-      add(0, dy);
-      add(dx, dy);
-    } else if (dx != 0) {
-      add(dx, 0);
-      add(dx, 1);
-      add(dx, -1);
-      add(0, 1);
-      add(0, -1);
-    } else {
-      add(0, dy);
-      add(1, dy);
-      add(-1, dy);
-      add(1, 0);
-      add(-1, 0);
-    }
-    return n;
+    return PrunedJumpDirections(dx, dy, dirs);
   }
 
   // The first node from (x, y) stepping (dx, dy), (x, y) excluded: the
-  // goal, a boundary cell, or a jump point; false when the run meets a wall
-  // or the map's edge first. (x, y) is the start, a boundary cell (whose
-  // first step Directions checked against the table) or an interior cell.
+  // goal, a rim, or a jump point; false when the run meets a wall
+  // or the map's edge first. (x, y) is the start or a rim (whose first
+  // step Directions checked against the table), or a cell that is not a
+  // rim.
   bool Jump(int64_t x, int64_t y, int dx, int dy, int64_t* jx, int64_t* jy) const {
     if (dx == 0 || dy == 0) return JumpStraight(x, y, dx, dy, jx, jy);
     const uint8_t diagonal = MoveBit(dx, dy);

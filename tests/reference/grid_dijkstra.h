@@ -21,53 +21,13 @@
 namespace wayfinder {
 namespace reference {
 
-// Cost from `start` to every cell: 8 neighbours, a diagonal only when both
-// orthogonal cells are free, a step costs its length times the mean of the
-// two cells' costs. +infinity where unreachable or blocked.
-inline std::vector<double> GridDistances(const GridMap& m, uint32_t start) {
-  constexpr double kSqrt2 = 1.4142135623730951;
-  const int64_t w = m.width();
-  std::vector<double> dist(m.size(), std::numeric_limits<double>::infinity());
-  using Item = std::pair<double, uint32_t>;
-  std::priority_queue<Item, std::vector<Item>, std::greater<Item>> pq;
-  if (!m.IsFree(start)) return dist;
-  dist[start] = 0;
-  pq.push({0, start});
-  while (!pq.empty()) {
-    auto [d, c] = pq.top();
-    pq.pop();
-    if (d > dist[c]) continue;
-    const int64_t x = c % w, y = c / w;
-    for (int dy = -1; dy <= 1; ++dy) {
-      for (int dx = -1; dx <= 1; ++dx) {
-        if (dx == 0 && dy == 0) continue;
-        const int64_t nx = x + dx, ny = y + dy;
-        if (!m.InBounds(nx, ny) || !m.IsFree(static_cast<uint32_t>(nx), static_cast<uint32_t>(ny))) {
-          continue;
-        }
-        if (dx != 0 && dy != 0 &&
-            (!m.IsFree(static_cast<uint32_t>(nx), static_cast<uint32_t>(y)) ||
-             !m.IsFree(static_cast<uint32_t>(x), static_cast<uint32_t>(ny)))) {
-          continue;
-        }
-        const uint32_t n = static_cast<uint32_t>(ny * w + nx);
-        const double step = (dx != 0 && dy != 0) ? kSqrt2 : 1.0;
-        const double nd = d + step * 0.5 * (m.Cost(c) + m.Cost(n));
-        if (nd < dist[n]) {
-          dist[n] = nd;
-          pq.push({nd, n});
-        }
-      }
-    }
-  }
-  return dist;
-}
-
-// The same under per-byte multipliers (a query's cost table): a step costs
-// its length times the mean of the two cells' `mult[byte]`; a byte priced
+// Cost from `starts` to every cell: 8 neighbours, a diagonal only when both
+// orthogonal cells are open, a step costs its length times the mean of the
+// two cells' multipliers `mult[byte]` (a query's cost table); a byte priced
 // +infinity is a wall (no step onto it, no diagonal past it), as 255 is.
+// +infinity where unreachable or a wall.
 inline std::vector<double> GridDistances(const GridMap& m, const std::array<double, 256>& mult,
-                                         uint32_t start) {
+                                         const std::vector<uint32_t>& starts) {
   constexpr double kSqrt2 = 1.4142135623730951;
   constexpr double kInf = std::numeric_limits<double>::infinity();
   const int64_t w = m.width();
@@ -76,11 +36,13 @@ inline std::vector<double> GridDistances(const GridMap& m, const std::array<doub
            mult[m.cells()[y * w + x]] < kInf;
   };
   std::vector<double> dist(m.size(), kInf);
-  if (!open(start % w, start / w)) return dist;
   using Item = std::pair<double, uint32_t>;
   std::priority_queue<Item, std::vector<Item>, std::greater<Item>> pq;
-  dist[start] = 0;
-  pq.push({0, start});
+  for (uint32_t s : starts) {
+    if (!open(s % w, s / w)) continue;
+    dist[s] = 0;
+    pq.push({0, s});
+  }
   while (!pq.empty()) {
     auto [d, c] = pq.top();
     pq.pop();
@@ -101,6 +63,19 @@ inline std::vector<double> GridDistances(const GridMap& m, const std::array<doub
     }
   }
   return dist;
+}
+
+inline std::vector<double> GridDistances(const GridMap& m, const std::array<double, 256>& mult,
+                                         uint32_t start) {
+  return GridDistances(m, mult, std::vector<uint32_t>{start});
+}
+
+// The same under the map's own costs: byte b costs max(b, 1), 255 is a wall.
+inline std::vector<double> GridDistances(const GridMap& m, uint32_t start) {
+  std::array<double, 256> own;
+  for (int b = 0; b < 255; ++b) own[b] = b <= 1 ? 1.0 : static_cast<double>(b);
+  own[255] = std::numeric_limits<double>::infinity();
+  return GridDistances(m, own, start);
 }
 
 // Steps from `start` to every open hex cell (hex::Step neighbours, walls

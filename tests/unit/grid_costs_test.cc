@@ -1,13 +1,13 @@
 // GRID FindPath with a query's cost table (core/grid_costs.h): lengths
-// against a plain Dijkstra written here from the rule (multiplier per cell
-// byte, +inf bytes as walls), on seeded random maps and tables.
+// against a plain Dijkstra written from the rule (multiplier per cell byte,
+// +inf bytes as walls; tests/reference/grid_dijkstra.h), on seeded random
+// maps and tables.
 
 #include "core/grid_costs.h"
 
 #include <cmath>
 #include <limits>
 #include <memory>
-#include <queue>
 #include <random>
 #include <string>
 #include <utility>
@@ -20,6 +20,7 @@
 #include "core/flow_field.h"
 #include "core/grid_graph.h"
 #include "core/grid_search.h"
+#include "tests/reference/grid_dijkstra.h"
 
 namespace wayfinder {
 namespace {
@@ -27,49 +28,9 @@ namespace {
 constexpr double kSqrt2 = 1.4142135623730951;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// Multi-source Dijkstra with std::priority_queue: 8 neighbours, a step costs its length
-// times the mean of the two cells' multipliers `mult[byte]`; a cell whose
-// multiplier is +inf is a wall (no step onto it, no diagonal past it).
-std::vector<double> TableDistances(const GridMap& m, const std::array<double, 256>& mult,
-                                   const std::vector<uint32_t>& starts,
-                                   uint32_t goal = 0xFFFFFFFFu) {
-  const int64_t w = m.width(), h = m.height();
-  auto open = [&](int64_t x, int64_t y) {
-    return x >= 0 && y >= 0 && x < w && y < h && mult[m.cells()[y * w + x]] < kInf;
-  };
-  std::vector<double> dist(m.size(), kInf);
-  using Item = std::pair<double, uint32_t>;
-  std::priority_queue<Item, std::vector<Item>, std::greater<Item>> pq;
-  for (uint32_t s : starts) {
-    dist[s] = 0;
-    pq.push({0, s});
-  }
-  while (!pq.empty()) {
-    auto [d, c] = pq.top();
-    pq.pop();
-    if (d > dist[c]) continue;
-    if (c == goal) return dist;
-    const int64_t x = c % w, y = c / w;
-    for (int dy = -1; dy <= 1; ++dy) {
-      for (int dx = -1; dx <= 1; ++dx) {
-        if ((dx == 0 && dy == 0) || !open(x + dx, y + dy)) continue;
-        if (dx != 0 && dy != 0 && (!open(x + dx, y) || !open(x, y + dy))) continue;
-        const uint32_t n = static_cast<uint32_t>((y + dy) * w + x + dx);
-        const double step = (dx != 0 && dy != 0) ? kSqrt2 : 1.0;
-        const double nd = d + step * 0.5 * (mult[m.cells()[c]] + mult[m.cells()[n]]);
-        if (nd < dist[n]) {
-          dist[n] = nd;
-          pq.push({nd, n});
-        }
-      }
-    }
-  }
-  return dist;
-}
-
 double TableDijkstra(const GridMap& m, const std::array<double, 256>& mult, uint32_t start,
                      uint32_t goal) {
-  return TableDistances(m, mult, {start}, goal)[goal];
+  return reference::GridDistances(m, mult, start)[goal];
 }
 
 PathRequest Req(uint32_t w, uint32_t a, uint32_t b) {
@@ -284,7 +245,7 @@ TEST(GridCostsTest, FlowFieldWithTableMatchesDijkstra) {
     // a trial leaves behind must not leak into the next.
     auto f = ComputeGridFlowFieldWithCosts(graph, goals, table, SearchBudget(), scratch);
     ASSERT_TRUE(f.ok()) << f.status();
-    const std::vector<double> ref = TableDistances(m, table.multiplier, goals);
+    const std::vector<double> ref = reference::GridDistances(m, table.multiplier, goals);
     uint64_t count = 0;
     for (uint32_t c = 0; c < m.size(); ++c) {
       SCOPED_TRACE(::testing::Message() << "trial " << trial << " cell " << c);

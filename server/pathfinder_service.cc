@@ -245,7 +245,7 @@ void PathfinderService::Dispatch(grpc::CallbackServerContext* ctx, const char* m
   const WorkerPool::Admission admission = pool->Submit(
       key,
       [ctx, finish, method, deadline, pool,
-       work = std::move(work)](const WorkerPool::Start& start) {
+       work = std::move(work)](const WorkerPool::Start& start) mutable {
         const absl::Time started = absl::Now();
         absl::Status status;
         if (start.expired) {
@@ -261,6 +261,11 @@ void PathfinderService::Dispatch(grpc::CallbackServerContext* ctx, const char* m
         } else {
           status = work();
         }
+        // What the work holds (the call's map version) goes before the
+        // reply: a client that edits the map as soon as it has its answer
+        // finds that version's body free (LiveMap), not pinned until this
+        // task is destroyed.
+        work = nullptr;
         if (!status.ok()) {
           if (spdlog::should_log(spdlog::level::info)) {
             spdlog::info("{} from {}: {}", method, ctx->peer(), status.ToString());
@@ -361,6 +366,7 @@ grpc::ServerUnaryReactor* PathfinderService::GetMap(grpc::CallbackServerContext*
   if (!call.ok()) return Finish(ctx, "GetMap", call.status());
   call->map->ReplyInfo(response);
   AddSubgoalInfo(*call->map, response);
+  call->map.reset();  // the version goes before the reply (see Dispatch)
   return Finish(ctx, "GetMap", absl::OkStatus());
 }
 
@@ -486,7 +492,10 @@ grpc::ServerUnaryReactor* PathfinderService::FindPath(grpc::CallbackServerContex
                                               *response);
       const bool fit = status.ok() || !absl::IsResourceExhausted(status);
       if (!final_answer) inline_costs_.Record(kind, fit, absl::Now() - now);
-      if (fit || final_answer) return FinishSampled(ctx, "FindPath", status);
+      if (fit || final_answer) {
+        call->map.reset();  // the version goes before the reply (see Dispatch)
+        return FinishSampled(ctx, "FindPath", status);
+      }
     }
   }
   return OffloadOn(ctx, "FindPath", *std::move(call), search);

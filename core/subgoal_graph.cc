@@ -253,12 +253,15 @@ class SubgoalSearch {
   using Node = SubgoalSearchScratch::Node;
   using OpenEntry = SubgoalSearchScratch::OpenEntry;
 
+  static constexpr uint32_t kNotOpen = 0xFFFFFFFFu;
+
   Node& Touch(uint32_t id) {
     Node& n = s_.nodes_[id];
     if (n.generation != s_.generation_) {
       n.g = std::numeric_limits<double>::infinity();
       n.parent = kNoParent;
       n.generation = s_.generation_;
+      n.heap_index = kNotOpen;
       n.closed = false;
     }
     return n;
@@ -266,18 +269,64 @@ class SubgoalSearch {
   int X(uint32_t id) const { return id < n_ ? g_.nodes_[id].x : id == start_id_ ? sx_ : gx_; }
   int Y(uint32_t id) const { return id < n_ ? g_.nodes_[id].y : id == start_id_ ? sy_ : gy_; }
   double H(uint32_t id) const { return SubgoalGraph::Octile(X(id), Y(id), gx_, gy_); }
-  static bool After(const OpenEntry& a, const OpenEntry& b) {
-    // A max-heap comparator: lower f first, then higher g (deeper).
-    return a.f > b.f || (a.f == b.f && a.g < b.g);
+  // The open list: a binary heap that knows each open node's position, so
+  // a shorter way to an open node moves its one entry up (decrease-key).
+  // Subgoal graphs of open maps have 10-25 edges a node: with lazy deletion
+  // every improvement would add an entry, and the heap (and each sift)
+  // grows with the stale ones.
+  static bool Before(const OpenEntry& a, const OpenEntry& b) {
+    // Lower f first, then higher g (deeper).
+    return a.f < b.f || (a.f == b.f && a.g > b.g);
+  }
+  void Place(uint32_t i, const OpenEntry& e) {
+    s_.open_[i] = e;
+    s_.nodes_[e.node].heap_index = i;
+  }
+  void SiftUp(uint32_t i) {
+    const OpenEntry e = s_.open_[i];
+    while (i > 0) {
+      const uint32_t parent = (i - 1) / 2;
+      if (!Before(e, s_.open_[parent])) break;
+      Place(i, s_.open_[parent]);
+      i = parent;
+    }
+    Place(i, e);
+  }
+  void SiftDown(uint32_t i) {
+    const uint32_t n = static_cast<uint32_t>(s_.open_.size());
+    const OpenEntry e = s_.open_[i];
+    while (true) {
+      uint32_t child = 2 * i + 1;
+      if (child >= n) break;
+      if (child + 1 < n && Before(s_.open_[child + 1], s_.open_[child])) ++child;
+      if (!Before(s_.open_[child], e)) break;
+      Place(i, s_.open_[child]);
+      i = child;
+    }
+    Place(i, e);
+  }
+  uint32_t PopMin() {
+    const uint32_t top = s_.open_.front().node;
+    s_.open_.front() = s_.open_.back();
+    s_.open_.pop_back();
+    if (!s_.open_.empty()) SiftDown(0);
+    s_.nodes_[top].heap_index = kNotOpen;
+    return top;
   }
   void Relax(uint32_t from, uint32_t to, double g, bool via_goal_scan) {
     Node& n = Touch(to);
-    if (g >= n.g) return;
+    if (g >= n.g) return;  // also every closed node (consistent heuristic)
     n.g = g;
     n.parent = from;
     if (to == goal_id_) goal_via_goal_scan_ = via_goal_scan;
-    s_.open_.push_back({g + H(to), g, to});
-    std::push_heap(s_.open_.begin(), s_.open_.end(), After);
+    const OpenEntry e{g + H(to), g, to};
+    if (n.heap_index == kNotOpen) {
+      s_.open_.push_back(e);
+      SiftUp(static_cast<uint32_t>(s_.open_.size() - 1));
+    } else {
+      s_.open_[n.heap_index] = e;
+      SiftUp(n.heap_index);
+    }
   }
   // The path to node `target` as waypoints.
   PathResult Reconstruct(uint32_t target, PathStatus status, Smoothing smoothing) const;
@@ -357,16 +406,13 @@ absl::StatusOr<PathResult> SubgoalSearch::Run(uint64_t start, uint64_t goal,
 
   Touch(start_id_).g = 0;
   s_.open_.push_back({H(start_id_), 0, start_id_});
+  s_.nodes_[start_id_].heap_index = 0;
   uint64_t expansions = 0;
   uint32_t best = start_id_;
   double best_h = H(start_id_), best_g = 0;
   while (!s_.open_.empty()) {
-    std::pop_heap(s_.open_.begin(), s_.open_.end(), After);
-    const OpenEntry e = s_.open_.back();
-    s_.open_.pop_back();
-    Node& node = s_.nodes_[e.node];
-    if (node.closed || e.g > node.g) continue;  // a stale entry
-    const uint32_t u = e.node;
+    const uint32_t u = PopMin();
+    Node& node = s_.nodes_[u];
     if (u == goal_id_) {
       PathResult r = Reconstruct(goal_id_, PathStatus::kFound, request.smoothing);
       r.expansions = expansions;

@@ -35,8 +35,9 @@ class SubgoalSearchScratch {
     double g;
     double goal_edge;         // octile length to the goal; valid iff goal_generation matches
     uint32_t parent;
-    uint32_t generation;       // g, parent and closed are valid iff equal to generation_
+    uint32_t generation;       // g, parent, heap_index and closed are valid iff equal to generation_
     uint32_t goal_generation;  // this node was found by the goal's scan
+    uint32_t heap_index;       // position in open_ while open (the flat search)
     bool closed;
   };
   struct OpenEntry {

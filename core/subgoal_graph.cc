@@ -34,6 +34,7 @@ inline int PrevSet(const uint64_t* w, int from) {
 }  // namespace
 
 size_t SubgoalSearchScratch::MemoryBytes() const {
+  static_assert(sizeof(Node) == 32, "two nodes a cache line");
   return nodes_.capacity() * sizeof(Node) + open_.capacity() * sizeof(OpenEntry) +
          start_edges_.capacity() * sizeof(uint32_t);
 }
@@ -262,7 +263,6 @@ class SubgoalSearch {
       n.parent = kNoParent;
       n.generation = s_.generation_;
       n.heap_index = kNotOpen;
-      n.closed = false;
     }
     return n;
   }
@@ -412,7 +412,7 @@ absl::StatusOr<PathResult> SubgoalSearch::Run(uint64_t start, uint64_t goal,
   double best_h = H(start_id_), best_g = 0;
   while (!s_.open_.empty()) {
     const uint32_t u = PopMin();
-    Node& node = s_.nodes_[u];
+    const Node& node = s_.nodes_[u];
     if (u == goal_id_) {
       PathResult r = Reconstruct(goal_id_, PathStatus::kFound, request.smoothing);
       r.expansions = expansions;
@@ -425,7 +425,6 @@ absl::StatusOr<PathResult> SubgoalSearch::Run(uint64_t start, uint64_t goal,
       return r;
     }
     ++expansions;
-    node.closed = true;
     const double gu = node.g;
     const double h = H(u);
     if (h < best_h || (h == best_h && gu < best_g)) {

@@ -31,14 +31,15 @@ class SubgoalSearchScratch {
  private:
   friend class SubgoalSearch;
 
+  // 32 bytes, two a cache line. A node is closed once it has left the open
+  // list with its g (the octile heuristic is consistent): no flag.
   struct Node {
     double g;
-    double goal_edge;         // octile length to the goal; valid iff goal_generation matches
+    double goal_edge;          // octile length to the goal; valid iff goal_generation matches
     uint32_t parent;
-    uint32_t generation;       // g, parent, heap_index and closed are valid iff equal to generation_
+    uint32_t generation;       // g, parent and heap_index are valid iff equal to generation_
     uint32_t goal_generation;  // this node was found by the goal's scan
-    uint32_t heap_index;       // position in open_ while open (the flat search)
-    bool closed;
+    uint32_t heap_index;       // position in open_ while open
   };
   struct OpenEntry {
     double f;

@@ -515,10 +515,10 @@ TEST(SubgoalServiceTest, AnEditStreamWaitsForAQuietMap) {
   EXPECT_FALSE(GridInfo(GetMap(h, "busy"))->subgoal_ready());
   // A body still pinned when an edit needs it is copied once the writer
   // has waited about what the copy costs (a millisecond here). Background
-  // work pins bodies briefly (the component refiner, at low priority; a
-  // call's version until its task is gone): on a loaded machine under a
-  // sanitizer that can outlast a millisecond, and this test counts copies.
-  // Waiting for as long as it takes makes any copy mean a pin never let go.
+  // work pins bodies briefly (the component refiner, at low priority): on
+  // a loaded machine under a sanitizer that can outlast a millisecond, and
+  // this test counts copies. Waiting for as long as it takes makes any
+  // copy mean a pin that is never let go.
   first->live->set_unpin_wait_for_testing(absl::Seconds(60));
   // Keep its slot, not the version: a held version pins its body.
   const std::shared_ptr<server::SubgoalSlot> first_slot = first->subgoal;

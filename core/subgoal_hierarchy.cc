@@ -46,6 +46,17 @@ struct Arc {
   double cost;
 };
 
+bool CheaperArc(const Arc& a, const Arc& b) { return a.cost < b.cost; }
+
+// Keeps a list cheapest first.
+void InsertArc(std::vector<Arc>& list, const Arc& arc) {
+  list.insert(std::upper_bound(list.begin(), list.end(), arc, CheaperArc), arc);
+}
+void RemoveArc(std::vector<Arc>& list, uint32_t to) {
+  const auto it = std::find_if(list.begin(), list.end(), [to](const Arc& a) { return a.to == to; });
+  if (it != list.end()) list.erase(it);
+}
+
 }  // namespace
 
 bool SubgoalGraph::BuildHierarchy(const std::function<bool()>& keep_going) {
@@ -69,11 +80,18 @@ bool SubgoalGraph::BuildHierarchy(const std::function<bool()>& keep_going) {
     list.erase(std::unique(list.begin(), list.end(),
                            [](const Arc& a, const Arc& b) { return a.to == b.to; }),
                list.end());
+    // Cheapest first: a witness search stops reading a list at the first
+    // arc that leads past its limit.
+    std::stable_sort(list.begin(), list.end(), CheaperArc);
   }
   std::vector<uint8_t> contracted(n, 0);
   std::vector<uint32_t> deleted(n, 0);
-  std::vector<double> wdist(n, kInf);
-  std::vector<uint32_t> wstamp(n, 0);
+  // A witness search's distance to a node, valid when stamp is the search's.
+  struct Witness {
+    double dist;
+    uint32_t stamp;
+  };
+  std::vector<Witness> witness(n, {kInf, 0});
   uint32_t stamp = 0;
 
   // Shortcuts that contracting v needs: (u, w, cost) for neighbours u < w
@@ -81,17 +99,18 @@ bool SubgoalGraph::BuildHierarchy(const std::function<bool()>& keep_going) {
   std::vector<uint32_t> live;
   std::vector<std::pair<std::pair<uint32_t, uint32_t>, double>> shortcuts;
   std::vector<double> live_cost;  // v's arc cost to live[i]
+  std::vector<uint8_t> arc_witness;  // live[j] has an arc from live[i] as short as via v
   std::vector<uint32_t> target_stamp(n, 0);
   std::vector<std::pair<double, uint32_t>> heap;  // a min-heap by std::greater
   auto simulate = [&](uint32_t v) {
     live.clear();
     live_cost.clear();
     shortcuts.clear();
+    // (Every arc of a node not yet contracted leads to another such node:
+    // contracting v takes it out of its neighbours' lists.)
     for (const Arc& a : adj[v]) {
-      if (!contracted[a.to]) {
-        live.push_back(a.to);
-        live_cost.push_back(a.cost);
-      }
+      live.push_back(a.to);
+      live_cost.push_back(a.cost);
     }
     if (live.size() > kMaxContractDegree) return;
     for (size_t i = 0; i + 1 < live.size(); ++i) {
@@ -101,22 +120,39 @@ bool SubgoalGraph::BuildHierarchy(const std::function<bool()>& keep_going) {
       ++stamp;
       int targets = 0;
       for (size_t j = i + 1; j < live.size(); ++j) {
-        limit = std::max(limit, cu + live_cost[j]);
         target_stamp[live[j]] = stamp;
         ++targets;
       }
+      // An arc of u's own at most as long as the way through v is a
+      // witness already: that neighbour needs no search.
+      arc_witness.assign(live.size(), 0);
+      for (const Arc& a : adj[u]) {
+        if (target_stamp[a.to] != stamp) continue;
+        const size_t j = static_cast<size_t>(
+            std::find(live.begin() + static_cast<std::ptrdiff_t>(i) + 1, live.end(), a.to) -
+            live.begin());
+        if (a.cost <= cu + live_cost[j] + kEps) {
+          arc_witness[j] = 1;
+          target_stamp[a.to] = 0;
+          --targets;
+        }
+      }
+      for (size_t j = i + 1; j < live.size(); ++j) {
+        if (!arc_witness[j]) limit = std::max(limit, cu + live_cost[j]);
+      }
       // Dijkstra from u avoiding v, up to `limit`, until every later
-      // neighbour is settled.
+      // neighbour still in question is settled.
       heap.clear();
-      wdist[u] = 0;
-      wstamp[u] = stamp;
-      heap.push_back({0, u});
+      if (targets > 0) {
+        witness[u] = {0, stamp};
+        heap.push_back({0, u});
+      }
       int settled = 0;
       while (!heap.empty() && settled < kWitnessSettles && targets > 0) {
         std::pop_heap(heap.begin(), heap.end(), std::greater<>());
         const auto [d, x] = heap.back();
         heap.pop_back();
-        if (d > wdist[x]) continue;
+        if (d > witness[x].dist) continue;
         if (d > limit) break;
         ++settled;
         ++settles;
@@ -125,21 +161,25 @@ bool SubgoalGraph::BuildHierarchy(const std::function<bool()>& keep_going) {
           --targets;
         }
         for (const Arc& a : adj[x]) {
-          if (contracted[a.to] || a.to == v) continue;
+          if (a.to == v) continue;
           const double nd = d + a.cost;
-          if (wstamp[a.to] != stamp || nd < wdist[a.to]) {
-            wstamp[a.to] = stamp;
-            wdist[a.to] = nd;
+          // This and every later arc could only show a way longer than
+          // through v.
+          if (nd > limit) break;
+          Witness& w = witness[a.to];
+          if (w.stamp != stamp || nd < w.dist) {
+            w = {nd, stamp};
             heap.push_back({nd, a.to});
             std::push_heap(heap.begin(), heap.end(), std::greater<>());
           }
         }
       }
       for (size_t j = i + 1; j < live.size(); ++j) {
+        if (arc_witness[j]) continue;
         const uint32_t w = live[j];
         const double via = cu + live_cost[j];
-        const double witness = wstamp[w] == stamp ? wdist[w] : kInf;
-        if (witness > via + kEps) shortcuts.push_back({{u, w}, via});
+        const double found = witness[w].stamp == stamp ? witness[w].dist : kInf;
+        if (found > via + kEps) shortcuts.push_back({{u, w}, via});
       }
     }
   };
@@ -173,23 +213,17 @@ bool SubgoalGraph::BuildHierarchy(const std::function<bool()>& keep_going) {
     }
     if (p == std::numeric_limits<int64_t>::max()) break;  // the rest is the core
     for (const auto& [uw, cost] : shortcuts) {
-      const auto [u, w] = uw;
-      bool found = false;
-      for (Arc& a : adj[u]) {
-        if (a.to != w) continue;
-        found = true;
-        if (cost + kEps < a.cost) {
-          a.cost = cost;
-          a.mid = v;
-          for (Arc& b : adj[w]) {
-            if (b.to == u) b = {u, v, cost};
-          }
-        }
+      const uint32_t u = uw.first, w = uw.second;
+      const auto at_w = std::find_if(adj[u].begin(), adj[u].end(),
+                                     [w](const Arc& a) { return a.to == w; });
+      if (at_w != adj[u].end() && at_w->cost <= cost + kEps) continue;
+      // A new arc u-w, or a cheaper one through v: (re)placed in both lists.
+      if (at_w != adj[u].end()) {
+        adj[u].erase(at_w);
+        RemoveArc(adj[w], u);
       }
-      if (!found) {
-        adj[u].push_back({w, v, cost});
-        adj[w].push_back({u, v, cost});
-      }
+      InsertArc(adj[u], {w, v, cost});
+      InsertArc(adj[w], {u, v, cost});
     }
     contracted[v] = 1;
     rank[v] = next_rank++;
@@ -197,14 +231,7 @@ bool SubgoalGraph::BuildHierarchy(const std::function<bool()>& keep_going) {
     // their arcs to it are not upward (v keeps its own).
     for (uint32_t u : live) {
       ++deleted[u];
-      std::vector<Arc>& list = adj[u];
-      for (size_t k = 0; k < list.size(); ++k) {
-        if (list[k].to == v) {
-          list[k] = list.back();
-          list.pop_back();
-          break;
-        }
-      }
+      RemoveArc(adj[u], v);
     }
   }
   core_size_ = n - next_rank;

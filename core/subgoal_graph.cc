@@ -205,14 +205,14 @@ absl::StatusOr<SubgoalGraph> SubgoalGraph::Build(const GridMap& map,
     const XY n = g.nodes_[i];
     g.Scan(n.x, n.y, kNoTarget, [&](int sx, int sy) {
       const uint32_t j = g.NodeOf(g.Cell(sx, sy));
-      g.edges_.push_back(j);
+      g.AddEdge(i, j);
+      ++g.num_edges_;
       const uint32_t a = find(i), b = find(j);
       if (a != b) parent[std::max(a, b)] = std::min(a, b);
     });
     g.edge_begin_.push_back(static_cast<uint32_t>(g.edges_.size()));
   }
   g.edges_.shrink_to_fit();
-  g.num_edges_ = g.edges_.size();
   g.component_.resize(count);
   std::vector<uint32_t> label(count, kNoParent);
   for (uint32_t i = 0; i < count; ++i) {
@@ -226,14 +226,25 @@ absl::StatusOr<SubgoalGraph> SubgoalGraph::Build(const GridMap& map,
   return g;
 }
 
+void SubgoalGraph::AddEdge(uint32_t u, uint32_t v) {
+  const int64_t delta = int64_t{v} - int64_t{u};
+  if (delta > INT16_MIN && delta <= INT16_MAX) {
+    edges_.push_back(static_cast<uint16_t>(static_cast<int16_t>(delta)));
+  } else {
+    edges_.push_back(kFarEdge);
+    edges_.push_back(static_cast<uint16_t>(v & 0xFFFF));
+    edges_.push_back(static_cast<uint16_t>(v >> 16));
+  }
+}
+
 size_t SubgoalGraph::MemoryBytes() const {
   return sizeof(*this) +
          (blocked_.capacity() + stop_rows_.capacity() + stop_cols_.capacity() +
           subgoals_.capacity()) * sizeof(uint64_t) +
-         (rank_.capacity() + edge_begin_.capacity() + edges_.capacity() +
-          component_.capacity() + up_begin_.capacity() + up_to_.capacity() +
-          up_mid_.capacity()) *
+         (rank_.capacity() + edge_begin_.capacity() + component_.capacity() +
+          up_begin_.capacity() + up_to_.capacity() + up_mid_.capacity()) *
              sizeof(uint32_t) +
+         edges_.capacity() * sizeof(uint16_t) +
          up_cost_.capacity() * sizeof(double) +
          nodes_.capacity() * sizeof(XY);
 }
@@ -434,11 +445,10 @@ absl::StatusOr<PathResult> SubgoalSearch::Run(uint64_t start, uint64_t goal,
     }
     const int ux = X(u), uy = Y(u);
     if (u < n_) {
-      for (uint32_t k = g_.edge_begin_[u], end = g_.edge_begin_[u + 1]; k < end; ++k) {
-        const uint32_t v = g_.edges_[k];
+      g_.ForEachEdge(u, [&](uint32_t v) {
         const SubgoalGraph::XY p = g_.nodes_[v];
         Relax(u, v, gu + SubgoalGraph::Octile(ux, uy, p.x, p.y), false);
-      }
+      });
       if (s_.nodes_[u].goal_generation == s_.generation_) {
         Relax(u, goal_id_, gu + s_.nodes_[u].goal_edge, true);
       }

@@ -188,6 +188,23 @@ class SubgoalGraph {
   // Scan's cells, appended to `cells` (for subgoal_hierarchy.cc).
   void ScanCells(int x, int y, int64_t target, std::vector<uint64_t>* cells) const;
 
+  static constexpr uint16_t kFarEdge = 0x8000;  // int16_t's least value
+  // Appends edge u -> v to edges_.
+  void AddEdge(uint32_t u, uint32_t v);
+  // Calls visit(v) for every edge u -> v.
+  template <typename Visit>
+  void ForEachEdge(uint32_t u, Visit&& visit) const {
+    for (uint32_t k = edge_begin_[u], end = edge_begin_[u + 1]; k < end;) {
+      const uint16_t word = edges_[k++];
+      if (word != kFarEdge) [[likely]] {
+        visit(u + static_cast<uint32_t>(static_cast<int32_t>(static_cast<int16_t>(word))));
+      } else {
+        visit(uint32_t{edges_[k]} | uint32_t{edges_[k + 1]} << 16);
+        k += 2;
+      }
+    }
+  }
+
   uint32_t width_ = 0;
   uint32_t height_ = 0;
   size_t row_words_ = 0;  // words per row of blocked_ and stop_rows_
@@ -204,8 +221,14 @@ class SubgoalGraph {
   std::vector<uint64_t> subgoals_;
   std::vector<uint32_t> rank_;
   std::vector<XY> nodes_;
-  std::vector<uint32_t> edge_begin_;  // node i's edges: [edge_begin_[i], edge_begin_[i + 1])
-  std::vector<uint32_t> edges_;
+  // Node i's edges: the words [edge_begin_[i], edge_begin_[i + 1]) of
+  // edges_, each neighbour j as the 16-bit difference j - i, or, when that
+  // does not fit, kFarEdge and then j in two words (low, high). Ids follow
+  // the cells row by row and an edge joins subgoals that see each other,
+  // so nearly every difference fits: half the bytes of 32-bit ids, the
+  // largest part of the graph on open maps.
+  std::vector<uint32_t> edge_begin_;
+  std::vector<uint16_t> edges_;
   std::vector<uint32_t> component_;
   size_t num_components_ = 0;
   size_t num_edges_ = 0;

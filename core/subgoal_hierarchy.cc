@@ -62,18 +62,17 @@ void RemoveArc(std::vector<Arc>& list, uint32_t to) {
 bool SubgoalGraph::BuildHierarchy(const std::function<bool()>& keep_going) {
   const uint32_t n = static_cast<uint32_t>(nodes_.size());
   if (n == 0) return true;
-  if (n > kSmallGraph && static_cast<double>(edges_.size()) > kMaxMeanDegree * n) return true;
+  if (n > kSmallGraph && static_cast<double>(num_edges_) > kMaxMeanDegree * n) return true;
   const uint64_t max_settles = kSettlesPerNode * n;
   uint64_t settles = 0;
   // The undirected graph: an edge is a free octile path both ways.
   std::vector<std::vector<Arc>> adj(n);
   for (uint32_t u = 0; u < n; ++u) {
-    for (uint32_t k = edge_begin_[u]; k < edge_begin_[u + 1]; ++k) {
-      const uint32_t v = edges_[k];
+    ForEachEdge(u, [&](uint32_t v) {
       const double c = SubgoalGraph::Octile(nodes_[u].x, nodes_[u].y, nodes_[v].x, nodes_[v].y);
       adj[u].push_back({v, kNone, c});
       adj[v].push_back({u, kNone, c});
-    }
+    });
   }
   for (auto& list : adj) {
     std::sort(list.begin(), list.end(), [](const Arc& a, const Arc& b) { return a.to < b.to; });

@@ -311,6 +311,68 @@ INSTANTIATE_TEST_SUITE_P(SubgoalGraphTest, SeededMapsTest, ::testing::Bool(),
                            return info.param ? "Hierarchy" : "SubgoalAStar";
                          });
 
+// Edges between subgoals whose ids lie more than 32,767 apart (kept in
+// full, not as 16-bit differences): a 1-wide corridor down the left side,
+// the only way between the two halves of a wide map, with many subgoals in
+// every row between its ends: 1-wide corridors with doors, or isolated
+// blocked cells. Each is searched by A* over the subgoals and, where it
+// contracts (the blocked cells do), by the hierarchy, whose arcs then
+// join far ids too.
+GridMap FarEdgesMap(bool corridors) {
+  constexpr uint32_t kWidth = 1600, kHeight = 240;
+  std::vector<uint8_t> cells(size_t{kWidth} * kHeight, 1);
+  auto block = [&](uint32_t x, uint32_t y) { cells[size_t{y} * kWidth + x] = GridMap::kBlocked; };
+  for (uint32_t y = 2; y + 2 < kHeight; ++y) block(2, y);    // the corridor's right wall
+  for (uint32_t x = 3; x < kWidth; ++x) block(x, kHeight / 2);  // the halves' wall
+  for (uint32_t y = 1; y + 1 < kHeight; ++y) {
+    if (y == kHeight / 2) continue;
+    for (uint32_t x = 5; x + 1 < kWidth; ++x) {
+      if (corridors ? (y % 2 == 0 && (x + y / 2 * 3) % 4 != 0) : (x % 2 == 0 && y % 2 == 0)) {
+        block(x, y);
+      }
+    }
+  }
+  return *GridMap::Create(kWidth, kHeight, std::move(cells));
+}
+
+TEST(SubgoalGraphTest, FarApartIdsJoinedByAnEdge) {
+  SubgoalSearchScratch scratch;
+  int contracted = 0;
+  for (const bool corridors : {false, true}) {
+    for (const bool hierarchy : {false, true}) {
+      const GridMap m = FarEdgesMap(corridors);
+      absl::StatusOr<SubgoalGraph> sg = SubgoalGraph::Build(m, nullptr, hierarchy);
+      ASSERT_TRUE(sg.ok()) << sg.status();
+      // The corridor's two ends, (1, 1) and (1, height - 2), see each
+      // other across more than 65,535 subgoals (an id needs both words).
+      ASSERT_TRUE(sg->IsSubgoal(1, 1));
+      ASSERT_TRUE(sg->IsSubgoal(1, m.height() - 2));
+      EXPECT_GT(sg->num_subgoals(), 70000u);
+      contracted += sg->has_hierarchy() ? 1 : 0;
+      const std::string where = std::string(corridors ? "corridors" : "blocks") +
+                                (hierarchy ? ", hierarchy" : ", A*");
+      std::mt19937 rng(corridors ? 11 : 12);
+      std::uniform_int_distribution<uint32_t> column(3, m.width() - 1);
+      auto free_in_row = [&](uint32_t y) {  // a free cell of row y, right of the corridor
+        for (;;) {
+          const uint32_t x = column(rng);
+          if (m.IsFree(x, y)) return m.Index(x, y);
+        }
+      };
+      for (uint32_t q = 0; q < 2; ++q) {
+        const uint32_t s = free_in_row(3 + q);
+        const std::vector<double> dist = reference::GridDistances(m, s);
+        for (uint32_t k = 0; k < 8; ++k) {
+          const uint32_t g = free_in_row(m.height() - 4 - k);
+          ExpectExact(m, *sg, scratch, s, g, dist[g], where);
+          if (testing::Test::HasFailure()) return;
+        }
+      }
+    }
+  }
+  EXPECT_GE(contracted, 1);
+}
+
 // The seeded caves, city and rocks maps the bench generates, small.
 TEST(SubgoalGraphTest, MatchesDijkstraOnGeneratedMaps) {
   SubgoalSearchScratch scratch;

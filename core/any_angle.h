@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "core/geometry.h"
 #include "core/path.h"
 #include "core/search_budget.h"
@@ -57,7 +58,8 @@ struct AnyAngleScratch {
     double f;
     double g;
     uint32_t node;
-    bool goal;  // a finished path: root, then the goal (via `turn`)
+    bool goal;  // a finished path: root, then the goal (its node's polygon
+                // holds the target's index)
     bool operator>(const OpenEntry& o) const { return f > o.f || (f == o.f && g < o.g); }
   };
   std::vector<OpenEntry> open;
@@ -77,6 +79,8 @@ struct AnyAngleScratch {
   // Generation per polygon: an appendage polygon on the way out from the
   // start or the goal (Navmesh::in_appendage).
   std::vector<uint32_t> allowed;
+  // Generation per polygon: it may hold the goal (or a target).
+  std::vector<uint32_t> target_generation;
   // Successors of the node being expanded, with their f, before they go
   // on the open list.
   std::vector<std::pair<Node, double>> pending;
@@ -90,6 +94,19 @@ absl::StatusOr<PathResult> FindAnyAnglePath(const Navmesh& mesh, uint32_t start_
                                             uint32_t goal_poly, const Point& start,
                                             const Point& goal, const PathRequest& request,
                                             const SearchBudget& budget, AnyAngleScratch& scratch);
+
+// The any-angle path lengths from `start` (in start_poly) to every
+// targets[t] (in target_polys[t], a polygon other than start_poly) by one
+// Polyanya search: the estimate through an interval is the least over the
+// targets not yet reached (past 32 of them, the distance to the interval),
+// and the search runs until every target is reached or none is left
+// reachable. lengths[t] (targets.size() of them) is what FindAnyAnglePath
+// would report for that goal, +inf when unreachable. Bounded by `budget`
+// over the whole search (RESOURCE_EXHAUSTED when spent).
+absl::Status AnyAngleDistances(const Navmesh& mesh, uint32_t start_poly, const Point& start,
+                               absl::Span<const uint32_t> target_polys,
+                               absl::Span<const Point> targets, const SearchBudget& budget,
+                               AnyAngleScratch& scratch, absl::Span<double> lengths);
 
 }  // namespace wayfinder
 

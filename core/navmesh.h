@@ -744,6 +744,25 @@ absl::StatusOr<PathResult> FindNavmeshPath(const Navmesh& mesh, const PathReques
                                            const SearchBudget& budget,
                                            NavmeshSearchScratch& scratch);
 
+// Any-angle path lengths from every source to every target, row-major
+// (costs[i * targets.size() + j], +inf when unreachable): what
+// FindNavmeshPath with options.method kAnyAngle reports for each pair (the
+// Euclidean shortest path, so the same both ways), by one multi-target
+// Polyanya search per distinct source (AnyAngleDistances), or per distinct
+// target when there are fewer targets. Ends are checked, located and
+// snapped as FindNavmeshPath's, errors naming "sources[i]" / "targets[j]";
+// a pair in one polygon is a straight line, a pair in different components
+// is +inf without a search. The other methods' lengths depend on the goal
+// (INVALID_ARGUMENT naming options.navmesh_method). The budget's expansion
+// limit applies to each search; deadline and cancellation to all.
+absl::StatusOr<std::vector<double>> NavmeshDistances(const Navmesh& mesh,
+                                                     absl::Span<const Point> sources,
+                                                     absl::Span<const Point> targets,
+                                                     Smoothing smoothing,
+                                                     const NavmeshPathOptions& options,
+                                                     const SearchBudget& budget,
+                                                     AnyAngleScratch& scratch);
+
 }  // namespace wayfinder
 
 #endif  // WAYFINDER_CORE_NAVMESH_H_

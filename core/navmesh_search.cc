@@ -153,16 +153,16 @@ std::vector<uint8_t> Navmesh::AreaIds() const {
   return ids;
 }
 
-absl::StatusOr<PathResult> FindNavmeshPath(const Navmesh& mesh, const PathRequest& request,
-                                           const NavmeshPathOptions& options,
-                                           const SearchBudget& budget,
-                                           NavmeshSearchScratch& scratch) {
-  if (request.smoothing == Smoothing::kCheckpoints) {
+namespace {
+
+// The checks FindNavmeshPath makes of its options.
+absl::Status CheckOptions(Smoothing smoothing, const NavmeshPathOptions& options) {
+  if (smoothing == Smoothing::kCheckpoints) {
     return absl::InvalidArgumentError(
         "options.smoothing: CHECKPOINTS is not available on the NAVMESH graph (use FUNNEL, "
         "CENTERS or NONE)");
   }
-  if (options.method != NavmeshMethod::kCorridor && request.smoothing == Smoothing::kCenters) {
+  if (options.method != NavmeshMethod::kCorridor && smoothing == Smoothing::kCenters) {
     return absl::InvalidArgumentError(
         "options.smoothing: CENTERS needs the polygon corridor; the VERTICES and ANY_ANGLE navmesh "
         "methods take FUNNEL or NONE");
@@ -170,34 +170,51 @@ absl::StatusOr<PathResult> FindNavmeshPath(const Navmesh& mesh, const PathReques
   if (!std::isfinite(options.snap_distance) || options.snap_distance < 0) {
     return absl::InvalidArgumentError("options.snap_distance: must be finite and >= 0");
   }
-  const AreaMultipliers* costs = options.area_costs;
-  if (costs != nullptr && options.method != NavmeshMethod::kCorridor) {
+  if (options.area_costs != nullptr && options.method != NavmeshMethod::kCorridor) {
     return absl::InvalidArgumentError(
         "options.navmesh_method: area costs are priced by the CORRIDOR search only (VERTICES "
         "and ANY_ANGLE find Euclidean paths); use CORRIDOR with options.area_costs");
   }
+  return absl::OkStatus();
+}
+
+// The polygon holding end point p (the field `name`), moved onto the mesh
+// when off it and within options.snap_distance: INVALID_ARGUMENT off the
+// map (map_area.h's rule: only a point on the map can be off the mesh),
+// FAILED_PRECONDITION off the mesh.
+absl::StatusOr<uint32_t> LocateEnd(const Navmesh& mesh, const NavmeshPathOptions& options,
+                                   absl::string_view name, Point& p) {
+  WF_RETURN_IF_ERROR(CheckOnMap(p, mesh.map_area(), name));
+  uint32_t poly = mesh.Locate(p);
+  if (poly == Navmesh::kNone && options.snap_distance > 0) {
+    Point snapped;
+    poly = mesh.Nearest(p, options.snap_distance, &snapped);
+    if (poly != Navmesh::kNone) p = snapped;
+  }
+  if (poly == Navmesh::kNone) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        name, ": ", FormatPoint(p), " is off the navmesh for agent radius ", mesh.agent_radius(),
+        options.snap_distance > 0
+            ? absl::StrCat(" and no mesh point is within options.snap_distance ",
+                           options.snap_distance)
+            : std::string(" (set options.snap_distance to move it onto the mesh)")));
+  }
+  return poly;
+}
+
+}  // namespace
+
+absl::StatusOr<PathResult> FindNavmeshPath(const Navmesh& mesh, const PathRequest& request,
+                                           const NavmeshPathOptions& options,
+                                           const SearchBudget& budget,
+                                           NavmeshSearchScratch& scratch) {
+  WF_RETURN_IF_ERROR(CheckOptions(request.smoothing, options));
+  const AreaMultipliers* costs = options.area_costs;
   Point ends[2] = {request.start, request.goal};
   uint32_t polys[2];
   const char* names[2] = {"start", "goal"};
   for (int i = 0; i < 2; ++i) {
-    // map_area.h's rule: off the map is a malformed request on every graph;
-    // only a point on the map can be off the mesh.
-    WF_RETURN_IF_ERROR(CheckOnMap(ends[i], mesh.map_area(), names[i]));
-    polys[i] = mesh.Locate(ends[i]);
-    if (polys[i] == Navmesh::kNone && options.snap_distance > 0) {
-      Point snapped;
-      polys[i] = mesh.Nearest(ends[i], options.snap_distance, &snapped);
-      if (polys[i] != Navmesh::kNone) ends[i] = snapped;
-    }
-    if (polys[i] == Navmesh::kNone) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          names[i], ": ", FormatPoint(ends[i]), " is off the navmesh for agent radius ",
-          mesh.agent_radius(),
-          options.snap_distance > 0
-              ? absl::StrCat(" and no mesh point is within options.snap_distance ",
-                             options.snap_distance)
-              : std::string(" (set options.snap_distance to move it onto the mesh)")));
-    }
+    WF_ASSIGN_OR_RETURN(polys[i], LocateEnd(mesh, options, names[i], ends[i]));
   }
   if (costs != nullptr) {
     for (int i = 0; i < 2; ++i) {
@@ -250,6 +267,81 @@ absl::StatusOr<PathResult> FindNavmeshPath(const Navmesh& mesh, const PathReques
     r.length += Distance(r.waypoints[i - 1], r.waypoints[i]);
   }
   return r;
+}
+
+absl::StatusOr<std::vector<double>> NavmeshDistances(const Navmesh& mesh,
+                                                     absl::Span<const Point> sources,
+                                                     absl::Span<const Point> targets,
+                                                     Smoothing smoothing,
+                                                     const NavmeshPathOptions& options,
+                                                     const SearchBudget& budget,
+                                                     AnyAngleScratch& scratch) {
+  WF_RETURN_IF_ERROR(CheckOptions(smoothing, options));
+  if (options.method != NavmeshMethod::kAnyAngle) {
+    return absl::InvalidArgumentError(
+        "options.navmesh_method: only ANY_ANGLE lengths are shared by one search per source");
+  }
+  // Every end located (and snapped) as FindNavmeshPath locates it.
+  std::vector<Point> ends[2] = {{sources.begin(), sources.end()},
+                                {targets.begin(), targets.end()}};
+  std::vector<uint32_t> polys[2];
+  const char* fields[2] = {"sources", "targets"};
+  for (int side = 0; side < 2; ++side) {
+    polys[side].resize(ends[side].size());
+    for (size_t i = 0; i < ends[side].size(); ++i) {
+      WF_ASSIGN_OR_RETURN(polys[side][i],
+                          LocateEnd(mesh, options, absl::StrCat(fields[side], "[", i, "]"),
+                                    ends[side][i]));
+    }
+  }
+  // Shortest paths are the same both ways: search from the fewer ends.
+  const bool flip = sources.size() > targets.size();
+  const std::vector<Point>& from = ends[flip ? 1 : 0];
+  const std::vector<Point>& to = ends[flip ? 0 : 1];
+  const std::vector<uint32_t>& from_polys = polys[flip ? 1 : 0];
+  const std::vector<uint32_t>& to_polys = polys[flip ? 0 : 1];
+  const size_t columns = targets.size();
+  std::vector<double> costs(sources.size() * targets.size(),
+                            std::numeric_limits<double>::infinity());
+  auto cost = [&](size_t i, size_t j) -> double& {  // i in `from`, j in `to`
+    return flip ? costs[j * columns + i] : costs[i * columns + j];
+  };
+  std::vector<uint32_t> search_polys;
+  std::vector<Point> search_points;
+  std::vector<uint32_t> search_index(to.size());  // j -> its place in the search, or kNone
+  std::vector<double> lengths;
+  for (size_t i = 0; i < from.size(); ++i) {
+    // A repeated end: its row is the earlier one's.
+    const auto same = std::find(from.begin(), from.begin() + static_cast<ptrdiff_t>(i), from[i]);
+    if (same != from.begin() + static_cast<ptrdiff_t>(i)) {
+      const size_t k = static_cast<size_t>(same - from.begin());
+      for (size_t j = 0; j < to.size(); ++j) cost(i, j) = cost(k, j);
+      continue;
+    }
+    search_polys.clear();
+    search_points.clear();
+    for (size_t j = 0; j < to.size(); ++j) {
+      search_index[j] = Navmesh::kNone;
+      if (from_polys[i] == to_polys[j]) {
+        cost(i, j) = Distance(from[i], to[j]);  // in sight, as FindNavmeshPath
+      } else if (mesh.MaybeConnected(from_polys[i], to_polys[j])) {
+        const auto seen = std::find(search_points.begin(), search_points.end(), to[j]);
+        search_index[j] = static_cast<uint32_t>(seen - search_points.begin());
+        if (seen == search_points.end()) {
+          search_points.push_back(to[j]);
+          search_polys.push_back(to_polys[j]);
+        }
+      }
+    }
+    lengths.resize(search_points.size());
+    WF_RETURN_IF_ERROR(AnyAngleDistances(mesh, from_polys[i], from[i], search_polys,
+                                         search_points, budget, scratch,
+                                         absl::MakeSpan(lengths)));
+    for (size_t j = 0; j < to.size(); ++j) {
+      if (search_index[j] != Navmesh::kNone) cost(i, j) = lengths[search_index[j]];
+    }
+  }
+  return costs;
 }
 
 }  // namespace wayfinder

@@ -12,6 +12,7 @@
 #include "absl/strings/strip.h"
 #include "core/distances.h"
 #include "core/map_area.h"
+#include "core/navmesh.h"
 #include "core/random_points.h"
 #include "core/status_macros.h"
 #include "core/subgoal_graph.h"
@@ -23,6 +24,7 @@ namespace wayfinder::server {
 namespace {
 
 thread_local DistanceScratch tls_distance_scratch;
+thread_local AnyAngleScratch tls_any_angle_scratch;
 
 absl::Status CheckRadius(double r, absl::string_view field) {
   if (std::isfinite(r) && r >= 0) return absl::OkStatus();
@@ -122,6 +124,9 @@ absl::Status RunFindDistances(const MapSnapshot& map, const v1::FindDistancesReq
   }
   WF_ASSIGN_OR_RETURN(const v1::GraphKind graph, ResolveQueryGraph(map, request.graph()));
   const v1::PathOptions& options = request.options();
+  uint64_t max_expansions = options.max_expansions() == 0 ? limits.default_max_expansions
+                                                          : options.max_expansions();
+  max_expansions = std::min(max_expansions, limits.max_max_expansions);
   absl::StatusOr<std::vector<double>> costs;
   // The multi-target searches of GRID and HEX know nothing of off-mesh
   // links; on a map with links every graph answers through FindPath.
@@ -144,9 +149,6 @@ absl::Status RunFindDistances(const MapSnapshot& map, const v1::FindDistancesReq
       return absl::InvalidArgumentError(absl::StrCat(
           "options.grid_method: ", options.grid_method(), " is not a grid method"));
     }
-    uint64_t max_expansions = options.max_expansions() == 0 ? limits.default_max_expansions
-                                                            : options.max_expansions();
-    max_expansions = std::min(max_expansions, limits.max_max_expansions);
     const SearchBudget budget(max_expansions, deadline, std::move(cancelled));
     // The version's subgoal graph once its background build is done
     // (GridDistances searches its hierarchy where it has one).
@@ -156,9 +158,30 @@ absl::Status RunFindDistances(const MapSnapshot& map, const v1::FindDistancesReq
                 ? GridDistances(*map.grid_graph, sources, targets, budget, tls_distance_scratch,
                                 table.has_value() ? &*table : nullptr, subgoals)
                 : HexDistances(*map.hex_graph, sources, targets, budget, tls_distance_scratch);
+  } else if (graph == v1::NAVMESH && map.links == nullptr &&
+             options.navmesh_method() == v1::ANY_ANGLE) {
+    // Shortest paths do not depend on the order a search meets its goals
+    // in: one multi-target Polyanya search per source (or per target).
+    // FindPath's option checks, in its order.
+    WF_RETURN_IF_ERROR(CheckAreaCosts(options.area_costs(), "options.area_costs"));
+    WF_ASSIGN_OR_RETURN(const Smoothing smoothing, ToSmoothing(options.smoothing()));
+    WF_RETURN_IF_ERROR(CheckRadius(options.agent_radius(), "options.agent_radius"));
+    WF_ASSIGN_OR_RETURN(const Navmesh* mesh,
+                        NavmeshFor(map, options.agent_radius(), "options.agent_radius"));
+    WF_ASSIGN_OR_RETURN(const std::optional<AreaMultipliers> area_costs,
+                        NavmeshCostsFrom(options.area_costs(), *mesh, "options.area_costs"));
+    NavmeshPathOptions navmesh_options;
+    navmesh_options.method = NavmeshMethod::kAnyAngle;
+    navmesh_options.snap_distance = options.snap_distance();
+    if (area_costs.has_value()) navmesh_options.area_costs = &*area_costs;
+    const SearchBudget budget(max_expansions, deadline, std::move(cancelled));
+    costs = NavmeshDistances(*mesh, sources, targets, smoothing, navmesh_options, budget,
+                             tls_any_angle_scratch);
   } else {
     // FindPath itself per pair, with the request's options (and so its
-    // checks of them).
+    // checks of them). The corridor and vertex searches' lengths depend
+    // on the goal (their costs aim at it), so no search shared between
+    // targets reproduces them.
     v1::FindPathRequest path_request;
     path_request.set_graph(graph);
     *path_request.mutable_options() = options;

@@ -41,6 +41,20 @@ absl::Status CheckPoint(bool has, const v1::Point& p, absl::string_view field) {
   return CheckFinitePoint({p.x(), p.y()}, field);
 }
 
+v1::PathStatus ToProto(PathStatus status) {
+  switch (status) {
+    case PathStatus::kFound:
+      return v1::FOUND;
+    case PathStatus::kPartial:
+      return v1::PARTIAL;
+    case PathStatus::kUnreachable:
+      return v1::UNREACHABLE;
+  }
+  return v1::PATH_STATUS_UNSPECIFIED;
+}
+
+}  // namespace
+
 absl::StatusOr<Smoothing> ToSmoothing(int raw) {
   switch (raw) {
     case v1::SMOOTHING_UNSPECIFIED:
@@ -59,20 +73,6 @@ absl::StatusOr<Smoothing> ToSmoothing(int raw) {
           " is not a smoothing mode (NONE, CENTERS, CHECKPOINTS, FUNNEL)"));
   }
 }
-
-v1::PathStatus ToProto(PathStatus status) {
-  switch (status) {
-    case PathStatus::kFound:
-      return v1::FOUND;
-    case PathStatus::kPartial:
-      return v1::PARTIAL;
-    case PathStatus::kUnreachable:
-      return v1::UNREACHABLE;
-  }
-  return v1::PATH_STATUS_UNSPECIFIED;
-}
-
-}  // namespace
 
 absl::StatusOr<const Navmesh*> NavmeshFor(const MapSnapshot& map, double radius,
                                           absl::string_view field) {

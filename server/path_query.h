@@ -7,6 +7,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "core/path.h"
 #include "server/map_snapshot.h"
 #include "wayfinder/v1/wayfinder.pb.h"
 
@@ -18,6 +19,10 @@ struct QueryLimits {
   // Requests asking for more are clamped to this.
   uint64_t max_max_expansions = uint64_t{1} << 26;
 };
+
+// PathOptions.smoothing as the engine's mode; INVALID_ARGUMENT naming
+// options.smoothing for a value the proto does not define.
+absl::StatusOr<Smoothing> ToSmoothing(int raw);
 
 // The NAVMESH of `map` a query with agent radius `radius` (from request
 // field `field`) runs on: the smallest built radius >= it, as FindPath

@@ -97,6 +97,12 @@ std::string DistancesRow(const std::string& name, const std::shared_ptr<const Gr
   };
   auto quad = [&](const PathRequest& r) { return FindQuadtreePath(tree, r, {}, qs); };
   auto nav = [&](const PathRequest& r) { return FindNavmeshPath(mesh, r, {}, {}, ns); };
+  NavmeshPathOptions any_angle;
+  any_angle.method = NavmeshMethod::kAnyAngle;
+  AnyAngleScratch as;
+  auto nav_any = [&](const PathRequest& r) {
+    return FindNavmeshPath(mesh, r, any_angle, {}, ns);
+  };
   auto pairwise = [&](auto&& find) {
     return PairwiseDistances(10, 10, [&](size_t i, size_t j) {
       PathRequest r;
@@ -106,11 +112,13 @@ std::string DistancesRow(const std::string& name, const std::shared_ptr<const Gr
     });
   };
   // 0 GRID 10x10 subgoals, 1 GRID 10x10 jump points, 2 FindPath subgoals
-  // x100, 3 JPS x100, 4 QUADTREE 10x10, 5 x100, 6 NAVMESH 10x10, 7 x100.
-  double us[8] = {0};
+  // x100, 3 JPS x100, 4 QUADTREE 10x10, 5 x100, 6 NAVMESH 10x10, 7 x100,
+  // 8 NAVMESH ANY_ANGLE 10x10 (one search per source), 9 x100 (what the
+  // 10x10 cost when it ran FindPath per pair).
+  double us[10] = {0};
   double sink = 0;
   for (int round = 0; round < absl::GetFlag(FLAGS_distance_rounds); ++round) {
-    Clock::time_point t[9];
+    Clock::time_point t[11];
     // The two GRID searches take turns going first: the one after the
     // NAVMESH calls finds its map-sized scratch out of the cache.
     const SubgoalGraph* first = round % 2 == 0 ? &subgoals : nullptr;
@@ -132,7 +140,11 @@ std::string DistancesRow(const std::string& name, const std::shared_ptr<const Gr
     t[7] = Clock::now();
     sink += each_pair(nav);
     t[8] = Clock::now();
-    for (int k = 0; k < 8; ++k) us[k] += Micros(t[k], t[k + 1]);
+    sink += (*NavmeshDistances(mesh, sources, targets, Smoothing::kDefault, any_angle, {}, as))[0];
+    t[9] = Clock::now();
+    sink += each_pair(nav_any);
+    t[10] = Clock::now();
+    for (int k = 0; k < 10; ++k) us[k] += Micros(t[k], t[k + 1]);
     if (round % 2 == 1) {  // the jump points went first: us[1] got the subgoals' time
       const double a = Micros(t[0], t[1]), b = Micros(t[1], t[2]);
       us[0] += b - a;
@@ -141,15 +153,16 @@ std::string DistancesRow(const std::string& name, const std::shared_ptr<const Gr
   }
   const double rounds = absl::GetFlag(FLAGS_distance_rounds);
   for (double& u : us) u /= rounds;
-  // us[2], us[3], us[5], us[7] are 100 FindPaths: one is a hundredth.
-  char row[512];
+  // us[2], us[3], us[5], us[7], us[9] are 100 FindPaths: one is a hundredth.
+  char row[640];
   std::snprintf(row, sizeof(row),
                 "| %s | %zu%s | %.0f | %.0f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f "
-                "| %.1f | %.1f | %.1f | %.1f |%s\n",
+                "| %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f |%s\n",
                 name.c_str(), subgoals.num_subgoals(), subgoals.has_hierarchy() ? ", CH" : "",
                 us[1], us[0], us[1] / us[0], us[2] / 100, us[0] / (us[2] / 100), us[3] / 100,
                 us[0] / (us[3] / 100), us[4], us[5] / 100, us[4] / (us[5] / 100), us[6],
-                us[7] / 100, us[6] / (us[7] / 100), sink == -1 ? " " : "");
+                us[7] / 100, us[6] / (us[7] / 100), us[8], us[9] / 100, us[8] / (us[9] / 100),
+                us[9] / us[8], sink == -1 ? " " : "");
   return row;
 }
 
@@ -258,8 +271,10 @@ int Run() {
               "same 100 pairs); ratio = 10 x 10 / one FindPath (target <= 3)\n\n");
   std::printf("| map | subgoals | GRID 10x10 jump points | GRID 10x10 subgoals | speed-up | "
               "FindPath subgoals | ratio | FindPath JPS | ratio | QUADTREE 10x10 | FindPath | "
-              "ratio | NAVMESH 10x10 | FindPath | ratio |\n");
-  std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+              "ratio | NAVMESH 10x10 | FindPath | ratio | ANY_ANGLE 10x10 | FindPath | ratio | "
+              "speed-up over per pair |\n");
+  std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+              "---:|---:|\n");
   for (const std::string& row : distance_rows) std::printf("%s", row.c_str());
   return 0;
 }

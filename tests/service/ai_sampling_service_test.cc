@@ -92,11 +92,20 @@ TEST_F(AiSamplingTest, RandomPointsOnEveryGraph) {
 TEST_F(AiSamplingTest, FindDistancesEqualFindPath) {
   const std::vector<std::pair<double, double>> sources = {{1.5, 1.5}, {8.5, 6.5}};
   const std::vector<std::pair<double, double>> targets = {{8.5, 3.5}, {0.5, 7.5}, {1.5, 1.5}};
-  for (auto [map, graph] : {std::pair{"m", v1::GRID}, {"m", v1::QUADTREE}, {"m", v1::NAVMESH},
-                            {"h", v1::HEX}}) {
+  struct Case {
+    const char* map;
+    v1::GraphKind graph;
+    v1::NavmeshMethod method;
+  };
+  // NAVMESH ANY_ANGLE is one multi-target search per source; the other
+  // methods' lengths are FindPath's per pair.
+  for (auto [map, graph, method] :
+       {Case{"m", v1::GRID, {}}, Case{"m", v1::QUADTREE, {}}, Case{"m", v1::NAVMESH, {}},
+        Case{"m", v1::NAVMESH, v1::ANY_ANGLE}, Case{"h", v1::HEX, {}}}) {
     v1::FindDistancesRequest request;
     request.set_map(map);
     request.set_graph(graph);
+    request.mutable_options()->set_navmesh_method(method);
     for (auto [x, y] : sources) *request.add_sources() = Pt(x, y);
     for (auto [x, y] : targets) *request.add_targets() = Pt(x, y);
     v1::FindDistancesResponse response;
@@ -107,6 +116,7 @@ TEST_F(AiSamplingTest, FindDistancesEqualFindPath) {
         v1::FindPathRequest path = PathRequest(map, sources[i].first, sources[i].second,
                                                targets[j].first, targets[j].second);
         path.set_graph(graph);
+        path.mutable_options()->set_navmesh_method(method);
         v1::FindPathResponse found;
         ASSERT_TRUE(h_.stub().FindPath(Ctx().get(), path, &found).ok());
         const double want = found.status() == v1::FOUND
@@ -273,6 +283,32 @@ TEST_F(AiSamplingTest, FindDistancesBadArguments) {
     *r.add_sources() = Pt(100, 1);
     cases.push_back({"source off the map (FindPath per pair)", r, StatusCode::INVALID_ARGUMENT,
                      "sources[1]: "});
+  }
+  {
+    // NAVMESH ANY_ANGLE: one search per source, the same names.
+    v1::FindDistancesRequest r = good;
+    r.set_graph(v1::NAVMESH);
+    r.mutable_options()->set_navmesh_method(v1::ANY_ANGLE);
+    v1::FindDistancesRequest any_angle = r;
+    *r.add_targets() = Pt(5.5, 3.5);
+    cases.push_back({"target on a wall (ANY_ANGLE)", r, StatusCode::FAILED_PRECONDITION,
+                     "targets[1]: "});
+    r = any_angle;
+    *r.add_sources() = Pt(100, 1);
+    cases.push_back({"source off the map (ANY_ANGLE)", r, StatusCode::INVALID_ARGUMENT,
+                     "sources[1]: "});
+    r = any_angle;
+    r.mutable_options()->set_smoothing(v1::CENTERS);
+    cases.push_back({"CENTERS with ANY_ANGLE", r, StatusCode::INVALID_ARGUMENT,
+                     "options.smoothing: "});
+    r = any_angle;
+    (*r.mutable_options()->mutable_area_costs())[0] = 2;
+    cases.push_back({"area costs with ANY_ANGLE", r, StatusCode::INVALID_ARGUMENT,
+                     "options.navmesh_method: "});
+    r = any_angle;
+    r.mutable_options()->set_agent_radius(50);
+    cases.push_back({"radius above every mesh (ANY_ANGLE)", r, StatusCode::FAILED_PRECONDITION,
+                     "options.agent_radius: "});
   }
   {
     v1::FindDistancesRequest r = good;

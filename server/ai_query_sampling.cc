@@ -24,7 +24,6 @@ namespace wayfinder::server {
 namespace {
 
 thread_local DistanceScratch tls_distance_scratch;
-thread_local AnyAngleScratch tls_any_angle_scratch;
 
 absl::Status CheckRadius(double r, absl::string_view field) {
   if (std::isfinite(r) && r >= 0) return absl::OkStatus();
@@ -176,7 +175,7 @@ absl::Status RunFindDistances(const MapSnapshot& map, const v1::FindDistancesReq
     if (area_costs.has_value()) navmesh_options.area_costs = &*area_costs;
     const SearchBudget budget(max_expansions, deadline, std::move(cancelled));
     costs = NavmeshDistances(*mesh, sources, targets, smoothing, navmesh_options, budget,
-                             tls_any_angle_scratch);
+                             ThreadAnyAngleScratch());
   } else {
     // FindPath itself per pair, with the request's options (and so its
     // checks of them). The corridor and vertex searches' lengths depend

@@ -74,6 +74,8 @@ absl::StatusOr<Smoothing> ToSmoothing(int raw) {
   }
 }
 
+AnyAngleScratch& ThreadAnyAngleScratch() { return tls_navmesh_scratch.any_angle; }
+
 absl::StatusOr<const Navmesh*> NavmeshFor(const MapSnapshot& map, double radius,
                                           absl::string_view field) {
   for (const auto& mesh : map.navmeshes) {

@@ -7,6 +7,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "core/any_angle.h"
 #include "core/path.h"
 #include "server/map_snapshot.h"
 #include "wayfinder/v1/wayfinder.pb.h"
@@ -23,6 +24,10 @@ struct QueryLimits {
 // PathOptions.smoothing as the engine's mode; INVALID_ARGUMENT naming
 // options.smoothing for a value the proto does not define.
 absl::StatusOr<Smoothing> ToSmoothing(int raw);
+
+// This thread's any-angle search memory, the one FindPath's ANY_ANGLE uses
+// (FindDistances shares it rather than growing a second one per thread).
+AnyAngleScratch& ThreadAnyAngleScratch();
 
 // The NAVMESH of `map` a query with agent radius `radius` (from request
 // field `field`) runs on: the smallest built radius >= it, as FindPath

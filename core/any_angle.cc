@@ -144,8 +144,14 @@ void Polyanya::Begin(uint32_t start_poly, const Point& start,
     s_.kind_generation.resize(verts_.size(), 0);
     s_.turns.resize(verts_.size(), 0);
   }
+  if (mesh_.revision() != s_.kinds_revision) {
+    s_.kinds_revision = mesh_.revision();
+    if (++s_.kind_epoch == 0) {
+      std::fill(s_.kind_generation.begin(), s_.kind_generation.end(), 0);
+      s_.kind_epoch = 1;
+    }
+  }
   if (++s_.generation == 0) {
-    std::fill(s_.kind_generation.begin(), s_.kind_generation.end(), 0);
     std::fill(s_.root_generation.begin(), s_.root_generation.end(), 0);
     std::fill(s_.fan_generation.begin(), s_.fan_generation.end(), 0);
     std::fill(s_.allowed.begin(), s_.allowed.end(), 0);
@@ -332,7 +338,7 @@ bool Polyanya::WorseRoot(uint32_t v, double g) {
 // path turns and bending would only seed a search per point.
 bool Polyanya::Turns(uint32_t v) {
   if (!mesh_.IsBoundaryVertex(v)) return false;
-  if (s_.kind_generation[v] == s_.generation) return s_.turns[v] != 0;
+  if (s_.kind_generation[v] == s_.kind_epoch) return s_.turns[v] != 0;
   uint32_t in = kNone, out = kNone;
   int sides = 0;
   for (uint32_t p : mesh_.VertexPolygons(v)) {
@@ -353,7 +359,7 @@ bool Polyanya::Turns(uint32_t v) {
   }
   const bool straight = sides == 2 && in != kNone && out != kNone &&
                         Cross(verts_[in], verts_[v], verts_[out]) == 0;
-  s_.kind_generation[v] = s_.generation;
+  s_.kind_generation[v] = s_.kind_epoch;
   s_.turns[v] = straight ? 0 : 1;
   return !straight;
 }

@@ -67,10 +67,15 @@ struct AnyAngleScratch {
   std::vector<double> root_g;
   std::vector<uint32_t> root_generation;
   uint32_t generation = 0;
-  // Per vertex, generation-stamped: whether the free space turns there
-  // (see Turns in any_angle.cc); kind_generation current when known.
+  // Per vertex: whether the free space turns there (see Turns in
+  // any_angle.cc), known when kind_generation equals kind_epoch. A fact of
+  // the mesh, so it is kept across searches of the mesh of revision
+  // kinds_revision (Navmesh::revision) and dropped, by a new epoch, when a
+  // search runs on another.
   std::vector<uint32_t> kind_generation;
   std::vector<uint8_t> turns;
+  uint64_t kinds_revision = 0;
+  uint32_t kind_epoch = 0;
   // Generation per polygon corner (Navmesh::first_corner): the polygon was
   // already expanded whole from that corner as root.
   std::vector<uint32_t> fan_generation;

@@ -5,6 +5,7 @@
 #include "core/navmesh.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -91,6 +92,11 @@ void Navmesh::Finish(std::vector<std::vector<uint32_t>> polys) {
     }
   }
   FinishLinked();
+}
+
+uint64_t MeshRevision::Next() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
 }
 
 void Navmesh::FinishLinked() {

@@ -319,6 +319,26 @@ struct NavmeshBuildStats {
 // ComputeComponents), for the mesh at `stamp` (its count of restitches).
 using NavmeshComponentLabels = ComponentLabels;
 
+// A process-unique number a Navmesh takes when it is made, copied, moved
+// into or updated. Caches of facts derived from one mesh (the any-angle
+// search's turning vertices, kept per thread across queries) key on it,
+// never on the object's address, which a later mesh may reuse.
+class MeshRevision {
+ public:
+  MeshRevision() : value_(Next()) {}
+  MeshRevision(const MeshRevision&) : value_(Next()) {}
+  MeshRevision& operator=(const MeshRevision&) {
+    value_ = Next();
+    return *this;
+  }
+  void Bump() { value_ = Next(); }
+  uint64_t value() const { return value_; }
+
+ private:
+  static uint64_t Next();
+  uint64_t value_;
+};
+
 // Both: adjacency through shared edges, connected components, and a bucket
 // grid for locating a point's polygon.
 //
@@ -519,6 +539,8 @@ class Navmesh {
     }
   }
   size_t MemoryBytes() const;
+  // Changes whenever the mesh may have (MeshRevision).
+  uint64_t revision() const { return revision_.value(); }
 
  private:
   static absl::StatusOr<Navmesh> BuildPolygons(const PolygonMap& map,
@@ -642,6 +664,7 @@ class Navmesh {
   std::vector<uint32_t> appendage_parent_;
   std::vector<uint8_t> in_appendage_;
   std::vector<bool> boundary_vertex_;
+  MeshRevision revision_;
   // Per vertex: the polygons round it, a Slot of fan_items_.
   std::vector<navmesh_internal::Slot> vertex_fan_;
   std::vector<uint32_t> fan_items_;

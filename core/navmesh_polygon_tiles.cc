@@ -780,6 +780,7 @@ absl::StatusOr<Navmesh> Navmesh::BuildPolygonTiles(const PolygonMap& input,
 }
 
 absl::Status Navmesh::UpdateFromPolygons(const PolygonMap& map, absl::Span<const Rect> changed) {
+  revision_.Bump();
   last_update_tiles_ = 0;
   if (!tiling_.polygon()) {
     return absl::FailedPreconditionError(

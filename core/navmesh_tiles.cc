@@ -193,6 +193,7 @@ absl::StatusOr<Navmesh> Navmesh::BuildFromGrid(const GridMap& grid,
 }
 
 absl::Status Navmesh::UpdateFromGrid(const GridMap& grid, const CellRect& changed) {
+  revision_.Bump();
   last_update_tiles_ = 0;
   if (tiling_.width == 0) {
     return absl::FailedPreconditionError(

@@ -132,6 +132,102 @@ TEST(AnyAngleExactTest, SeededGridsEqualTheVisibilityGraph) {
   EXPECT_EQ(wrong, 0) << "of " << pairs;
 }
 
+// What the kept scratch relies on: a mesh's revision changes when it is
+// copied, assigned or updated in place, and only then.
+TEST(AnyAngleExactTest, MeshRevisionChangesWithTheMesh) {
+  std::vector<uint8_t> cells(size_t{32} * 32, 0);
+  NavmeshBuildOptions grid_options;
+  grid_options.grid_tile_cells = 16;
+  auto mesh = Navmesh::BuildFromGrid(*GridMap::Create(32, 32, cells), grid_options);
+  ASSERT_TRUE(mesh.ok());
+  const uint64_t built = mesh->revision();
+  EXPECT_EQ(mesh->revision(), built);
+  Navmesh copy = *mesh;
+  EXPECT_NE(copy.revision(), built);
+  EXPECT_EQ(mesh->revision(), built);
+  const uint64_t copied = copy.revision();
+  copy = *mesh;
+  EXPECT_NE(copy.revision(), copied);
+  EXPECT_NE(copy.revision(), built);
+  cells[5 * 32 + 5] = GridMap::kBlocked;
+  ASSERT_TRUE(mesh->UpdateFromGrid(*GridMap::Create(32, 32, cells), CellRect{5, 5, 6, 6}).ok());
+  EXPECT_NE(mesh->revision(), built);
+
+  PolygonMap map;
+  map.walkable = {Polygon{{{0, 0}, {100, 0}, {100, 100}, {0, 100}}}};
+  NavmeshBuildOptions polygon_options;
+  polygon_options.polygon_tile_size = 32;
+  auto tiled = Navmesh::Build(map, polygon_options);
+  ASSERT_TRUE(tiled.ok()) << tiled.status();
+  const uint64_t before = tiled->revision();
+  map.obstacles = {Polygon{{{40, 40}, {50, 40}, {50, 50}, {40, 50}}}};
+  const Rect changed{40, 40, 50, 50};
+  ASSERT_TRUE(tiled->UpdateFromPolygons(map, {changed}).ok());
+  EXPECT_NE(tiled->revision(), before);
+}
+
+// The search keeps which vertices a path may bend at across queries of one
+// mesh (AnyAngleScratch, keyed by Navmesh::revision). One scratch serves a
+// mesh, its updates in place (walls added and removed, so corners come and
+// go and straight walls turn) and a second mesh in turn; every path must
+// equal the visibility-graph optimum of the map as it is then.
+TEST(AnyAngleExactTest, KeptScratchFollowsUpdatesAndOtherMeshes) {
+  std::mt19937 rng(123);
+  constexpr uint32_t kW = 40, kH = 40;
+  std::vector<uint8_t> cells(size_t{kW} * kH, 0);
+  for (int b = 0; b < 40; ++b) {
+    const uint32_t x = rng() % (kW - 4), y = rng() % (kH - 4);
+    for (uint32_t j = y; j < y + 1 + rng() % 4; ++j) {
+      for (uint32_t i = x; i < x + 1 + rng() % 4; ++i) cells[size_t{j} * kW + i] = GridMap::kBlocked;
+    }
+  }
+  NavmeshBuildOptions options;
+  options.grid_tile_cells = 16;
+  auto grid = GridMap::Create(kW, kH, cells);
+  ASSERT_TRUE(grid.ok());
+  auto mesh = Navmesh::BuildFromGrid(*grid, options);
+  ASSERT_TRUE(mesh.ok()) << mesh.status();
+  // A second map: the first one mirrored.
+  std::vector<uint8_t> mirrored(cells.size());
+  for (uint32_t y = 0; y < kH; ++y) {
+    for (uint32_t x = 0; x < kW; ++x) mirrored[size_t{y} * kW + x] = cells[size_t{y} * kW + (kW - 1 - x)];
+  }
+  const GridMap other_grid = *GridMap::Create(kW, kH, std::move(mirrored));
+  auto other = Navmesh::BuildFromGrid(other_grid, options);
+  ASSERT_TRUE(other.ok()) << other.status();
+  NavmeshSearchScratch scratch;  // kept throughout
+  int pairs = 0, wrong = 0;
+  auto check = [&](const Navmesh& m, const GridMap& g, int queries) {
+    std::vector<uint32_t> free_cells;
+    for (uint32_t c = 0; c < g.size(); ++c) {
+      if (g.IsFree(c)) free_cells.push_back(c);
+    }
+    for (int q = 0; q < queries; ++q) {
+      const uint32_t a = free_cells[rng() % free_cells.size()];
+      const uint32_t b = free_cells[rng() % free_cells.size()];
+      ++pairs;
+      wrong += !ExpectOptimal(m, g, GridMap::Centre(a % kW, a / kW), GridMap::Centre(b % kW, b / kW),
+                              scratch);
+    }
+  };
+  for (int step = 0; step < 24; ++step) {
+    SCOPED_TRACE(testing::Message() << "step " << step);
+    check(*mesh, *grid, 12);
+    check(*other, other_grid, 4);
+    // Toggle a rectangle of cells, then update the mesh in place.
+    const uint32_t w = 1 + rng() % 5, h = 1 + rng() % 5;
+    const uint32_t x = rng() % (kW - w), y = rng() % (kH - h);
+    const uint8_t value = step % 2 == 0 ? GridMap::kBlocked : 0;
+    for (uint32_t j = y; j < y + h; ++j) {
+      for (uint32_t i = x; i < x + w; ++i) cells[size_t{j} * kW + i] = value;
+    }
+    grid = GridMap::Create(kW, kH, cells);
+    ASSERT_TRUE(grid.ok());
+    ASSERT_TRUE(mesh->UpdateFromGrid(*grid, CellRect{x, y, x + w, y + h}).ok());
+  }
+  EXPECT_EQ(wrong, 0) << "of " << pairs;
+}
+
 // Windows of every Moving AI map of the benchmark data (the whole maps are
 // too large for the quadratic reference): their corridors, diagonal walls
 // and lattice-aligned corners, meshed as the server meshes a grid map.

@@ -57,7 +57,8 @@ class Polyanya {
       : mesh_(mesh), verts_(mesh.vertices()), budget_(budget), s_(s) {}
 
   // Starts a search from `start` in start_poly towards targets[t] in
-  // target_polys[t]; every target must differ from the start's polygon.
+  // target_polys[t] (a target in a polygon holding the start is reached in
+  // a straight line).
   void Begin(uint32_t start_poly, const Point& start, absl::Span<const uint32_t> target_polys,
              absl::Span<const Point> targets);
 

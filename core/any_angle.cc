@@ -109,10 +109,11 @@ class Polyanya {
   const SearchBudget& budget_;
   AnyAngleScratch& s_;
   Point start_;
-  std::vector<Point> targets_;
-  std::vector<uint32_t> target_polys_;
-  std::vector<uint8_t> reached_;
-  std::vector<uint32_t> pending_;  // targets not yet reached
+  // The search's targets, in the scratch (no allocation per query).
+  std::vector<Point>& targets_ = s_.targets;
+  std::vector<uint32_t>& target_polys_ = s_.target_polys;
+  std::vector<uint8_t>& reached_ = s_.reached;
+  std::vector<uint32_t>& pending_ = s_.pending_targets;  // not yet reached
   uint64_t expansions_ = 0;
   uint32_t best_ = kNone;
   double best_h_ = kInf;

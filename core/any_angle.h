@@ -86,6 +86,11 @@ struct AnyAngleScratch {
   std::vector<uint32_t> allowed;
   // Generation per polygon: it may hold the goal (or a target).
   std::vector<uint32_t> target_generation;
+  // The search's goals: points, polygons, whether reached, those not yet.
+  std::vector<Point> targets;
+  std::vector<uint32_t> target_polys;
+  std::vector<uint8_t> reached;
+  std::vector<uint32_t> pending_targets;
   // Successors of the node being expanded, with their f, before they go
   // on the open list.
   std::vector<std::pair<Node, double>> pending;

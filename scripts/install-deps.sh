@@ -39,6 +39,9 @@ PACKAGES=(
   # sanitizer runtimes (only recommended by clang, so named here), and
   # llvm-symbolizer for readable stacks
   clang libclang-rt-14-dev llvm-14
+  # the linker (CMakeLists.txt: WAYFINDER_LLD; Apache-2.0 with the LLVM
+  # exception, and it puts nothing of its own into the programs)
+  lld
   # browser tests of the inspector page (test only)
   chromium fonts-dejavu-core
 )

@@ -301,4 +301,96 @@ absl::StatusOr<LinkedPath> FindLinkedPath(const PathRequest& request,
   return JoinRoute(request, links, point, nodes, hop, ops, budget, used, partial_fallback);
 }
 
+
+absl::StatusOr<std::vector<double>> LinkedDistances(absl::Span<const Point> sources,
+                                                    absl::Span<const Point> targets,
+                                                    absl::Span<const OffMeshLink> links,
+                                                    const DistanceMatrix& distances,
+                                                    const SearchBudget& budget) {
+  const size_t num_targets = targets.size();
+  std::vector<double> out(sources.size() * num_targets, kInf);
+  if (out.empty()) return out;
+  // Every walk's columns: the targets, then the link entries. Link i's
+  // start is end 2i, its end 2i + 1 (an entry too when the link runs both
+  // ways).
+  std::vector<Point> to(targets.begin(), targets.end());
+  std::vector<uint32_t> entry_column(2 * links.size(), kNoNode);
+  for (size_t i = 0; i < links.size(); ++i) {
+    entry_column[2 * i] = static_cast<uint32_t>(to.size());
+    to.push_back(links[i].start);
+    if (links[i].bidirectional) {
+      entry_column[2 * i + 1] = static_cast<uint32_t>(to.size());
+      to.push_back(links[i].end);
+    }
+  }
+  const size_t columns = to.size();
+  WF_ASSIGN_OR_RETURN(const std::vector<double> from_sources,
+                      distances(sources, to, budget));
+  // The walks from each link end, once some source needs them.
+  std::vector<std::vector<double>> from_end(2 * links.size());
+  auto end_point = [&](uint32_t e) -> const Point& {
+    return e % 2 == 0 ? links[e / 2].start : links[e / 2].end;
+  };
+
+  // Per source, Dijkstra over nodes 0..T-1 (the targets) and T + e (link
+  // end e), each reached by walking or by its link.
+  const uint32_t nodes = static_cast<uint32_t>(num_targets + 2 * links.size());
+  constexpr uint8_t kSettled = 1, kByLink = 2;
+  std::vector<double> dist(nodes);
+  std::vector<uint8_t> state(nodes);
+  using Entry = std::pair<double, uint32_t>;
+  std::vector<Entry> heap;
+  const std::greater<Entry> later;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    WF_RETURN_IF_ERROR(budget.CheckTimeAndCancel());
+    std::fill(dist.begin(), dist.end(), kInf);
+    std::fill(state.begin(), state.end(), 0);
+    heap.clear();
+    auto relax = [&](uint32_t v, double d, bool by_link) {
+      if ((state[v] & kSettled) != 0 || !(d < dist[v])) return;
+      dist[v] = d;
+      state[v] = by_link ? kByLink : 0;
+      heap.push_back({d, v});
+      std::push_heap(heap.begin(), heap.end(), later);
+    };
+    auto walk = [&](double d, const double* row) {
+      for (uint32_t j = 0; j < num_targets; ++j) relax(j, d + row[j], false);
+      for (uint32_t e = 0; e < entry_column.size(); ++e) {
+        if (entry_column[e] != kNoNode) {
+          relax(static_cast<uint32_t>(num_targets) + e, d + row[entry_column[e]], false);
+        }
+      }
+    };
+    walk(0, &from_sources[i * columns]);
+    size_t unsettled = num_targets;
+    while (!heap.empty() && unsettled > 0) {
+      std::pop_heap(heap.begin(), heap.end(), later);
+      const auto [d, v] = heap.back();
+      heap.pop_back();
+      if ((state[v] & kSettled) != 0 || d > dist[v]) continue;
+      state[v] |= kSettled;
+      if (v < num_targets) {
+        --unsettled;
+        continue;
+      }
+      const uint32_t e = v - static_cast<uint32_t>(num_targets);
+      if ((state[v] & kByLink) != 0) {
+        // Landed here by the link: walk on.
+        if (from_end[e].empty()) {
+          WF_ASSIGN_OR_RETURN(
+              from_end[e], distances(absl::MakeConstSpan(&end_point(e), 1), to, budget));
+        }
+        walk(d, from_end[e].data());
+      } else {
+        // Walked here (only entries are walked to): take the link across.
+        relax(static_cast<uint32_t>(num_targets) + (e ^ 1), d + links[e / 2].cost, true);
+      }
+    }
+    for (uint32_t j = 0; j < num_targets; ++j) {
+      if ((state[j] & kSettled) != 0) out[i * num_targets + j] = dist[j];
+    }
+  }
+  return out;
+}
+
 }  // namespace wayfinder

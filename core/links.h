@@ -92,6 +92,38 @@ absl::StatusOr<LinkedPath> FindLinkedPath(const PathRequest& request,
                                           absl::Span<const OffMeshLink> links,
                                           const LinkGraphOps& ops, const SearchBudget& budget);
 
+// Link-free path costs from every `from` to every `to`, row-major
+// (costs[i * to.size() + j], +inf when unreachable). Errors name from[i]
+// as "sources[i]" and to[j] as "targets[j]" (GridDistances, HexDistances,
+// NavmeshDistances under the query's options).
+using DistanceMatrix = std::function<absl::StatusOr<std::vector<double>>(
+    absl::Span<const Point> from, absl::Span<const Point> to, const SearchBudget& budget)>;
+
+// FindDistances over the graph plus `links` (usable ones, costs priced, as
+// FindLinkedPath takes them), for graphs whose link-free costs are
+// shortest-path lengths (GRID, HEX, NAVMESH any-angle): each cost equals
+// what FindLinkedPath reports for the pair, up to rounding.
+//
+// The abstract graph of FindLinkedPath (sources, targets, link endpoints),
+// with its walks shared between queries: one call of `distances` from all
+// sources to the targets and every link entry, then per link end that some
+// source's Dijkstra reaches by its link, one call from it, kept for the
+// sources after. Per source, Dijkstra over the targets and link ends stops
+// once every target is settled. Walking on from a point reached by walking
+// is never shorter (the triangle inequality of shortest paths), so only the
+// ends reached by a link are walked from. With L links: at most 1 + 2L
+// calls for the whole matrix, where pair by pair each of the
+// sources x targets paths makes its own.
+//
+// Budget: each call under the budget's expansion limit, as the link-free
+// multi-target searches apply it to each search; deadline and
+// cancellation to all. Errors are those of `distances`.
+absl::StatusOr<std::vector<double>> LinkedDistances(absl::Span<const Point> sources,
+                                                    absl::Span<const Point> targets,
+                                                    absl::Span<const OffMeshLink> links,
+                                                    const DistanceMatrix& distances,
+                                                    const SearchBudget& budget);
+
 // Tests only: the fewest links for which FindLinkedPath asks ops.route,
 // when the graph has one, rather than searching the abstract graph
 // (1,024 by default).

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -11,6 +12,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "core/distances.h"
+#include "core/links.h"
+#include "core/links_graphs.h"
 #include "core/map_area.h"
 #include "core/navmesh.h"
 #include "core/random_points.h"
@@ -18,6 +21,7 @@
 #include "core/subgoal_graph.h"
 #include "server/area_costs.h"
 #include "server/graph_kinds.h"
+#include "server/map_links.h"
 #include "server/path_query.h"
 
 namespace wayfinder::server {
@@ -126,10 +130,18 @@ absl::Status RunFindDistances(const MapSnapshot& map, const v1::FindDistancesReq
   uint64_t max_expansions = options.max_expansions() == 0 ? limits.default_max_expansions
                                                           : options.max_expansions();
   max_expansions = std::min(max_expansions, limits.max_max_expansions);
-  absl::StatusOr<std::vector<double>> costs;
-  // The multi-target searches of GRID and HEX know nothing of off-mesh
-  // links; on a map with links every graph answers through FindPath.
-  if ((graph == v1::GRID || graph == v1::HEX) && map.links == nullptr) {
+  const SearchBudget budget(max_expansions, deadline, cancelled);
+  // The graph's exact multi-target search, where its lengths are shortest
+  // paths (so the same whatever order a search meets its targets in), and
+  // which link endpoints it can use; the other graphs answer pair by pair.
+  DistanceMatrix shared;
+  std::function<bool(const Point&)> usable;
+  std::optional<GridCostTable> table;
+  const Navmesh* mesh = nullptr;
+  std::optional<AreaMultipliers> area_costs;
+  NavmeshPathOptions navmesh_options;
+  Smoothing smoothing = Smoothing::kFunnel;
+  if (graph == v1::GRID || graph == v1::HEX) {
     // FindPath's option rules; smoothing does not change a GRID or HEX
     // length, so it is not looked at beyond being a known mode.
     // FindPath's table rules: checked, a key per cell byte on GRID, none
@@ -140,43 +152,77 @@ absl::Status RunFindDistances(const MapSnapshot& map, const v1::FindDistancesReq
           "options.area_costs: the HEX graph has walls only, no cell costs or areas to price; "
           "leave it empty");
     }
-    WF_ASSIGN_OR_RETURN(const std::optional<GridCostTable> table,
-                        GridCostsFrom(options.area_costs(), "options.area_costs"));
+    WF_ASSIGN_OR_RETURN(table, GridCostsFrom(options.area_costs(), "options.area_costs"));
     WF_RETURN_IF_ERROR(CheckRadius(options.agent_radius(), "options.agent_radius"));
     if (options.grid_method() < v1::GRID_METHOD_UNSPECIFIED ||
         options.grid_method() > v1::JUMP_POINT) {
       return absl::InvalidArgumentError(absl::StrCat(
           "options.grid_method: ", options.grid_method(), " is not a grid method"));
     }
-    const SearchBudget budget(max_expansions, deadline, std::move(cancelled));
-    // The version's subgoal graph once its background build is done
-    // (GridDistances searches its hierarchy where it has one).
-    const SubgoalGraph* subgoals =
-        map.subgoal != nullptr ? map.subgoal->Ready(map.version) : nullptr;
-    costs = graph == v1::GRID
-                ? GridDistances(*map.grid_graph, sources, targets, budget, tls_distance_scratch,
-                                table.has_value() ? &*table : nullptr, subgoals)
-                : HexDistances(*map.hex_graph, sources, targets, budget, tls_distance_scratch);
-  } else if (graph == v1::NAVMESH && map.links == nullptr &&
-             options.navmesh_method() == v1::ANY_ANGLE) {
+    const GridCostTable* costs = table.has_value() ? &*table : nullptr;
+    if (graph == v1::GRID) {
+      // The version's subgoal graph once its background build is done
+      // (GridDistances searches its hierarchy where it has one).
+      const SubgoalGraph* subgoals =
+          map.subgoal != nullptr ? map.subgoal->Ready(map.version) : nullptr;
+      const GridGraph& grid = *map.grid_graph;
+      shared = [&grid, costs, subgoals](absl::Span<const Point> from, absl::Span<const Point> to,
+                                        const SearchBudget& b) {
+        return GridDistances(grid, from, to, b, tls_distance_scratch, costs, subgoals);
+      };
+      GridSearchOptions link_rules;
+      link_rules.costs = costs;
+      usable = [&grid, link_rules](const Point& p) {
+        return GridLinkEndUsable(grid.map(), link_rules, p);
+      };
+    } else {
+      const HexGraph& hex = *map.hex_graph;
+      shared = [&hex](absl::Span<const Point> from, absl::Span<const Point> to,
+                      const SearchBudget& b) {
+        return HexDistances(hex, from, to, b, tls_distance_scratch);
+      };
+      usable = [&hex](const Point& p) { return HexLinkEndUsable(hex, p); };
+    }
+  } else if (graph == v1::NAVMESH && options.navmesh_method() == v1::ANY_ANGLE) {
     // Shortest paths do not depend on the order a search meets its goals
     // in: one multi-target Polyanya search per source (or per target).
     // FindPath's option checks, in its order.
     WF_RETURN_IF_ERROR(CheckAreaCosts(options.area_costs(), "options.area_costs"));
-    WF_ASSIGN_OR_RETURN(const Smoothing smoothing, ToSmoothing(options.smoothing()));
+    WF_ASSIGN_OR_RETURN(smoothing, ToSmoothing(options.smoothing()));
     WF_RETURN_IF_ERROR(CheckRadius(options.agent_radius(), "options.agent_radius"));
-    WF_ASSIGN_OR_RETURN(const Navmesh* mesh,
-                        NavmeshFor(map, options.agent_radius(), "options.agent_radius"));
-    WF_ASSIGN_OR_RETURN(const std::optional<AreaMultipliers> area_costs,
+    WF_ASSIGN_OR_RETURN(mesh, NavmeshFor(map, options.agent_radius(), "options.agent_radius"));
+    WF_ASSIGN_OR_RETURN(area_costs,
                         NavmeshCostsFrom(options.area_costs(), *mesh, "options.area_costs"));
-    NavmeshPathOptions navmesh_options;
     navmesh_options.method = NavmeshMethod::kAnyAngle;
     navmesh_options.snap_distance = options.snap_distance();
     if (area_costs.has_value()) navmesh_options.area_costs = &*area_costs;
-    const SearchBudget budget(max_expansions, deadline, std::move(cancelled));
-    costs = NavmeshDistances(*mesh, sources, targets, smoothing, navmesh_options, budget,
-                             ThreadAnyAngleScratch());
-  } else {
+    shared = [mesh, smoothing, &navmesh_options](absl::Span<const Point> from,
+                                                 absl::Span<const Point> to,
+                                                 const SearchBudget& b) {
+      return NavmeshDistances(*mesh, from, to, smoothing, navmesh_options, b,
+                              ThreadAnyAngleScratch());
+    };
+    // Each radius's mesh: a link is usable where its endpoints lie on it.
+    usable = [mesh](const Point& p) { return NavmeshLinkEndUsable(*mesh, p); };
+  }
+  absl::StatusOr<std::vector<double>> costs;
+  bool answered = false;
+  if (shared && map.links == nullptr) {
+    costs = shared(sources, targets, budget);
+    answered = true;
+  } else if (shared) {
+    // With the map's links: the walks between the ends and the link
+    // endpoints shared by every pair (LinkedDistances). Each link end
+    // reached costs one search, so with very many links the pairs'
+    // own pruned searches are cheaper.
+    const std::vector<OffMeshLink> open =
+        OpenLinks(*map.links, usable, options.area_costs(), nullptr);
+    if (open.size() <= kMaxSharedSearchLinks) {
+      costs = LinkedDistances(sources, targets, open, shared, budget);
+      answered = true;
+    }
+  }
+  if (!answered) {
     // FindPath itself per pair, with the request's options (and so its
     // checks of them). The corridor and vertex searches' lengths depend
     // on the goal (their costs aim at it), so no search shared between

@@ -18,6 +18,10 @@ inline constexpr uint32_t kMaxRandomPoints = 10000;
 // Most sources, targets and sources x targets of one FindDistances call.
 inline constexpr size_t kMaxDistanceSide = 256;
 inline constexpr size_t kMaxDistancePairs = 4096;
+// Most off-mesh links (open to the query) for which FindDistances shares
+// its searches between pairs: each link end reached costs one search,
+// where pair by pair FindPath prunes the ends that cannot help.
+inline constexpr size_t kMaxSharedSearchLinks = 64;
 
 // Answers RandomPoints against one snapshot (core/random_points.h): count
 // 1..kMaxRandomPoints, radius finite >= 0, center finite when radius > 0
@@ -32,10 +36,14 @@ absl::Status RunRandomPoints(const MapSnapshot& map, const v1::RandomPointsReque
 // Answers FindDistances against one snapshot (core/distances.h): sources
 // and targets 1..kMaxDistanceSide each, at most kMaxDistancePairs pairs,
 // every point finite (INVALID_ARGUMENT naming "sources[i]" / "targets[j]"),
-// options as FindPath validates them. GRID and HEX: one multi-target
-// search per source; the options' expansion budget applies to each. QUADTREE
-// and NAVMESH: FindPath per pair (their FindPath is not optimal; only
-// running it gives its length); its errors about start or goal name
+// options as FindPath validates them. GRID, HEX and NAVMESH with
+// navmesh_method ANY_ANGLE (shortest paths): one multi-target search per
+// source; the options' expansion budget applies to each. On a map with
+// off-mesh links (at most kMaxSharedSearchLinks open to the query) the
+// same searches, from the sources and from the link ends, joined over the
+// links (core/links.h: LinkedDistances). Otherwise FindPath per pair (the
+// corridor and vertex methods and QUADTREE are not optimal; only running
+// them gives their lengths); its errors about start or goal name
 // sources[i] or targets[j] instead. costs[i * targets + j], +inf when
 // unreachable.
 absl::Status RunFindDistances(const MapSnapshot& map, const v1::FindDistancesRequest& request,

@@ -162,15 +162,12 @@ std::shared_ptr<const MapLinks> WithLinkRemoved(const std::shared_ptr<const MapL
   return out;
 }
 
-absl::StatusOr<LinkedAnswer> FindPathWithLinks(const MapLinks& links, const PathRequest& request,
-                                               const LinkGraphOps& ops,
-                                               const std::function<bool(const Point&)>& usable,
-                                               const AreaCosts& area_costs,
-                                               const SearchBudget& budget) {
+std::vector<OffMeshLink> OpenLinks(const MapLinks& links,
+                                   const std::function<bool(const Point&)>& usable,
+                                   const AreaCosts& area_costs, std::vector<uint32_t>* index) {
   std::vector<OffMeshLink> open;
-  std::vector<uint32_t> index;  // open[k] is links[index[k]]
   open.reserve(links.size());
-  index.reserve(links.size());
+  if (index != nullptr) index->reserve(links.size());
   for (uint32_t i = 0; i < links.size(); ++i) {
     OffMeshLink l = links[i].link;
     if (!area_costs.empty()) {
@@ -181,8 +178,18 @@ absl::StatusOr<LinkedAnswer> FindPathWithLinks(const MapLinks& links, const Path
     }
     if (!usable(l.start) || !usable(l.end)) continue;
     open.push_back(l);
-    index.push_back(i);
+    if (index != nullptr) index->push_back(i);
   }
+  return open;
+}
+
+absl::StatusOr<LinkedAnswer> FindPathWithLinks(const MapLinks& links, const PathRequest& request,
+                                               const LinkGraphOps& ops,
+                                               const std::function<bool(const Point&)>& usable,
+                                               const AreaCosts& area_costs,
+                                               const SearchBudget& budget) {
+  std::vector<uint32_t> index;  // open[k] is links[index[k]]
+  const std::vector<OffMeshLink> open = OpenLinks(links, usable, area_costs, &index);
   LinkedAnswer answer;
   if (open.empty()) {
     absl::StatusOr<PathResult> path = ops.find_path(request, budget);

@@ -60,6 +60,14 @@ std::shared_ptr<const MapLinks> WithLinkAdded(const std::shared_ptr<const MapLin
 std::shared_ptr<const MapLinks> WithLinkRemoved(const std::shared_ptr<const MapLinks>& links,
                                                 const std::string& id);
 
+// The links open to one query: both endpoints `usable` (on the graph, on
+// a cell the query may enter), cost times area_costs[area] when the table
+// has the area, left out when that is +inf. index (optional): the map's
+// index of each.
+std::vector<OffMeshLink> OpenLinks(const MapLinks& links,
+                                   const std::function<bool(const Point&)>& usable,
+                                   const AreaCosts& area_costs, std::vector<uint32_t>* index);
+
 // What FindPath answers when the map has links: the cheapest path over
 // the graph plus the links usable by this query (both endpoints
 // `usable`; cost times area_costs[area] when the table has the area,

@@ -1,7 +1,9 @@
 // RandomPoints and FindDistances through the server: on every graph kind,
 // every bad argument refused naming its field, min_version honoured.
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -13,6 +15,8 @@ namespace wayfinder::testing {
 namespace {
 
 using ::grpc::StatusCode;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // Two rooms joined by a door in a wall column, so that both queries see
 // walls and distances of more than a straight line.
@@ -54,6 +58,41 @@ class AiSamplingTest : public ::testing::Test {
   grpc::Status Distances(const v1::FindDistancesRequest& request,
                          v1::FindDistancesResponse* out) {
     return h_.stub().FindDistances(Ctx().get(), request, out);
+  }
+
+  // Every cost of `request` against FindPath with its map, graph and
+  // options; how many of those paths took a link.
+  int ExpectEqualFindPath(const v1::FindDistancesRequest& request, const std::string& what) {
+    v1::FindDistancesResponse response;
+    const grpc::Status status = Distances(request, &response);
+    EXPECT_TRUE(status.ok()) << what << ": " << status.error_message();
+    EXPECT_EQ(response.costs_size(), request.sources_size() * request.targets_size()) << what;
+    if (!status.ok() || response.costs_size() != request.sources_size() * request.targets_size()) {
+      return 0;
+    }
+    int by_link = 0;
+    for (int i = 0; i < request.sources_size(); ++i) {
+      for (int j = 0; j < request.targets_size(); ++j) {
+        v1::FindPathRequest path;
+        path.set_map(request.map());
+        path.set_graph(request.graph());
+        *path.mutable_start() = request.sources(i);
+        *path.mutable_goal() = request.targets(j);
+        *path.mutable_options() = request.options();
+        v1::FindPathResponse found;
+        const grpc::Status st = h_.stub().FindPath(Ctx().get(), path, &found);
+        EXPECT_TRUE(st.ok()) << what << " " << i << " " << j << ": " << st.error_message();
+        const double got = response.costs(i * request.targets_size() + j);
+        if (found.status() != v1::FOUND) {
+          EXPECT_TRUE(std::isinf(got)) << what << " " << i << " " << j << ": " << got;
+          continue;
+        }
+        EXPECT_NEAR(got, found.length(), 1e-9 * std::max(1.0, found.length()))
+            << what << " " << i << " " << j;
+        by_link += found.links_used_size() > 0;
+      }
+    }
+    return by_link;
   }
 
   ServerHarness h_;
@@ -108,25 +147,84 @@ TEST_F(AiSamplingTest, FindDistancesEqualFindPath) {
     request.mutable_options()->set_navmesh_method(method);
     for (auto [x, y] : sources) *request.add_sources() = Pt(x, y);
     for (auto [x, y] : targets) *request.add_targets() = Pt(x, y);
-    v1::FindDistancesResponse response;
-    ASSERT_TRUE(Distances(request, &response).ok()) << v1::GraphKind_Name(graph);
-    ASSERT_EQ(response.costs_size(), 6);
-    for (size_t i = 0; i < sources.size(); ++i) {
-      for (size_t j = 0; j < targets.size(); ++j) {
-        v1::FindPathRequest path = PathRequest(map, sources[i].first, sources[i].second,
-                                               targets[j].first, targets[j].second);
-        path.set_graph(graph);
-        path.mutable_options()->set_navmesh_method(method);
-        v1::FindPathResponse found;
-        ASSERT_TRUE(h_.stub().FindPath(Ctx().get(), path, &found).ok());
-        const double want = found.status() == v1::FOUND
-                                ? found.length()
-                                : std::numeric_limits<double>::infinity();
-        EXPECT_NEAR(response.costs(static_cast<int>(i * targets.size() + j)), want, 1e-9)
-            << v1::GraphKind_Name(graph) << " " << i << " " << j;
-      }
-    }
+    ExpectEqualFindPath(request, v1::GraphKind_Name(graph));
   }
+}
+
+// On maps with off-mesh links: the shortest-path graphs join their shared
+// searches over the links, the others ask FindPath per pair; either way
+// each cost is FindPath's, links closed or priced by the query's table
+// included.
+TEST_F(AiSamplingTest, FindDistancesWithLinksEqualFindPath) {
+  auto link = [](const std::string& id, double sx, double sy, double ex, double ey, double cost,
+                 bool both, uint32_t area) {
+    v1::Link l;
+    l.set_id(id);
+    *l.mutable_start() = Pt(sx, sy);
+    *l.mutable_end() = Pt(ex, ey);
+    l.set_cost(cost);
+    l.set_bidirectional(both);
+    l.set_area(area);
+    return l;
+  };
+  {
+    v1::PutMapRequest request;
+    *request.mutable_map() = GridMapFromRows("ml", kRows);
+    for (v1::GraphKind k : {v1::GRID, v1::QUADTREE, v1::NAVMESH}) {
+      request.mutable_map()->mutable_build()->add_graphs(k);
+    }
+    // A teleporter across the wall, one way, and a ladder both ways.
+    *request.mutable_map()->add_links() = link("tp", 1.5, 6.5, 8.5, 6.5, 1, false, 3);
+    *request.mutable_map()->add_links() = link("ladder", 3.5, 2.5, 7.5, 0.5, 0.5, true, 4);
+    v1::MapInfo info;
+    ASSERT_TRUE(h_.stub().PutMap(Ctx().get(), request, &info).ok());
+  }
+  {
+    v1::PutMapRequest request;
+    request.mutable_map()->set_name("hl");
+    v1::HexSource* hex = request.mutable_map()->mutable_hex();
+    hex->set_width(10);
+    hex->set_height(8);
+    std::string walls(80, 0);
+    for (int r = 0; r < 8; ++r) walls[r * 10 + 5] = 1;  // no way across but the links
+    hex->set_walls(walls);
+    request.mutable_map()->mutable_build()->add_graphs(v1::HEX);
+    *request.mutable_map()->add_links() = link("tp", 1.5, 6.5, 8.5, 6.5, 2, false, 0);
+    *request.mutable_map()->add_links() = link("back", 7.5, 1.5, 2.5, 2.5, 3, true, 0);
+    v1::MapInfo info;
+    ASSERT_TRUE(h_.stub().PutMap(Ctx().get(), request, &info).ok());
+  }
+  const std::vector<std::pair<double, double>> sources = {{1.5, 1.5}, {8.5, 6.5}, {3.5, 2.5}};
+  // The ladder's top, on the hex map a cell beside it (odd hex columns sit
+  // half a cell lower).
+  const std::vector<std::pair<double, double>> targets = {
+      {8.5, 3.5}, {0.5, 7.5}, {1.5, 1.5}, {7.5, 0.5}, {9.5, 7.5}};
+  const std::vector<std::pair<double, double>> hex_targets = {
+      {8.5, 3.5}, {0.5, 7.5}, {1.5, 1.5}, {7.5, 1.5}, {9.5, 7.5}};
+  struct Case {
+    const char* map;
+    v1::GraphKind graph;
+    v1::NavmeshMethod method;
+    std::vector<std::pair<uint32_t, double>> area_costs;
+  };
+  int by_link = 0;
+  for (const Case& c : {Case{"ml", v1::GRID, {}, {}}, Case{"ml", v1::GRID, {}, {{3, kInf}}},
+                        Case{"ml", v1::GRID, {}, {{4, 9.0}}}, Case{"ml", v1::QUADTREE, {}, {}},
+                        Case{"ml", v1::NAVMESH, {}, {}}, Case{"ml", v1::NAVMESH, v1::ANY_ANGLE, {}},
+                        Case{"hl", v1::HEX, {}, {}}}) {
+    v1::FindDistancesRequest request;
+    request.set_map(c.map);
+    request.set_graph(c.graph);
+    request.mutable_options()->set_navmesh_method(c.method);
+    for (auto [area, cost] : c.area_costs) (*request.mutable_options()->mutable_area_costs())[area] = cost;
+    for (auto [x, y] : sources) *request.add_sources() = Pt(x, y);
+    for (auto [x, y] : c.graph == v1::HEX ? hex_targets : targets) {
+      *request.add_targets() = Pt(x, y);
+    }
+    by_link += ExpectEqualFindPath(request, std::string(c.map) + " " + v1::GraphKind_Name(c.graph) +
+                                                " " + v1::NavmeshMethod_Name(c.method));
+  }
+  EXPECT_GT(by_link, 20);
 }
 
 // GRID with a query's cost table: equal to FindPath with the same table;

@@ -20,7 +20,9 @@
 #include <utility>
 #include <vector>
 
+#include "core/distances.h"
 #include "core/links_graphs.h"
+#include "core/navmesh.h"
 #include "gtest/gtest.h"
 #include "tests/reference/grid_dijkstra.h"
 
@@ -88,6 +90,27 @@ std::vector<double> CellsPlusLinks(size_t cells, uint32_t start,
     for (const auto& [n, cost] : extra[c]) relax(n, cost);
   }
   return dist;
+}
+
+// FindGridPath's moves from cell c, f(next, cost) each: 8 neighbours, no
+// corner cutting, a step's length times the mean of the two cells' costs.
+void GridMoves(const GridMap& map, uint32_t c, const std::function<void(uint32_t, double)>& f) {
+  const int64_t w = map.width();
+  const int64_t x = c % w, y = c / w;
+  for (int dy = -1; dy <= 1; ++dy) {
+    for (int dx = -1; dx <= 1; ++dx) {
+      const int64_t nx = x + dx, ny = y + dy;
+      if ((dx == 0 && dy == 0) || !map.InBounds(nx, ny)) continue;
+      const uint32_t n = static_cast<uint32_t>(ny * w + nx);
+      if (!map.IsFree(n)) continue;
+      if (dx != 0 && dy != 0 &&
+          (!map.IsFree(static_cast<uint32_t>(y * w + nx)) ||
+           !map.IsFree(static_cast<uint32_t>(ny * w + x)))) {
+        continue;
+      }
+      f(n, (dx != 0 && dy != 0 ? kSqrt2 : 1.0) * 0.5 * (map.Cost(c) + map.Cost(n)));
+    }
+  }
 }
 
 void ExpectNear(double got, double want, const std::string& what) {
@@ -166,21 +189,7 @@ TEST(OffMeshLinks, GridEqualsDijkstraOverCellsPlusLinks) {
       if (l.bidirectional) edges.push_back({{map->Index(ex, ey), map->Index(sx, sy)}, l.cost});
     }
     auto step = [&](uint32_t c, const std::function<void(uint32_t, double)>& f) {
-      const int64_t x = c % w, y = c / w;
-      for (int dy = -1; dy <= 1; ++dy) {
-        for (int dx = -1; dx <= 1; ++dx) {
-          const int64_t nx = x + dx, ny = y + dy;
-          if ((dx == 0 && dy == 0) || !map->InBounds(nx, ny)) continue;
-          const uint32_t n = static_cast<uint32_t>(ny * w + nx);
-          if (!map->IsFree(n)) continue;
-          if (dx != 0 && dy != 0 &&
-              (!map->IsFree(static_cast<uint32_t>(y * w + nx)) ||
-               !map->IsFree(static_cast<uint32_t>(ny * w + x)))) {
-            continue;
-          }
-          f(n, (dx != 0 && dy != 0 ? kSqrt2 : 1.0) * 0.5 * (map->Cost(c) + map->Cost(n)));
-        }
-      }
+      GridMoves(*map, c, f);
     };
     // Waypoints may leave out the cells of a straight run: walk it step by
     // step, each step legal.
@@ -443,6 +452,208 @@ TEST(OffMeshLinks, SubSearchesShareTheBudget) {
   absl::StatusOr<LinkedPath> partial = FindLinkedPath(request, usable, ops, tight);
   ASSERT_TRUE(partial.ok()) << partial.status();
   EXPECT_TRUE(partial->links.empty());
+}
+
+
+// LinkedDistances (FindDistances on a map with links): every pair against
+// Dijkstra over the cells plus the links and against FindLinkedPath, with
+// at most one call of the link-free search from the sources and one per
+// link end.
+struct Ends {
+  std::vector<Point> points;
+  std::vector<uint32_t> cells;
+};
+
+// n free cells' centres; with links, the first is a link's end (snapped
+// to its cell by every search), and the last repeats the first.
+Ends RandomEnds(std::mt19937& rng, const GridMap& map, const std::vector<OffMeshLink>& links,
+                size_t n) {
+  Ends out;
+  for (size_t k = 0; k < n; ++k) {
+    uint32_t c;
+    Point p;
+    if (k == 0 && !links.empty()) {
+      p = links[rng() % links.size()].end;
+      uint32_t x, y;
+      map.CellAt(p, &x, &y);
+      c = map.Index(x, y);
+    } else if (k > 0 && k + 1 == n) {
+      p = out.points[0];
+      c = out.cells[0];
+    } else {
+      do c = static_cast<uint32_t>(rng() % map.size()); while (!map.IsFree(c));
+      p = GridMap::Centre(c % map.width(), c / map.width());
+    }
+    out.points.push_back(p);
+    out.cells.push_back(c);
+  }
+  return out;
+}
+
+TEST(LinkedDistances, GridEqualsDijkstraOverCellsPlusLinksAndFindLinkedPath) {
+  int by_link = 0, unreachable = 0;
+  for (uint32_t seed = 1; seed <= 40; ++seed) {
+    std::mt19937 rng(seed * 7919);
+    const uint32_t w = 20 + rng() % 30, h = 15 + rng() % 25;
+    const auto map = RandomGrid(rng, w, h, 25, /*costs=*/seed % 2 == 0);
+    const GridGraph graph(map);
+    std::vector<OffMeshLink> usable;
+    std::vector<std::pair<std::pair<uint32_t, uint32_t>, double>> edges;
+    for (const OffMeshLink& l : RandomLinks(rng, w, h, 1 + static_cast<int>(rng() % 12))) {
+      if (!GridLinkEndUsable(*map, {}, l.start) || !GridLinkEndUsable(*map, {}, l.end)) continue;
+      usable.push_back(l);
+      uint32_t sx, sy, ex, ey;
+      map->CellAt(l.start, &sx, &sy);
+      map->CellAt(l.end, &ex, &ey);
+      edges.push_back({{map->Index(sx, sy), map->Index(ex, ey)}, l.cost});
+      if (l.bidirectional) edges.push_back({{map->Index(ex, ey), map->Index(sx, sy)}, l.cost});
+    }
+    const Ends sources = RandomEnds(rng, *map, usable, 1 + rng() % 6);
+    const Ends targets = RandomEnds(rng, *map, usable, 1 + rng() % 9);
+    DistanceScratch scratch;
+    size_t calls = 0;
+    const DistanceMatrix matrix = [&](absl::Span<const Point> from, absl::Span<const Point> to,
+                                      const SearchBudget& b) {
+      ++calls;
+      return GridDistances(graph, from, to, b, scratch);
+    };
+    const std::string what = "seed " + std::to_string(seed);
+    absl::StatusOr<std::vector<double>> got =
+        LinkedDistances(sources.points, targets.points, usable, matrix, {});
+    ASSERT_TRUE(got.ok()) << what << ": " << got.status();
+    ASSERT_EQ(got->size(), sources.points.size() * targets.points.size());
+    EXPECT_LE(calls, 1 + 2 * usable.size()) << what;
+    GridSearchScratch path_scratch;
+    DistanceScratch path_distances;
+    const LinkGraphOps ops = GridLinkOps(graph, {}, path_scratch, path_distances);
+    for (size_t i = 0; i < sources.points.size(); ++i) {
+      const std::vector<double> ref = CellsPlusLinks(
+          map->size(), sources.cells[i],
+          [&](uint32_t c, const std::function<void(uint32_t, double)>& f) {
+            GridMoves(*map, c, f);
+          },
+          edges);
+      for (size_t j = 0; j < targets.points.size(); ++j) {
+        const std::string pair = what + " pair " + std::to_string(i) + "," + std::to_string(j);
+        const double cost = (*got)[i * targets.points.size() + j];
+        ExpectNear(cost, ref[targets.cells[j]], pair + " (Dijkstra)");
+        PathRequest request;
+        request.start = sources.points[i];
+        request.goal = targets.points[j];
+        absl::StatusOr<LinkedPath> path = FindLinkedPath(request, usable, ops, {});
+        ASSERT_TRUE(path.ok()) << pair << ": " << path.status();
+        ExpectNear(cost, path->path.status == PathStatus::kFound ? path->path.length : kInf,
+                   pair + " (FindLinkedPath)");
+        by_link += !path->links.empty();
+        unreachable += std::isinf(cost);
+      }
+    }
+  }
+  // The seeds exercise what they claim to.
+  EXPECT_GT(by_link, 100);
+  EXPECT_GT(unreachable, 5);
+}
+
+TEST(LinkedDistances, HexAndAnyAngleNavmeshEqualFindLinkedPath) {
+  int by_link = 0;
+  for (uint32_t seed = 1; seed <= 24; ++seed) {
+    std::mt19937 rng(seed * 104729);
+    const uint32_t w = 16 + rng() % 20, h = 12 + rng() % 20;
+    const auto map = RandomGrid(rng, w, h, 15, false);
+    const std::vector<OffMeshLink> all = RandomLinks(rng, w, h, 1 + static_cast<int>(rng() % 10));
+    const bool hex = seed % 2 == 0;
+    const HexGraph hex_graph(map);
+    absl::StatusOr<Navmesh> mesh = Navmesh::BuildFromGrid(*map, {});
+    ASSERT_TRUE(mesh.ok()) << mesh.status();
+    auto usable_end = [&](const Point& p) {
+      return hex ? HexLinkEndUsable(hex_graph, p) : NavmeshLinkEndUsable(*mesh, p);
+    };
+    std::vector<OffMeshLink> usable;
+    for (const OffMeshLink& l : all) {
+      if (usable_end(l.start) && usable_end(l.end)) usable.push_back(l);
+    }
+    NavmeshPathOptions any_angle;
+    any_angle.method = NavmeshMethod::kAnyAngle;
+    DistanceScratch scratch;
+    NavmeshSearchScratch nscratch;
+    HexSearchScratch hscratch;
+    DistanceScratch hdistances;
+    const DistanceMatrix matrix = [&](absl::Span<const Point> from, absl::Span<const Point> to,
+                                      const SearchBudget& b) {
+      return hex ? HexDistances(hex_graph, from, to, b, scratch)
+                 : NavmeshDistances(*mesh, from, to, Smoothing::kDefault, any_angle, b,
+                                    nscratch.any_angle);
+    };
+    const LinkGraphOps ops = hex ? HexLinkOps(hex_graph, hscratch, hdistances)
+                                 : NavmeshLinkOps(*mesh, any_angle, nscratch);
+    // Ends on the graph: open hexes' centres, cells the mesh covers.
+    std::vector<Point> sources, targets;
+    while (sources.size() + targets.size() < 10) {
+      const uint32_t c = static_cast<uint32_t>(rng() % map->size());
+      const uint32_t x = c % w, y = c / w;
+      const Point p = hex ? Point{x + 0.5, y + 0.5 + (x % 2 ? 0.5 : 0.0)} : GridMap::Centre(x, y);
+      if (!usable_end(p)) continue;
+      (sources.size() < 4 ? sources : targets).push_back(p);
+    }
+    if (!usable.empty()) targets.push_back(usable[0].end);
+    const std::string what = std::string(hex ? "HEX" : "NAVMESH") + " seed " + std::to_string(seed);
+    absl::StatusOr<std::vector<double>> got = LinkedDistances(sources, targets, usable, matrix, {});
+    ASSERT_TRUE(got.ok()) << what << ": " << got.status();
+    for (size_t i = 0; i < sources.size(); ++i) {
+      for (size_t j = 0; j < targets.size(); ++j) {
+        const std::string pair = what + " pair " + std::to_string(i) + "," + std::to_string(j);
+        PathRequest request;
+        request.start = sources[i];
+        request.goal = targets[j];
+        absl::StatusOr<LinkedPath> path = FindLinkedPath(request, usable, ops, {});
+        ASSERT_TRUE(path.ok()) << pair << ": " << path.status();
+        ExpectNear((*got)[i * targets.size() + j],
+                   path->path.status == PathStatus::kFound ? path->path.length : kInf, pair);
+        by_link += !path->links.empty();
+      }
+    }
+  }
+  EXPECT_GT(by_link, 30);
+}
+
+TEST(LinkedDistances, ErrorsNameTheEndAndTheDeadlineApplies) {
+  std::mt19937 rng(3);
+  const auto map = RandomGrid(rng, 30, 20, 20, false);
+  const GridGraph graph(map);
+  std::vector<OffMeshLink> usable;
+  for (const OffMeshLink& l : RandomLinks(rng, 30, 20, 20)) {
+    if (GridLinkEndUsable(*map, {}, l.start) && GridLinkEndUsable(*map, {}, l.end)) {
+      usable.push_back(l);
+    }
+  }
+  ASSERT_FALSE(usable.empty());
+  DistanceScratch scratch;
+  const DistanceMatrix matrix = [&](absl::Span<const Point> from, absl::Span<const Point> to,
+                                    const SearchBudget& b) {
+    return GridDistances(graph, from, to, b, scratch);
+  };
+  uint32_t free_cell = 0, wall = 0;
+  while (!map->IsFree(free_cell)) ++free_cell;
+  while (map->IsFree(wall)) ++wall;
+  const Point open = GridMap::Centre(free_cell % 30, free_cell / 30);
+  const Point blocked = GridMap::Centre(wall % 30, wall / 30);
+  absl::StatusOr<std::vector<double>> r =
+      LinkedDistances({open, blocked}, {open}, usable, matrix, {});
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition) << r.status();
+  EXPECT_EQ(r.status().message().rfind("sources[1]", 0), 0u) << r.status();
+  r = LinkedDistances({open}, {open, open, blocked}, usable, matrix, {});
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition) << r.status();
+  EXPECT_EQ(r.status().message().rfind("targets[2]", 0), 0u) << r.status();
+  r = LinkedDistances({open}, {{-1, 0.5}}, usable, matrix, {});
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << r.status();
+  EXPECT_EQ(r.status().message().rfind("targets[0]", 0), 0u) << r.status();
+  const SearchBudget late(0, absl::InfinitePast());
+  r = LinkedDistances({open}, {open}, usable, matrix, late);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kDeadlineExceeded) << r.status();
+  // No source or no target: nothing to search.
+  r = LinkedDistances({}, {open}, usable, matrix, {});
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->empty());
 }
 
 }  // namespace

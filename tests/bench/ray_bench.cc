@@ -6,6 +6,8 @@
 // over the same 100 pairs, per graph kind, interleaved the same way.
 #include <time.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -18,6 +20,8 @@
 #include "absl/flags/usage.h"
 #include "core/distances.h"
 #include "core/grid_search.h"
+#include "core/links.h"
+#include "core/links_graphs.h"
 #include "core/movingai.h"
 #include "core/navmesh.h"
 #include "core/nearest_point.h"
@@ -36,6 +40,8 @@ ABSL_FLAG(double, ray_length, 64, "longest ray, cells");
 ABSL_FLAG(double, max_distance, 4, "NearestPoint max_distance (Detour: half extents)");
 ABSL_FLAG(int, distance_rounds, 20,
           "FindDistances rounds per map (each: 10 x 10 and 100 FindPaths); 0: none");
+ABSL_FLAG(int, links, 8,
+          "seeded off-mesh links for the FindDistances-with-links table (0: no table)");
 
 namespace wayfinder {
 namespace {
@@ -166,8 +172,101 @@ std::string DistancesRow(const std::string& name, const std::shared_ptr<const Gr
   return row;
 }
 
+// FindDistances 10 x 10 on the map plus `links` seeded off-mesh links
+// (between free cells anywhere, a third of them both ways, costs 0-20):
+// pair by pair as before (FindLinkedPath, what FindPath runs) against the
+// shared searches joined over the links (LinkedDistances, what the server
+// runs now), GRID (its subgoal graph) and NAVMESH ANY_ANGLE. Every cost is
+// compared; a pair differing by over 1e-9 relative is counted.
+std::string LinkedDistancesRow(const std::string& name, const std::shared_ptr<const GridMap>& grid,
+                               const Navmesh& mesh, int num_links) {
+  const GridGraph graph(grid);
+  const SubgoalGraph subgoals = *SubgoalGraph::Build(*grid);
+  std::mt19937_64 rng(23);
+  auto free_centre = [&] {
+    for (;;) {
+      const uint32_t x = rng() % grid->width(), y = rng() % grid->height();
+      const Point p = GridMap::Centre(x, y);
+      if (grid->IsFree(x, y) && NavmeshLinkEndUsable(mesh, p)) return p;
+    }
+  };
+  std::vector<OffMeshLink> links(num_links);
+  for (OffMeshLink& l : links) {
+    l.start = free_centre();
+    l.end = free_centre();
+    l.cost = static_cast<double>(rng() % 21);
+    l.bidirectional = rng() % 3 == 0;
+  }
+  std::vector<Point> sources, targets;
+  while (sources.size() + targets.size() < 20) {
+    (sources.size() < 10 ? sources : targets).push_back(free_centre());
+  }
+  DistanceScratch ds, link_ds;
+  GridSearchScratch gs;
+  NavmeshSearchScratch ns;
+  GridSearchOptions jps;
+  jps.method = GridMethod::kJumpPoint;
+  NavmeshPathOptions any_angle;
+  any_angle.method = NavmeshMethod::kAnyAngle;
+  const LinkGraphOps grid_ops = GridLinkOps(graph, jps, gs, link_ds);
+  const LinkGraphOps nav_ops = NavmeshLinkOps(mesh, any_angle, ns);
+  const DistanceMatrix grid_matrix = [&](absl::Span<const Point> from, absl::Span<const Point> to,
+                                         const SearchBudget& b) {
+    return GridDistances(graph, from, to, b, ds, nullptr, &subgoals);
+  };
+  const DistanceMatrix nav_matrix = [&](absl::Span<const Point> from, absl::Span<const Point> to,
+                                        const SearchBudget& b) {
+    return NavmeshDistances(mesh, from, to, Smoothing::kDefault, any_angle, b, ns.any_angle);
+  };
+  auto per_pair = [&](const LinkGraphOps& ops) {
+    return PairwiseDistances(10, 10, [&](size_t i, size_t j) -> absl::StatusOr<PathResult> {
+      PathRequest r;
+      r.start = sources[i];
+      r.goal = targets[j];
+      absl::StatusOr<LinkedPath> p = FindLinkedPath(r, links, ops, {});
+      if (!p.ok()) return p.status();
+      return p->path;
+    });
+  };
+  int mismatches = 0;
+  auto compare = [&](const std::vector<double>& a, const std::vector<double>& b) {
+    for (size_t k = 0; k < a.size(); ++k) {
+      if (std::isinf(a[k]) != std::isinf(b[k]) ||
+          (!std::isinf(a[k]) && std::abs(a[k] - b[k]) > 1e-9 * std::max(1.0, a[k]))) {
+        ++mismatches;
+      }
+    }
+  };
+  // 0 GRID per pair, 1 GRID shared, 2 ANY_ANGLE per pair, 3 shared.
+  double us[4] = {0};
+  const int rounds = absl::GetFlag(FLAGS_distance_rounds);
+  for (int round = 0; round < rounds; ++round) {
+    Clock::time_point t[5];
+    t[0] = Clock::now();
+    const std::vector<double> a = *per_pair(grid_ops);
+    t[1] = Clock::now();
+    const std::vector<double> b = *LinkedDistances(sources, targets, links, grid_matrix, {});
+    t[2] = Clock::now();
+    const std::vector<double> c = *per_pair(nav_ops);
+    t[3] = Clock::now();
+    const std::vector<double> d = *LinkedDistances(sources, targets, links, nav_matrix, {});
+    t[4] = Clock::now();
+    for (int k = 0; k < 4; ++k) us[k] += Micros(t[k], t[k + 1]);
+    if (round == 0) {
+      compare(a, b);
+      compare(c, d);
+    }
+  }
+  for (double& u : us) u /= rounds;
+  char row[256];
+  std::snprintf(row, sizeof(row), "| %s | %d | %.0f | %.0f | %.1f | %.0f | %.0f | %.1f | %d |\n",
+                name.c_str(), num_links, us[0], us[1], us[0] / us[1], us[2], us[3],
+                us[2] / us[3], mismatches);
+  return row;
+}
+
 int Run() {
-  std::vector<std::string> distance_rows;
+  std::vector<std::string> distance_rows, linked_rows;
   std::printf("| map | cells | polys (ours / Detour) | raycast us: NAVMESH | Detour | ratio | "
               "GRID | QUADTREE | nearest us: NAVMESH | Detour | ratio | GRID | QUADTREE | "
               "hits agree |\n");
@@ -265,6 +364,9 @@ int Run() {
     if (sink == -1) std::printf("\n");
     if (absl::GetFlag(FLAGS_distance_rounds) > 0) {
       distance_rows.push_back(DistancesRow(name, shared, mesh, tree));
+      if (absl::GetFlag(FLAGS_links) > 0) {
+        linked_rows.push_back(LinkedDistancesRow(name, shared, mesh, absl::GetFlag(FLAGS_links)));
+      }
     }
   }
   std::printf("\nFindDistances 10 x 10 (us per call) beside one FindPath (us, the mean of the "
@@ -276,6 +378,15 @@ int Run() {
   std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
               "---:|---:|\n");
   for (const std::string& row : distance_rows) std::printf("%s", row.c_str());
+  if (!linked_rows.empty()) {
+    std::printf("\nFindDistances 10 x 10 (us per call) on the map plus seeded off-mesh links: "
+                "pair by pair (FindLinkedPath) against the searches shared over the links "
+                "(LinkedDistances); mismatches: pairs differing by over 1e-9\n\n");
+    std::printf("| map | links | GRID per pair | GRID shared | speed-up | ANY_ANGLE per pair | "
+                "ANY_ANGLE shared | speed-up | mismatches |\n");
+    std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    for (const std::string& row : linked_rows) std::printf("%s", row.c_str());
+  }
   return 0;
 }
 

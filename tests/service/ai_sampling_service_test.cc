@@ -28,28 +28,38 @@ const std::vector<std::string> kRows = {
 class AiSamplingTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    {
-      v1::PutMapRequest request;
-      *request.mutable_map() = GridMapFromRows("m", kRows);
-      for (v1::GraphKind k : {v1::GRID, v1::QUADTREE, v1::NAVMESH}) {
-        request.mutable_map()->mutable_build()->add_graphs(k);
-      }
-      v1::MapInfo info;
-      ASSERT_TRUE(h_.stub().PutMap(Ctx().get(), request, &info).ok());
+    PutGrid("m", {});
+    // A wall with a gap at row 5.
+    std::string walls(80, 0);
+    for (int r = 2; r < 8; ++r) walls[r * 10 + 5] = r == 5 ? 0 : 1;
+    PutHex("h", walls, {});
+  }
+
+  // kRows with GRID, QUADTREE and NAVMESH, and these links.
+  void PutGrid(const std::string& name, const std::vector<v1::Link>& links) {
+    v1::PutMapRequest request;
+    *request.mutable_map() = GridMapFromRows(name, kRows);
+    for (v1::GraphKind k : {v1::GRID, v1::QUADTREE, v1::NAVMESH}) {
+      request.mutable_map()->mutable_build()->add_graphs(k);
     }
-    {
-      v1::PutMapRequest request;
-      request.mutable_map()->set_name("h");
-      v1::HexSource* hex = request.mutable_map()->mutable_hex();
-      hex->set_width(10);
-      hex->set_height(8);
-      std::string walls(80, 0);
-      for (int r = 2; r < 8; ++r) walls[r * 10 + 5] = r == 5 ? 0 : 1;
-      hex->set_walls(walls);
-      request.mutable_map()->mutable_build()->add_graphs(v1::HEX);
-      v1::MapInfo info;
-      ASSERT_TRUE(h_.stub().PutMap(Ctx().get(), request, &info).ok());
-    }
+    for (const v1::Link& l : links) *request.mutable_map()->add_links() = l;
+    v1::MapInfo info;
+    ASSERT_TRUE(h_.stub().PutMap(Ctx().get(), request, &info).ok()) << name;
+  }
+
+  // A 10 x 8 hex map with these walls and links.
+  void PutHex(const std::string& name, const std::string& walls,
+              const std::vector<v1::Link>& links) {
+    v1::PutMapRequest request;
+    request.mutable_map()->set_name(name);
+    v1::HexSource* hex = request.mutable_map()->mutable_hex();
+    hex->set_width(10);
+    hex->set_height(8);
+    hex->set_walls(walls);
+    request.mutable_map()->mutable_build()->add_graphs(v1::HEX);
+    for (const v1::Link& l : links) *request.mutable_map()->add_links() = l;
+    v1::MapInfo info;
+    ASSERT_TRUE(h_.stub().PutMap(Ctx().get(), request, &info).ok()) << name;
   }
 
   grpc::Status Random(const v1::RandomPointsRequest& request, v1::RandomPointsResponse* out) {
@@ -156,44 +166,13 @@ TEST_F(AiSamplingTest, FindDistancesEqualFindPath) {
 // each cost is FindPath's, links closed or priced by the query's table
 // included.
 TEST_F(AiSamplingTest, FindDistancesWithLinksEqualFindPath) {
-  auto link = [](const std::string& id, double sx, double sy, double ex, double ey, double cost,
-                 bool both, uint32_t area) {
-    v1::Link l;
-    l.set_id(id);
-    *l.mutable_start() = Pt(sx, sy);
-    *l.mutable_end() = Pt(ex, ey);
-    l.set_cost(cost);
-    l.set_bidirectional(both);
-    l.set_area(area);
-    return l;
-  };
-  {
-    v1::PutMapRequest request;
-    *request.mutable_map() = GridMapFromRows("ml", kRows);
-    for (v1::GraphKind k : {v1::GRID, v1::QUADTREE, v1::NAVMESH}) {
-      request.mutable_map()->mutable_build()->add_graphs(k);
-    }
-    // A teleporter across the wall, one way, and a ladder both ways.
-    *request.mutable_map()->add_links() = link("tp", 1.5, 6.5, 8.5, 6.5, 1, false, 3);
-    *request.mutable_map()->add_links() = link("ladder", 3.5, 2.5, 7.5, 0.5, 0.5, true, 4);
-    v1::MapInfo info;
-    ASSERT_TRUE(h_.stub().PutMap(Ctx().get(), request, &info).ok());
-  }
-  {
-    v1::PutMapRequest request;
-    request.mutable_map()->set_name("hl");
-    v1::HexSource* hex = request.mutable_map()->mutable_hex();
-    hex->set_width(10);
-    hex->set_height(8);
-    std::string walls(80, 0);
-    for (int r = 0; r < 8; ++r) walls[r * 10 + 5] = 1;  // no way across but the links
-    hex->set_walls(walls);
-    request.mutable_map()->mutable_build()->add_graphs(v1::HEX);
-    *request.mutable_map()->add_links() = link("tp", 1.5, 6.5, 8.5, 6.5, 2, false, 0);
-    *request.mutable_map()->add_links() = link("back", 7.5, 1.5, 2.5, 2.5, 3, true, 0);
-    v1::MapInfo info;
-    ASSERT_TRUE(h_.stub().PutMap(Ctx().get(), request, &info).ok());
-  }
+  // A teleporter across the wall, one way, and a ladder both ways.
+  PutGrid("ml", {MakeLink("tp", 1.5, 6.5, 8.5, 6.5, 1, false, 3),
+                 MakeLink("ladder", 3.5, 2.5, 7.5, 0.5, 0.5, true, 4)});
+  std::string walls(80, 0);
+  for (int r = 0; r < 8; ++r) walls[r * 10 + 5] = 1;  // no way across but the links
+  PutHex("hl", walls,
+         {MakeLink("tp", 1.5, 6.5, 8.5, 6.5, 2), MakeLink("back", 7.5, 1.5, 2.5, 2.5, 3, true)});
   const std::vector<std::pair<double, double>> sources = {{1.5, 1.5}, {8.5, 6.5}, {3.5, 2.5}};
   // The ladder's top, on the hex map a cell beside it (odd hex columns sit
   // half a cell lower).

@@ -22,18 +22,6 @@ using ::grpc::StatusCode;
 
 constexpr double kSqrt2 = 1.4142135623730951;
 
-v1::Link MakeLink(const std::string& id, double sx, double sy, double ex, double ey, double cost,
-                  bool both = false, uint32_t area = 0) {
-  v1::Link l;
-  l.set_id(id);
-  *l.mutable_start() = Pt(sx, sy);
-  *l.mutable_end() = Pt(ex, ey);
-  l.set_cost(cost);
-  l.set_bidirectional(both);
-  l.set_area(area);
-  return l;
-}
-
 // 12 x 8 cells with a wall down column 6: the two halves meet only by
 // links.
 std::vector<std::string> WalledRows() {

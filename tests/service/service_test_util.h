@@ -186,6 +186,19 @@ inline v1::Point Pt(double x, double y) {
   return p;
 }
 
+// An off-mesh link of a map (v1::Link), `both` ways or one.
+inline v1::Link MakeLink(const std::string& id, double sx, double sy, double ex, double ey,
+                         double cost, bool both = false, uint32_t area = 0) {
+  v1::Link l;
+  l.set_id(id);
+  *l.mutable_start() = Pt(sx, sy);
+  *l.mutable_end() = Pt(ex, ey);
+  l.set_cost(cost);
+  l.set_bidirectional(both);
+  l.set_area(area);
+  return l;
+}
+
 inline v1::FindPathRequest PathRequest(const std::string& map, double sx, double sy,
                                        double gx, double gy) {
   v1::FindPathRequest r;

@@ -113,6 +113,26 @@ void GridMoves(const GridMap& map, uint32_t c, const std::function<void(uint32_t
   }
 }
 
+// The links whose ends are usable under `options`, and their edges
+// between the cells holding those ends (both ways when bidirectional).
+std::vector<OffMeshLink> UsableGridLinks(
+    const GridMap& map, const GridSearchOptions& options, const std::vector<OffMeshLink>& links,
+    std::vector<std::pair<std::pair<uint32_t, uint32_t>, double>>* edges) {
+  std::vector<OffMeshLink> usable;
+  for (const OffMeshLink& l : links) {
+    if (!GridLinkEndUsable(map, options, l.start) || !GridLinkEndUsable(map, options, l.end)) {
+      continue;
+    }
+    usable.push_back(l);
+    uint32_t sx, sy, ex, ey;
+    map.CellAt(l.start, &sx, &sy);
+    map.CellAt(l.end, &ex, &ey);
+    edges->push_back({{map.Index(sx, sy), map.Index(ex, ey)}, l.cost});
+    if (l.bidirectional) edges->push_back({{map.Index(ex, ey), map.Index(sx, sy)}, l.cost});
+  }
+  return usable;
+}
+
 void ExpectNear(double got, double want, const std::string& what) {
   if (std::isinf(want)) {
     EXPECT_TRUE(std::isinf(got)) << what << ": got " << got;
@@ -175,19 +195,8 @@ TEST(OffMeshLinks, GridEqualsDijkstraOverCellsPlusLinks) {
     const std::vector<OffMeshLink> all = RandomLinks(rng, w, h, n_links);
     GridSearchOptions options;
     options.method = gc.method;
-    std::vector<OffMeshLink> usable;
     std::vector<std::pair<std::pair<uint32_t, uint32_t>, double>> edges;
-    for (const OffMeshLink& l : all) {
-      if (!GridLinkEndUsable(*map, options, l.start) || !GridLinkEndUsable(*map, options, l.end)) {
-        continue;
-      }
-      usable.push_back(l);
-      uint32_t sx, sy, ex, ey;
-      map->CellAt(l.start, &sx, &sy);
-      map->CellAt(l.end, &ex, &ey);
-      edges.push_back({{map->Index(sx, sy), map->Index(ex, ey)}, l.cost});
-      if (l.bidirectional) edges.push_back({{map->Index(ex, ey), map->Index(sx, sy)}, l.cost});
-    }
+    const std::vector<OffMeshLink> usable = UsableGridLinks(*map, options, all, &edges);
     auto step = [&](uint32_t c, const std::function<void(uint32_t, double)>& f) {
       GridMoves(*map, c, f);
     };
@@ -497,17 +506,9 @@ TEST(LinkedDistances, GridEqualsDijkstraOverCellsPlusLinksAndFindLinkedPath) {
     const uint32_t w = 20 + rng() % 30, h = 15 + rng() % 25;
     const auto map = RandomGrid(rng, w, h, 25, /*costs=*/seed % 2 == 0);
     const GridGraph graph(map);
-    std::vector<OffMeshLink> usable;
     std::vector<std::pair<std::pair<uint32_t, uint32_t>, double>> edges;
-    for (const OffMeshLink& l : RandomLinks(rng, w, h, 1 + static_cast<int>(rng() % 12))) {
-      if (!GridLinkEndUsable(*map, {}, l.start) || !GridLinkEndUsable(*map, {}, l.end)) continue;
-      usable.push_back(l);
-      uint32_t sx, sy, ex, ey;
-      map->CellAt(l.start, &sx, &sy);
-      map->CellAt(l.end, &ex, &ey);
-      edges.push_back({{map->Index(sx, sy), map->Index(ex, ey)}, l.cost});
-      if (l.bidirectional) edges.push_back({{map->Index(ex, ey), map->Index(sx, sy)}, l.cost});
-    }
+    const std::vector<OffMeshLink> usable = UsableGridLinks(
+        *map, {}, RandomLinks(rng, w, h, 1 + static_cast<int>(rng() % 12)), &edges);
     const Ends sources = RandomEnds(rng, *map, usable, 1 + rng() % 6);
     const Ends targets = RandomEnds(rng, *map, usable, 1 + rng() % 9);
     DistanceScratch scratch;

@@ -578,10 +578,13 @@ absl::Status AnyAngleDistances(const Navmesh& mesh, uint32_t start_poly, const P
   for (;;) {
     uint32_t node = kNone;
     double length = 0;
-    WF_ASSIGN_OR_RETURN(const uint32_t t, search.Next(&node, &length));
-    if (t == kNone) return absl::OkStatus();
+    const absl::StatusOr<uint32_t> t = search.Next(&node, &length);
+    if (!t.ok() || *t == kNone) {
+      s.expansions += search.expansions();
+      return t.status();
+    }
     // The length as FindAnyAnglePath measures it: along the waypoints.
-    lengths[t] = search.PathTo(node, &targets[t], PathStatus::kFound).length;
+    lengths[*t] = search.PathTo(node, &targets[*t], PathStatus::kFound).length;
   }
 }
 

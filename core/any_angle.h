@@ -94,6 +94,9 @@ struct AnyAngleScratch {
   // Successors of the node being expanded, with their f, before they go
   // on the open list.
   std::vector<std::pair<Node, double>> pending;
+  // Nodes expanded by AnyAngleDistances, every search's added up (callers
+  // that share one budget among several calls read it).
+  uint64_t expansions = 0;
 };
 
 // The any-angle path from `start` (in polygon start_poly) to `goal` (in

@@ -301,7 +301,6 @@ absl::StatusOr<LinkedPath> FindLinkedPath(const PathRequest& request,
   return JoinRoute(request, links, point, nodes, hop, ops, budget, used, partial_fallback);
 }
 
-
 absl::StatusOr<std::vector<double>> LinkedDistances(absl::Span<const Point> sources,
                                                     absl::Span<const Point> targets,
                                                     absl::Span<const OffMeshLink> links,
@@ -324,8 +323,7 @@ absl::StatusOr<std::vector<double>> LinkedDistances(absl::Span<const Point> sour
     }
   }
   const size_t columns = to.size();
-  WF_ASSIGN_OR_RETURN(const std::vector<double> from_sources,
-                      distances(sources, to, budget));
+  WF_ASSIGN_OR_RETURN(const std::vector<double> from_sources, distances(sources, to, budget));
   // The walks from each link end, once some source needs them.
   std::vector<std::vector<double>> from_end(2 * links.size());
   auto end_point = [&](uint32_t e) -> const Point& {

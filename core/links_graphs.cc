@@ -298,10 +298,24 @@ LinkGraphOps NavmeshLinkOps(const Navmesh& mesh, const NavmeshPathOptions& optio
                                               const SearchBudget& budget) {
     return FindNavmeshPath(mesh, request, options, budget, scratch);
   };
-  ops.distances = [find = ops.find_path](const Point& from, absl::Span<const Point> to,
-                                         const SearchBudget& budget, uint64_t* expansions) {
-    return DistancesByPaths(find, from, to, budget, expansions);
-  };
+  if (options.method == NavmeshMethod::kAnyAngle) {
+    // Shortest paths: one multi-target search gives every walk from `from`.
+    ops.distances = [&mesh, options, &scratch](const Point& from, absl::Span<const Point> to,
+                                               const SearchBudget& budget, uint64_t* expansions)
+        -> absl::StatusOr<std::vector<double>> {
+      const uint64_t before = scratch.any_angle.expansions;
+      absl::StatusOr<std::vector<double>> costs =
+          NavmeshDistances(mesh, absl::MakeConstSpan(&from, 1), to, Smoothing::kDefault, options,
+                           budget, scratch.any_angle);
+      *expansions += scratch.any_angle.expansions - before;
+      return costs;
+    };
+  } else {
+    ops.distances = [find = ops.find_path](const Point& from, absl::Span<const Point> to,
+                                           const SearchBudget& budget, uint64_t* expansions) {
+      return DistancesByPaths(find, from, to, budget, expansions);
+    };
+  }
   // A snapped start lies within snap_distance of the point asked for; a
   // priced path costs at least the least multiplier times its length.
   const double snap = std::max(0.0, options.snap_distance);

@@ -385,9 +385,15 @@ TEST(OffMeshLinks, QuadtreeAndNavmeshEqualDijkstraOverTheirFindPath) {
     NavmeshSearchScratch nscratch;
     const LinkGraphOps qops = QuadtreeLinkOps(*tree, qscratch);
     const LinkGraphOps nops = NavmeshLinkOps(*mesh, {}, nscratch);
+    // ANY_ANGLE's walks come from one multi-target search (NavmeshDistances);
+    // the reference prices each by its own FindPath.
+    NavmeshPathOptions any_angle;
+    any_angle.method = NavmeshMethod::kAnyAngle;
+    NavmeshSearchScratch ascratch;
+    const LinkGraphOps aops = NavmeshLinkOps(*mesh, any_angle, ascratch);
     const std::vector<OffMeshLink> all = RandomLinks(rng, w, h, 2 + static_cast<int>(rng() % 8));
-    for (int kind = 0; kind < 2; ++kind) {
-      const LinkGraphOps& ops = kind == 0 ? qops : nops;
+    for (int kind = 0; kind < 3; ++kind) {
+      const LinkGraphOps& ops = kind == 0 ? qops : kind == 1 ? nops : aops;
       std::vector<OffMeshLink> usable;
       for (const OffMeshLink& l : all) {
         const bool ok = kind == 0 ? QuadtreeLinkEndUsable(*tree, l.start) &&
@@ -403,8 +409,9 @@ TEST(OffMeshLinks, QuadtreeAndNavmeshEqualDijkstraOverTheirFindPath) {
         PathRequest request;
         request.start = GridMap::Centre(s % w, s / w);
         request.goal = GridMap::Centre(g % w, g / w);
-        const std::string what = std::string(kind == 0 ? "QUADTREE" : "NAVMESH") + " seed " +
-                                 std::to_string(seed) + " query " + std::to_string(q);
+        const std::string what =
+            std::string(kind == 0 ? "QUADTREE" : kind == 1 ? "NAVMESH" : "ANY_ANGLE") + " seed " +
+            std::to_string(seed) + " query " + std::to_string(q);
         if (!ops.find_path({request.start, request.start}, {}).ok() ||
             !ops.find_path({request.goal, request.goal}, {}).ok()) {
           continue;  // not on this graph (a region too small to keep)

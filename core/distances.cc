@@ -9,9 +9,11 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "core/distances_jump.h"
 #include "core/grid_steps.h"
+#include "core/links.h"
 #include "core/grid_search.h"
 #include "core/status_macros.h"
 #include "core/subgoal_distances.h"
@@ -137,6 +139,84 @@ absl::StatusOr<std::vector<double>> FromSmallerSide(const std::vector<uint32_t>&
   return costs;
 }
 
+
+// The cells plus off-mesh links, for CellLinkedDistances: each link's hops
+// (a bidirectional one both ways), by the cell they leave from.
+struct CellHop {
+  uint32_t from, to;
+  double cost;
+};
+
+// Per source, SearchFrom over the cells and the hops `links` give:
+// expand(cell, g, relax) the cell's own steps, estimate(a, b) a consistent
+// lower bound between cells, component(cell) its component id (different
+// ids: not connected without links), end_cell(p) a link end's cell
+// (nullopt: skipped).
+template <typename EndCell, typename Component, typename Expand, typename Estimate>
+absl::StatusOr<std::vector<double>> CellLinkedDistances(
+    size_t cells, const std::vector<uint32_t>& from, const std::vector<uint32_t>& to,
+    absl::Span<const OffMeshLink> links, EndCell&& end_cell, Component&& component,
+    Expand&& expand, Estimate&& estimate, const SearchBudget& budget, DistanceScratch& s) {
+  std::vector<CellHop> hops;
+  hops.reserve(2 * links.size());
+  for (const OffMeshLink& link : links) {
+    const std::optional<uint32_t> a = end_cell(link.start);
+    const std::optional<uint32_t> b = end_cell(link.end);
+    if (!a.has_value() || !b.has_value()) continue;
+    hops.push_back({*a, *b, link.cost});
+    if (link.bidirectional) hops.push_back({*b, *a, link.cost});
+  }
+  std::sort(hops.begin(), hops.end(), [](const CellHop& x, const CellHop& y) {
+    return x.from < y.from;
+  });
+  if (s.hop_mark.size() < cells) s.hop_mark.resize(cells, 0);
+  if (++s.hop_epoch == 0) {  // wrapped: forget every mark
+    std::fill(s.hop_mark.begin(), s.hop_mark.end(), 0);
+    s.hop_epoch = 1;
+  }
+  const uint32_t epoch = s.hop_epoch;
+  for (const CellHop& h : hops) s.hop_mark[h.from] = epoch;
+
+  // Components the links join (one-way links too: a superset of what is
+  // reachable, which is all the pruning needs), over the ids of the ends.
+  absl::flat_hash_map<uint32_t, uint32_t> up;
+  auto find = [&up](uint32_t c) {
+    for (auto it = up.find(c); it != up.end() && it->second != c; it = up.find(c)) c = it->second;
+    return c;
+  };
+  for (const CellHop& h : hops) {
+    const uint32_t a = find(component(h.from)), b = find(component(h.to));
+    up[a] = a;
+    up[b] = a;
+  }
+  auto connected = [&](uint32_t a, uint32_t b) {
+    return find(component(a)) == find(component(b));
+  };
+  // No path through a link costs less than the cheapest hop's cost plus
+  // the bound from where it lands to the nearest target.
+  double via_links = kInf;
+  for (const CellHop& h : hops) {
+    for (uint32_t t : to) via_links = std::min(via_links, h.cost + estimate(h.to, t));
+  }
+  auto bound = [&](uint32_t cell, uint32_t target) {
+    return std::min(estimate(cell, target), via_links);
+  };
+  auto steps = [&](uint32_t cell, double g, auto&& relax) {
+    expand(cell, g, relax);
+    if (s.hop_mark[cell] != epoch) return;
+    auto it = std::lower_bound(hops.begin(), hops.end(), cell,
+                               [](const CellHop& h, uint32_t c) { return h.from < c; });
+    for (; it != hops.end() && it->from == cell; ++it) relax(it->to, g + it->cost);
+  };
+  std::vector<double> costs(from.size() * to.size(), kInf);
+  for (size_t i = 0; i < from.size(); ++i) {
+    s.Begin(cells);
+    WF_RETURN_IF_ERROR(SearchFrom(s, from[i], to, connected, bound, steps, budget,
+                                  costs.data() + i * to.size()));
+  }
+  return costs;
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<double>> GridDistances(const GridGraph& graph,
@@ -224,6 +304,59 @@ absl::StatusOr<std::vector<double>> HexDistances(const HexGraph& graph,
     scratch.Begin(graph.map().size());
     return SearchFrom(scratch, root, others, connected, steps, expand, budget, row);
   });
+}
+
+absl::StatusOr<std::vector<double>> GridLinkedDistances(
+    const GridGraph& graph, absl::Span<const Point> sources, absl::Span<const Point> targets,
+    absl::Span<const OffMeshLink> links, const SearchBudget& budget, DistanceScratch& scratch,
+    const GridCostTable* costs) {
+  const GridMap& map = graph.map();
+  auto locate = [&map, costs](const Point& p, const std::string& field) -> absl::StatusOr<uint32_t> {
+    WF_ASSIGN_OR_RETURN(const uint32_t cell, LocateFreeCell(map, p, field));
+    if (costs != nullptr && !costs->Passable(map.cells()[cell])) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          field, ": cell (", cell % map.width(), ", ", cell / map.width(), ") has area ",
+          map.cells()[cell], ", which options.area_costs makes impassable"));
+    }
+    return cell;
+  };
+  WF_ASSIGN_OR_RETURN(const std::vector<uint32_t> from, Cells(sources, "sources", locate));
+  WF_ASSIGN_OR_RETURN(const std::vector<uint32_t> to, Cells(targets, "targets", locate));
+  const internal::GridSteps steps(graph, costs);
+  return CellLinkedDistances(
+      map.size(), from, to, links,
+      [&locate](const Point& p) -> std::optional<uint32_t> {
+        absl::StatusOr<uint32_t> cell = locate(p, "link");
+        return cell.ok() ? std::optional<uint32_t>(*cell) : std::nullopt;
+      },
+      [&graph](uint32_t cell) { return graph.component(cell); },
+      [&steps](uint32_t cell, double g, auto&& relax) { steps.Expand(cell, g, relax); },
+      [&steps](uint32_t a, uint32_t b) { return steps.Octile(a, b); }, budget, scratch);
+}
+
+absl::StatusOr<std::vector<double>> HexLinkedDistances(
+    const HexGraph& graph, absl::Span<const Point> sources, absl::Span<const Point> targets,
+    absl::Span<const OffMeshLink> links, const SearchBudget& budget, DistanceScratch& scratch) {
+  auto locate = [&graph](const Point& p, const std::string& field) {
+    return LocateOpenHex(graph, p, field);
+  };
+  WF_ASSIGN_OR_RETURN(const std::vector<uint32_t> from, Cells(sources, "sources", locate));
+  WF_ASSIGN_OR_RETURN(const std::vector<uint32_t> to, Cells(targets, "targets", locate));
+  const uint32_t w = graph.width();
+  return CellLinkedDistances(
+      graph.map().size(), from, to, links,
+      [&locate](const Point& p) -> std::optional<uint32_t> {
+        absl::StatusOr<uint32_t> cell = locate(p, "link");
+        return cell.ok() ? std::optional<uint32_t>(*cell) : std::nullopt;
+      },
+      [&graph](uint32_t cell) { return graph.component(cell); },
+      [&graph, w](uint32_t cell, double g, auto&& relax) {
+        graph.ForEachNeighbour(cell % w, cell / w, [&](int, uint32_t next) { relax(next, g + 1); });
+      },
+      [w](uint32_t a, uint32_t b) {
+        return static_cast<double>(hex::Distance(a % w, a / w, b % w, b / w));
+      },
+      budget, scratch);
 }
 
 absl::StatusOr<std::vector<double>> PairwiseDistances(

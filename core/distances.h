@@ -19,6 +19,7 @@
 namespace wayfinder {
 
 class SubgoalGraph;  // core/subgoal_graph.h
+struct OffMeshLink;  // core/links.h
 
 // Reusable memory of the multi-target searches: a distance and a
 // generation stamp per cell, the heap, the targets' marks. Sized to the
@@ -60,6 +61,10 @@ struct DistanceScratch {
   std::vector<uint32_t> bucket_first;
   std::vector<uint32_t> bucket_stamp;
   uint32_t bucket_generation = 0;
+  // The searches over cells and off-mesh links only (GridLinkedDistances):
+  // per cell, == hop_epoch when a link leaves from it (one epoch a call).
+  std::vector<uint32_t> hop_mark;
+  uint32_t hop_epoch = 0;
 
   // Starts a search over `cells` cells: sizes the per-cell arrays and takes
   // a new stamp instead of clearing them.
@@ -119,6 +124,29 @@ absl::StatusOr<std::vector<double>> HexDistances(const HexGraph& graph,
                                                  absl::Span<const Point> targets,
                                                  const SearchBudget& budget,
                                                  DistanceScratch& scratch);
+
+// FindDistances over the cells plus off-mesh links `links` (usable ones,
+// costs priced, as FindLinkedPath takes them; a link whose end is not a
+// free cell is skipped), for maps with many links: per source one
+// multi-target A* over the cells and the links' hops, stopped once every
+// target is settled. GRID: FindGridPath's steps and costs under `costs`
+// (null: the map's own), as GridLinkRoute; HEX: unit steps. Heuristic:
+// the octile (hex) distance to the nearest unsettled target, capped by the
+// cheapest way through a link (a hop's cost plus the distance from where
+// it lands to the nearest target), consistent as the minimum of
+// consistent bounds. Each cost equals FindLinkedPath's for the pair (up to
+// rounding: both are shortest paths over the same cells and links). A
+// target whose component no chain of links joins to the source's costs
+// +inf without a search. Searches run from the sources (one-way links make
+// costs asymmetric). Point rules, errors and budget (the expansion limit
+// per source) as GridDistances / HexDistances.
+absl::StatusOr<std::vector<double>> GridLinkedDistances(
+    const GridGraph& graph, absl::Span<const Point> sources, absl::Span<const Point> targets,
+    absl::Span<const OffMeshLink> links, const SearchBudget& budget, DistanceScratch& scratch,
+    const GridCostTable* costs = nullptr);
+absl::StatusOr<std::vector<double>> HexLinkedDistances(
+    const HexGraph& graph, absl::Span<const Point> sources, absl::Span<const Point> targets,
+    absl::Span<const OffMeshLink> links, const SearchBudget& budget, DistanceScratch& scratch);
 
 // QUADTREE and NAVMESH: their FindPath is A* over a corridor whose edge
 // costs depend on the goal, then string pulling; it is not optimal, so no

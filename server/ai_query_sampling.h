@@ -1,6 +1,7 @@
 #ifndef WAYFINDER_SERVER_AI_QUERY_SAMPLING_H_
 #define WAYFINDER_SERVER_AI_QUERY_SAMPLING_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -24,6 +25,15 @@ inline constexpr size_t kMaxDistancePairs = 4096;
 // seeded links, 10 x 10 still ran 1.3-3.6x faster shared (raybench
 // --links=256); past 1,024, FindPath searches the cells and links at once.
 inline constexpr size_t kMaxSharedSearchLinks = 256;
+// GRID and HEX: from this many links, one search per source over the cells
+// and the links at once (GridLinkedDistances, a cost set by the map's size)
+// beats the shared searches (a cost that grows with the link ends reached).
+// 10 x 10 with seeded links (raybench --links): the cell search was faster
+// from about 16 links on ht_chantry (7,461 free cells), 128 on AR0011SR
+// (120,458) and 200 on 32room_000 (240,671).
+inline size_t CellSearchLinks(uint64_t free_cells) {
+  return std::max<size_t>(16, static_cast<size_t>(free_cells / 1000));
+}
 
 // Answers RandomPoints against one snapshot (core/random_points.h): count
 // 1..kMaxRandomPoints, radius finite >= 0, center finite when radius > 0

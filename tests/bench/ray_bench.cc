@@ -237,11 +237,12 @@ std::string LinkedDistancesRow(const std::string& name, const std::shared_ptr<co
       }
     }
   };
-  // 0 GRID per pair, 1 GRID shared, 2 ANY_ANGLE per pair, 3 shared.
-  double us[4] = {0};
+  // 0 GRID per pair, 1 GRID shared, 2 ANY_ANGLE per pair, 3 shared, 4 GRID
+  // over the cells and links at once.
+  double us[5] = {0};
   const int rounds = absl::GetFlag(FLAGS_distance_rounds);
   for (int round = 0; round < rounds; ++round) {
-    Clock::time_point t[5];
+    Clock::time_point t[6];
     t[0] = Clock::now();
     const std::vector<double> a = *per_pair(grid_ops);
     t[1] = Clock::now();
@@ -251,17 +252,21 @@ std::string LinkedDistancesRow(const std::string& name, const std::shared_ptr<co
     t[3] = Clock::now();
     const std::vector<double> d = *LinkedDistances(sources, targets, links, nav_matrix, {});
     t[4] = Clock::now();
-    for (int k = 0; k < 4; ++k) us[k] += Micros(t[k], t[k + 1]);
+    const std::vector<double> e = *GridLinkedDistances(graph, sources, targets, links, {}, ds);
+    t[5] = Clock::now();
+    for (int k = 0; k < 5; ++k) us[k] += Micros(t[k], t[k + 1]);
     if (round == 0) {
       compare(a, b);
       compare(c, d);
+      compare(a, e);
     }
   }
   for (double& u : us) u /= rounds;
   char row[256];
-  std::snprintf(row, sizeof(row), "| %s | %d | %.0f | %.0f | %.1f | %.0f | %.0f | %.1f | %d |\n",
-                name.c_str(), num_links, us[0], us[1], us[0] / us[1], us[2], us[3],
-                us[2] / us[3], mismatches);
+  std::snprintf(row, sizeof(row),
+                "| %s | %d | %.0f | %.0f | %.1f | %.0f | %.1f | %.0f | %.0f | %.1f | %d |\n",
+                name.c_str(), num_links, us[0], us[1], us[0] / us[1], us[4], us[0] / us[4],
+                us[2], us[3], us[2] / us[3], mismatches);
   return row;
 }
 
@@ -381,10 +386,11 @@ int Run() {
   if (!linked_rows.empty()) {
     std::printf("\nFindDistances 10 x 10 (us per call) on the map plus seeded off-mesh links: "
                 "pair by pair (FindLinkedPath) against the searches shared over the links "
-                "(LinkedDistances); mismatches: pairs differing by over 1e-9\n\n");
-    std::printf("| map | links | GRID per pair | GRID shared | speed-up | ANY_ANGLE per pair | "
-                "ANY_ANGLE shared | speed-up | mismatches |\n");
-    std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+                "(LinkedDistances), and GRID's one search per source over the cells and the links "
+                "(GridLinkedDistances); mismatches: pairs differing by over 1e-9\n\n");
+    std::printf("| map | links | GRID per pair | GRID shared | speed-up | GRID over cells | "
+                "speed-up | ANY_ANGLE per pair | ANY_ANGLE shared | speed-up | mismatches |\n");
+    std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (const std::string& row : linked_rows) std::printf("%s", row.c_str());
   }
   return 0;

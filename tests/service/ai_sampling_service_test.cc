@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -202,6 +203,60 @@ TEST_F(AiSamplingTest, FindDistancesWithLinksEqualFindPath) {
     }
     by_link += ExpectEqualFindPath(request, std::string(c.map) + " " + v1::GraphKind_Name(c.graph) +
                                                 " " + v1::NavmeshMethod_Name(c.method));
+  }
+  EXPECT_GT(by_link, 20);
+}
+
+// Enough links that GRID and HEX search the cells and the links at once
+// (CellSearchLinks): still FindPath's costs, pair by pair, with a table
+// that prices some links' area and closes others'.
+TEST_F(AiSamplingTest, FindDistancesWithManyLinksEqualFindPath) {
+  std::string walls(80, 0);
+  for (int r = 0; r < 8; ++r) walls[r * 10 + 5] = 1;  // no way across but the links
+  std::vector<v1::Link> grid_links, hex_links;
+  uint32_t seed = 17;
+  auto next = [&seed](uint32_t n) {
+    seed = seed * 1103515245u + 12345u;
+    return (seed >> 16) % n;
+  };
+  while (grid_links.size() < 24) {
+    const uint32_t sx = next(10), sy = next(8), ex = next(10), ey = next(8);
+    if (kRows[sy][sx] == '#' || kRows[ey][ex] == '#') continue;
+    const std::string id = "l" + std::to_string(grid_links.size());
+    grid_links.push_back(MakeLink(id, sx + 0.5, sy + 0.5, ex + 0.5, ey + 0.5, next(6),
+                                  next(3) == 0, 3 + next(3)));
+  }
+  while (hex_links.size() < 20) {
+    const uint32_t sx = next(10), sy = next(8), ex = next(10), ey = next(8);
+    if (sx == 5 || ex == 5) continue;
+    const std::string id = "h" + std::to_string(hex_links.size());
+    // Odd hex columns sit half a cell lower: these points are centres.
+    hex_links.push_back(MakeLink(id, sx + 0.5, sy + 0.5 + (sx % 2 ? 0.5 : 0.0), ex + 0.5,
+                                 ey + 0.5 + (ex % 2 ? 0.5 : 0.0), next(6), next(2) == 0));
+  }
+  PutGrid("many", grid_links);
+  PutHex("hmany", walls, hex_links);
+  const std::vector<std::pair<double, double>> sources = {{1.5, 1.5}, {8.5, 6.5}, {6.5, 2.5}};
+  const std::vector<std::pair<double, double>> targets = {
+      {8.5, 3.5}, {0.5, 7.5}, {1.5, 1.5}, {9.5, 0.5}};
+  const std::vector<std::pair<double, double>> hex_targets = {
+      {8.5, 3.5}, {0.5, 7.5}, {1.5, 1.5}, {9.5, 1.0}};
+  int by_link = 0;
+  for (auto [map, graph, area_costs] :
+       {std::tuple{"many", v1::GRID, std::vector<std::pair<uint32_t, double>>{}},
+        std::tuple{"many", v1::GRID, std::vector<std::pair<uint32_t, double>>{{3, 4.0}}},
+        std::tuple{"many", v1::GRID, std::vector<std::pair<uint32_t, double>>{{4, kInf}}},
+        std::tuple{"hmany", v1::HEX, std::vector<std::pair<uint32_t, double>>{}}}) {
+    v1::FindDistancesRequest request;
+    request.set_map(map);
+    request.set_graph(graph);
+    for (auto [area, cost] : area_costs) {
+      (*request.mutable_options()->mutable_area_costs())[area] = cost;
+    }
+    for (auto [x, y] : sources) *request.add_sources() = Pt(x, y);
+    for (auto [x, y] : graph == v1::HEX ? hex_targets : targets) *request.add_targets() = Pt(x, y);
+    by_link += ExpectEqualFindPath(request, std::string(map) + " " + v1::GraphKind_Name(graph) +
+                                                " " + std::to_string(area_costs.size()));
   }
   EXPECT_GT(by_link, 20);
 }

@@ -531,6 +531,11 @@ TEST(LinkedDistances, GridEqualsDijkstraOverCellsPlusLinksAndFindLinkedPath) {
     ASSERT_TRUE(got.ok()) << what << ": " << got.status();
     ASSERT_EQ(got->size(), sources.points.size() * targets.points.size());
     EXPECT_LE(calls, 1 + 2 * usable.size()) << what;
+    // One search per source over the cells and the links: the same costs.
+    DistanceScratch cell_scratch;
+    absl::StatusOr<std::vector<double>> over_cells =
+        GridLinkedDistances(graph, sources.points, targets.points, usable, {}, cell_scratch);
+    ASSERT_TRUE(over_cells.ok()) << what << ": " << over_cells.status();
     GridSearchScratch path_scratch;
     DistanceScratch path_distances;
     const LinkGraphOps ops = GridLinkOps(graph, {}, path_scratch, path_distances);
@@ -545,6 +550,8 @@ TEST(LinkedDistances, GridEqualsDijkstraOverCellsPlusLinksAndFindLinkedPath) {
         const std::string pair = what + " pair " + std::to_string(i) + "," + std::to_string(j);
         const double cost = (*got)[i * targets.points.size() + j];
         ExpectNear(cost, ref[targets.cells[j]], pair + " (Dijkstra)");
+        ExpectNear((*over_cells)[i * targets.points.size() + j], ref[targets.cells[j]],
+                   pair + " (cells and links)");
         PathRequest request;
         request.start = sources.points[i];
         request.goal = targets.points[j];
@@ -607,6 +614,10 @@ TEST(LinkedDistances, HexAndAnyAngleNavmeshEqualFindLinkedPath) {
     const std::string what = std::string(hex ? "HEX" : "NAVMESH") + " seed " + std::to_string(seed);
     absl::StatusOr<std::vector<double>> got = LinkedDistances(sources, targets, usable, matrix, {});
     ASSERT_TRUE(got.ok()) << what << ": " << got.status();
+    DistanceScratch cell_scratch;
+    absl::StatusOr<std::vector<double>> over_cells =
+        hex ? HexLinkedDistances(hex_graph, sources, targets, usable, {}, cell_scratch) : got;
+    ASSERT_TRUE(over_cells.ok()) << what << ": " << over_cells.status();
     for (size_t i = 0; i < sources.size(); ++i) {
       for (size_t j = 0; j < targets.size(); ++j) {
         const std::string pair = what + " pair " + std::to_string(i) + "," + std::to_string(j);
@@ -615,8 +626,9 @@ TEST(LinkedDistances, HexAndAnyAngleNavmeshEqualFindLinkedPath) {
         request.goal = targets[j];
         absl::StatusOr<LinkedPath> path = FindLinkedPath(request, usable, ops, {});
         ASSERT_TRUE(path.ok()) << pair << ": " << path.status();
-        ExpectNear((*got)[i * targets.size() + j],
-                   path->path.status == PathStatus::kFound ? path->path.length : kInf, pair);
+        const double want = path->path.status == PathStatus::kFound ? path->path.length : kInf;
+        ExpectNear((*got)[i * targets.size() + j], want, pair);
+        ExpectNear((*over_cells)[i * targets.size() + j], want, pair + " (cells and links)");
         by_link += !path->links.empty();
       }
     }
@@ -662,6 +674,82 @@ TEST(LinkedDistances, ErrorsNameTheEndAndTheDeadlineApplies) {
   r = LinkedDistances({}, {open}, usable, matrix, {});
   ASSERT_TRUE(r.ok());
   EXPECT_TRUE(r->empty());
+}
+
+// The search over cells and links under a query's table: FindLinkedPath's
+// costs with the same table; its errors name the end; a target that no
+// chain of links joins to the source costs +inf without a search.
+TEST(LinkedDistances, OverCellsTablesErrorsAndComponents) {
+  GridCostTable table = GridCostTable::Defaults();
+  table.multiplier[2] = 0.5;
+  table.multiplier[3] = 7.5;
+  GridSearchOptions priced;
+  priced.costs = &table;
+  for (uint32_t seed = 1; seed <= 12; ++seed) {
+    std::mt19937 rng(seed * 31337);
+    const uint32_t w = 20 + rng() % 20, h = 15 + rng() % 15;
+    const auto map = RandomGrid(rng, w, h, 20, /*costs=*/true);
+    const GridGraph graph(map);
+    std::vector<std::pair<std::pair<uint32_t, uint32_t>, double>> edges;
+    const std::vector<OffMeshLink> usable =
+        UsableGridLinks(*map, priced, RandomLinks(rng, w, h, 20), &edges);
+    const Ends sources = RandomEnds(rng, *map, usable, 4);
+    const Ends targets = RandomEnds(rng, *map, usable, 6);
+    DistanceScratch scratch;
+    absl::StatusOr<std::vector<double>> got =
+        GridLinkedDistances(graph, sources.points, targets.points, usable, {}, scratch, &table);
+    ASSERT_TRUE(got.ok()) << got.status();
+    GridSearchScratch path_scratch;
+    DistanceScratch path_distances;
+    const LinkGraphOps ops = GridLinkOps(graph, priced, path_scratch, path_distances);
+    for (size_t i = 0; i < 4; ++i) {
+      for (size_t j = 0; j < 6; ++j) {
+        PathRequest request;
+        request.start = sources.points[i];
+        request.goal = targets.points[j];
+        absl::StatusOr<LinkedPath> path = FindLinkedPath(request, usable, ops, {});
+        ASSERT_TRUE(path.ok()) << path.status();
+        ExpectNear((*got)[i * 6 + j],
+                   path->path.status == PathStatus::kFound ? path->path.length : kInf,
+                   "seed " + std::to_string(seed) + " pair " + std::to_string(i) + "," +
+                       std::to_string(j));
+      }
+    }
+  }
+
+  // Three rooms walled apart; one link, one way, from the first to the
+  // second.
+  std::vector<uint8_t> cells(30 * 10, 0);
+  for (uint32_t y = 0; y < 10; ++y) cells[y * 30 + 10] = cells[y * 30 + 20] = GridMap::kBlocked;
+  const auto rooms = std::make_shared<const GridMap>(*GridMap::Create(30, 10, std::move(cells)));
+  const GridGraph graph(rooms);
+  const std::vector<OffMeshLink> link = {{{2.5, 2.5}, {15.5, 2.5}, 3.0, false}};
+  const Point first{1.5, 1.5}, second{16.5, 2.5}, third{25.5, 5.5};
+  DistanceScratch scratch;
+  // One expansion is not enough to search a room: the pairs with no link
+  // between their rooms are answered without a search.
+  const SearchBudget tight(1, absl::InfiniteFuture());
+  absl::StatusOr<std::vector<double>> r =
+      GridLinkedDistances(graph, {third}, {first, second}, link, tight, scratch);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(std::isinf((*r)[0]) && std::isinf((*r)[1]));
+  r = GridLinkedDistances(graph, {first}, {second, third}, link, {}, scratch);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_NEAR((*r)[0], kSqrt2 + 3.0 + 1.0, 1e-9);  // a diagonal step, the link, a step
+  EXPECT_TRUE(std::isinf((*r)[1]));
+  // Back against the one-way link: searched, and not reached.
+  r = GridLinkedDistances(graph, {second}, {first}, link, {}, scratch);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(std::isinf((*r)[0]));
+  r = GridLinkedDistances(graph, {first, {10.5, 3.5}}, {second}, link, {}, scratch);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition) << r.status();
+  EXPECT_EQ(r.status().message().rfind("sources[1]", 0), 0u) << r.status();
+  r = GridLinkedDistances(graph, {first}, {second, {31, 2}}, link, {}, scratch);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << r.status();
+  EXPECT_EQ(r.status().message().rfind("targets[1]", 0), 0u) << r.status();
+  const SearchBudget late(0, absl::InfinitePast());
+  r = GridLinkedDistances(graph, {first}, {second}, link, late, scratch);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kDeadlineExceeded) << r.status();
 }
 
 }  // namespace

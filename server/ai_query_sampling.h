@@ -53,7 +53,10 @@ absl::Status RunRandomPoints(const MapSnapshot& map, const v1::RandomPointsReque
 // source; the options' expansion budget applies to each. On a map with
 // off-mesh links (at most kMaxSharedSearchLinks open to the query) the
 // same searches, from the sources and from the link ends, joined over the
-// links (core/links.h: LinkedDistances). Otherwise FindPath per pair (the
+// links (core/links.h: LinkedDistances); on GRID and HEX from
+// CellSearchLinks links (and past kMaxSharedSearchLinks), one search per
+// source over the cells and the links (Grid/HexLinkedDistances).
+// Otherwise FindPath per pair (the
 // corridor and vertex methods and QUADTREE are not optimal; only running
 // them gives their lengths); its errors about start or goal name
 // sources[i] or targets[j] instead. costs[i * targets + j], +inf when

@@ -22,12 +22,8 @@ constexpr uint32_t kNoNode = std::numeric_limits<uint32_t>::max();
 // the abstract graph (O(links^2) lower bounds a query: about 10 ms at 1024
 // links, far less than the sub-searches a weaker bound lets through).
 std::atomic<size_t> exact_bound_links{1024};
-// From this many links on, a graph's own search over its nodes plus the
-// links (LinkGraphOps::route) replaces the abstract graph, whose one
-// multi-target search per settled link end grows with links squared: on a
-// 512 x 512 map, 256 links cost the abstract graph about 1 ms a path and
-// the cell search 5, 4,096 links over a minute against 7 ms.
-std::atomic<size_t> route_threshold{1024};
+// Tests' override of LinkGraphOps::route_links (kGraphRouteLinks: none).
+std::atomic<size_t> route_threshold{kGraphRouteLinks};
 
 // The abstract graph: node 0 is the start, node 1 the goal, link i has its
 // start at node 2 + 2i and its end at node 3 + 2i.
@@ -108,6 +104,10 @@ absl::StatusOr<LinkedPath> JoinRoute(const PathRequest& request,
 void SetLinkExactBoundForTesting(size_t links) { exact_bound_links.store(links); }
 void SetLinkRouteThresholdForTesting(size_t links) { route_threshold.store(links); }
 
+size_t CellRouteLinks(uint64_t free_cells) {
+  return static_cast<size_t>(std::clamp<uint64_t>(free_cells / 300, 16, 1024));
+}
+
 absl::StatusOr<std::vector<double>> DistancesByPaths(
     const std::function<absl::StatusOr<PathResult>(const PathRequest&, const SearchBudget&)>&
         find_path,
@@ -165,7 +165,9 @@ absl::StatusOr<LinkedPath> FindLinkedPath(const PathRequest& request,
   // reached by its link from the one before (else by walking).
   std::vector<uint32_t> nodes;
   std::vector<bool> hop;
-  if (ops.route && links.size() >= route_threshold.load(std::memory_order_relaxed)) {
+  const size_t forced = route_threshold.load(std::memory_order_relaxed);
+  const size_t route_links = forced == kGraphRouteLinks ? ops.route_links : forced;
+  if (ops.route && links.size() >= route_links) {
     uint64_t spent = 0;
     absl::StatusOr<LinkRoute> route =
         ops.route(request, links, budget.WithMaxExpansions(Left(budget, used)), &spent);

@@ -56,7 +56,24 @@ struct LinkGraphOps {
                                           absl::Span<const OffMeshLink> links,
                                           const SearchBudget& budget, uint64_t* expansions)>
       route;
+  // From this many links on, FindLinkedPath asks `route` instead of
+  // searching the abstract graph, whose one multi-target search per
+  // settled link end grows with the links (4,096 links on a 512 x 512 map
+  // took it over a minute a path, against 7 ms for the cell search) while
+  // a search over the cells costs about the same however many there are.
+  size_t route_links = 1024;
 };
+
+// A cell graph's LinkGraphOps::route_links, for a map with `free_cells`
+// free cells: max(16, free cells / 300), at most 1,024. Where the cell
+// search overtakes the abstract graph depends on the map's size and on
+// the paths: 100 FindPaths between seeded free cells (raybench --links)
+// put it under 32 links on ht_chantry (7,461 free cells), at 150-250 on
+// AR0011SR (120,458) and 260-500 on 32room_000 (240,671); on AR0011SR's
+// median-length scenarios (linksbench) the abstract graph still won at
+// 256 local links (2.9-3.5 ms against 5.1-5.5). The rule stays on the
+// side of the abstract graph where the two disagree.
+size_t CellRouteLinks(uint64_t free_cells);
 
 // A path that may take links.
 struct LinkedPath {
@@ -125,8 +142,9 @@ absl::StatusOr<std::vector<double>> LinkedDistances(absl::Span<const Point> sour
                                                     const SearchBudget& budget);
 
 // Tests only: the fewest links for which FindLinkedPath asks ops.route,
-// when the graph has one, rather than searching the abstract graph
-// (1,024 by default).
+// when the graph has one, rather than searching the abstract graph, in
+// place of ops.route_links; kGraphRouteLinks restores ops.route_links.
+inline constexpr size_t kGraphRouteLinks = ~size_t{0};
 void SetLinkRouteThresholdForTesting(size_t links);
 
 // Tests only: the most links for which FindLinkedPath bounds the cost to

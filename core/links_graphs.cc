@@ -206,6 +206,7 @@ LinkGraphOps GridLinkOps(const GridGraph& graph, const GridSearchOptions& option
                                      const SearchBudget& budget, uint64_t* expansions) {
       return GridLinkRoute(graph, nullptr, request, links, budget, distances, expansions);
     };
+    ops.route_links = CellRouteLinks(graph.map().free_cells());
   } else {
     // One A* per target (GridDistances has no cost tables).
     GridSearchOptions astar = options;
@@ -227,6 +228,7 @@ LinkGraphOps GridLinkOps(const GridGraph& graph, const GridSearchOptions& option
                     const SearchBudget& budget, uint64_t* expansions) {
       return GridLinkRoute(graph, costs, request, links, budget, distances, expansions);
     };
+    ops.route_links = CellRouteLinks(graph.map().free_cells());
   }
   return ops;
 }
@@ -264,6 +266,7 @@ LinkGraphOps HexLinkOps(const HexGraph& graph, HexSearchScratch& scratch,
                                    const SearchBudget& budget, uint64_t* expansions) {
     return HexLinkRoute(graph, request, links, budget, distances, expansions);
   };
+  ops.route_links = CellRouteLinks(graph.map().free_cells());
   return ops;
 }
 

@@ -254,7 +254,7 @@ TEST(OffMeshLinks, GridEqualsDijkstraOverCellsPlusLinks) {
     }
   }
   SetLinkExactBoundForTesting(1024);
-  SetLinkRouteThresholdForTesting(1024);
+  SetLinkRouteThresholdForTesting(kGraphRouteLinks);
   // The seeds exercise what they claim to.
   EXPECT_GT(with_links, 100);
   EXPECT_GT(unreachable, 5);
@@ -326,7 +326,7 @@ TEST(OffMeshLinks, HexEqualsBreadthFirstPlusLinks) {
       if (!got->links.empty()) ++with_links;
     }
   }
-  SetLinkRouteThresholdForTesting(1024);
+  SetLinkRouteThresholdForTesting(kGraphRouteLinks);
   EXPECT_GT(with_links, 30);
 }
 

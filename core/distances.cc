@@ -34,6 +34,20 @@ absl::StatusOr<std::vector<uint32_t>> Cells(absl::Span<const Point> points,
   return cells;
 }
 
+// The free cell holding a GRID end, as FindGridPath's: off the map or not
+// finite INVALID_ARGUMENT, blocked or on a byte `costs` makes impassable
+// FAILED_PRECONDITION, each naming `field`.
+absl::StatusOr<uint32_t> LocateGridEnd(const GridMap& map, const GridCostTable* costs,
+                                       const Point& p, const std::string& field) {
+  WF_ASSIGN_OR_RETURN(const uint32_t cell, LocateFreeCell(map, p, field));
+  if (costs != nullptr && !costs->Passable(map.cells()[cell])) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        field, ": cell (", cell % map.width(), ", ", cell / map.width(), ") has area ",
+        map.cells()[cell], ", which options.area_costs makes impassable"));
+  }
+  return cell;
+}
+
 // Most unsettled targets the heuristic looks at; with more, each relax
 // would pay for the minimum over them, and the search runs as Dijkstra
 // (heuristic 0) until enough have been settled.
@@ -229,14 +243,8 @@ absl::StatusOr<std::vector<double>> GridDistances(const GridGraph& graph,
   const GridMap& map = graph.map();
   // A table that changes no cell of the map is no table (as FindGridPath).
   if (costs != nullptr && costs->SameAsMapOn(map)) costs = nullptr;
-  auto locate = [&map, costs](const Point& p, const std::string& field) -> absl::StatusOr<uint32_t> {
-    WF_ASSIGN_OR_RETURN(const uint32_t cell, LocateFreeCell(map, p, field));
-    if (costs != nullptr && !costs->Passable(map.cells()[cell])) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          field, ": cell (", cell % map.width(), ", ", cell / map.width(), ") has area ",
-          map.cells()[cell], ", which options.area_costs makes impassable"));
-    }
-    return cell;
+  auto locate = [&map, costs](const Point& p, const std::string& field) {
+    return LocateGridEnd(map, costs, p, field);
   };
   WF_ASSIGN_OR_RETURN(const std::vector<uint32_t> from, Cells(sources, "sources", locate));
   WF_ASSIGN_OR_RETURN(const std::vector<uint32_t> to, Cells(targets, "targets", locate));
@@ -311,14 +319,8 @@ absl::StatusOr<std::vector<double>> GridLinkedDistances(
     absl::Span<const OffMeshLink> links, const SearchBudget& budget, DistanceScratch& scratch,
     const GridCostTable* costs) {
   const GridMap& map = graph.map();
-  auto locate = [&map, costs](const Point& p, const std::string& field) -> absl::StatusOr<uint32_t> {
-    WF_ASSIGN_OR_RETURN(const uint32_t cell, LocateFreeCell(map, p, field));
-    if (costs != nullptr && !costs->Passable(map.cells()[cell])) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          field, ": cell (", cell % map.width(), ", ", cell / map.width(), ") has area ",
-          map.cells()[cell], ", which options.area_costs makes impassable"));
-    }
-    return cell;
+  auto locate = [&map, costs](const Point& p, const std::string& field) {
+    return LocateGridEnd(map, costs, p, field);
   };
   WF_ASSIGN_OR_RETURN(const std::vector<uint32_t> from, Cells(sources, "sources", locate));
   WF_ASSIGN_OR_RETURN(const std::vector<uint32_t> to, Cells(targets, "targets", locate));

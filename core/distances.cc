@@ -12,9 +12,9 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "core/distances_jump.h"
+#include "core/grid_search.h"
 #include "core/grid_steps.h"
 #include "core/links.h"
-#include "core/grid_search.h"
 #include "core/status_macros.h"
 #include "core/subgoal_distances.h"
 
@@ -152,7 +152,6 @@ absl::StatusOr<std::vector<double>> FromSmallerSide(const std::vector<uint32_t>&
   }
   return costs;
 }
-
 
 // The cells plus off-mesh links, for CellLinkedDistances: each link's hops
 // (a bidirectional one both ways), by the cell they leave from.

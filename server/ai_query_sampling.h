@@ -23,7 +23,8 @@ inline constexpr size_t kMaxDistancePairs = 4096;
 // its searches between pairs: each link end reached costs one search,
 // where pair by pair FindPath prunes the ends that cannot help. At 256
 // seeded links, 10 x 10 still ran 1.3-3.6x faster shared (raybench
-// --links=256); past 1,024, FindPath searches the cells and links at once.
+// --links=256). (FindPath itself searches the cells and links at once
+// from its graph's LinkGraphOps::route_links.)
 inline constexpr size_t kMaxSharedSearchLinks = 256;
 // GRID and HEX: from this many links, one search per source over the cells
 // and the links at once (GridLinkedDistances, a cost set by the map's size)

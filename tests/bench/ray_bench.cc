@@ -176,8 +176,10 @@ std::string DistancesRow(const std::string& name, const std::shared_ptr<const Gr
 // (between free cells anywhere, a third of them both ways, costs 0-20):
 // pair by pair as before (FindLinkedPath, what FindPath runs) against the
 // shared searches joined over the links (LinkedDistances, what the server
-// runs now), GRID (its subgoal graph) and NAVMESH ANY_ANGLE. Every cost is
-// compared; a pair differing by over 1e-9 relative is counted.
+// runs with few links), GRID (its subgoal graph) and NAVMESH ANY_ANGLE, and
+// GRID's one search per source over the cells and the links
+// (GridLinkedDistances, what it runs with many). Every cost is compared; a
+// pair differing by over 1e-9 relative is counted.
 std::string LinkedDistancesRow(const std::string& name, const std::shared_ptr<const GridMap>& grid,
                                const Navmesh& mesh, int num_links) {
   const GridGraph graph(grid);

@@ -11,6 +11,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "core/cell_link_hops.h"
 #include "core/distances_jump.h"
 #include "core/grid_search.h"
 #include "core/grid_steps.h"
@@ -153,13 +154,6 @@ absl::StatusOr<std::vector<double>> FromSmallerSide(const std::vector<uint32_t>&
   return costs;
 }
 
-// The cells plus off-mesh links, for CellLinkedDistances: each link's hops
-// (a bidirectional one both ways), by the cell they leave from.
-struct CellHop {
-  uint32_t from, to;
-  double cost;
-};
-
 // Per source, SearchFrom over the cells and the hops `links` give:
 // expand(cell, g, relax) the cell's own steps, estimate(a, b) a consistent
 // lower bound between cells, component(cell) its component id (different
@@ -170,25 +164,14 @@ absl::StatusOr<std::vector<double>> CellLinkedDistances(
     size_t cells, const std::vector<uint32_t>& from, const std::vector<uint32_t>& to,
     absl::Span<const OffMeshLink> links, EndCell&& end_cell, Component&& component,
     Expand&& expand, Estimate&& estimate, const SearchBudget& budget, DistanceScratch& s) {
-  std::vector<CellHop> hops;
-  hops.reserve(2 * links.size());
-  for (const OffMeshLink& link : links) {
-    const std::optional<uint32_t> a = end_cell(link.start);
-    const std::optional<uint32_t> b = end_cell(link.end);
-    if (!a.has_value() || !b.has_value()) continue;
-    hops.push_back({*a, *b, link.cost});
-    if (link.bidirectional) hops.push_back({*b, *a, link.cost});
-  }
-  std::sort(hops.begin(), hops.end(), [](const CellHop& x, const CellHop& y) {
-    return x.from < y.from;
-  });
+  const internal::CellHops hops(links, end_cell);
   if (s.hop_mark.size() < cells) s.hop_mark.resize(cells, 0);
   if (++s.hop_epoch == 0) {  // wrapped: forget every mark
     std::fill(s.hop_mark.begin(), s.hop_mark.end(), 0);
     s.hop_epoch = 1;
   }
   const uint32_t epoch = s.hop_epoch;
-  for (const CellHop& h : hops) s.hop_mark[h.from] = epoch;
+  for (const internal::CellHop& h : hops.all()) s.hop_mark[h.from_cell] = epoch;
 
   // Components the links join (one-way links too: a superset of what is
   // reachable, which is all the pruning needs), over the ids of the ends.
@@ -197,29 +180,24 @@ absl::StatusOr<std::vector<double>> CellLinkedDistances(
     for (auto it = up.find(c); it != up.end() && it->second != c; it = up.find(c)) c = it->second;
     return c;
   };
-  for (const CellHop& h : hops) {
-    const uint32_t a = find(component(h.from)), b = find(component(h.to));
+  for (const internal::CellHop& h : hops.all()) {
+    const uint32_t a = find(component(h.from_cell)), b = find(component(h.to_cell));
     up[a] = a;
     up[b] = a;
   }
   auto connected = [&](uint32_t a, uint32_t b) {
     return find(component(a)) == find(component(b));
   };
-  // No path through a link costs less than the cheapest hop's cost plus
-  // the bound from where it lands to the nearest target.
-  double via_links = kInf;
-  for (const CellHop& h : hops) {
-    for (uint32_t t : to) via_links = std::min(via_links, h.cost + estimate(h.to, t));
-  }
+  // No path through a link costs less than this.
+  const double via_links = hops.CheapestVia(to, estimate);
   auto bound = [&](uint32_t cell, uint32_t target) {
     return std::min(estimate(cell, target), via_links);
   };
   auto steps = [&](uint32_t cell, double g, auto&& relax) {
     expand(cell, g, relax);
     if (s.hop_mark[cell] != epoch) return;
-    auto it = std::lower_bound(hops.begin(), hops.end(), cell,
-                               [](const CellHop& h, uint32_t c) { return h.from < c; });
-    for (; it != hops.end() && it->from == cell; ++it) relax(it->to, g + it->cost);
+    hops.ForEachFrom(cell,
+                     [&](const internal::CellHop& h, size_t) { relax(h.to_cell, g + h.cost); });
   };
   std::vector<double> costs(from.size() * to.size(), kInf);
   for (size_t i = 0; i < from.size(); ++i) {

@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include "core/cell_link_hops.h"
 #include "core/grid_steps.h"
 #include "core/status_macros.h"
 
@@ -31,13 +32,6 @@ double LeastMultiplier(const AreaMultipliers* costs) {
   return std::isfinite(least) && least > 0 ? least : 0;
 }
 
-// One hop of a link: from the cell of one end to the cell of the other.
-struct Hop {
-  uint32_t from_cell, to_cell;
-  uint32_t from_end, to_end;  // LinkRoute numbering: 2 + 2i start, 3 + 2i end
-  double cost;
-};
-
 // One A* over `cells` cells plus the links' hops, from cell `start` to
 // `goal`: expand(cell, g, relax) gives the steps, estimate(a, b) a
 // consistent lower bound of the cost between two cells, end_cell(p) the
@@ -60,22 +54,11 @@ absl::StatusOr<LinkRoute> CellLinkRoute(size_t cells, uint32_t start, uint32_t g
   }
   const uint32_t stamp = s.stamp;
 
-  // The hops, by the cell they leave from; those cells marked.
-  std::vector<Hop> hops;
-  hops.reserve(2 * links.size());
-  for (size_t i = 0; i < links.size(); ++i) {
-    const std::optional<uint32_t> a = end_cell(links[i].start);
-    const std::optional<uint32_t> b = end_cell(links[i].end);
-    if (!a.has_value() || !b.has_value()) continue;  // the caller passes usable links only
-    const uint32_t end_a = static_cast<uint32_t>(2 + 2 * i), end_b = end_a + 1;
-    hops.push_back({*a, *b, end_a, end_b, links[i].cost});
-    if (links[i].bidirectional) hops.push_back({*b, *a, end_b, end_a, links[i].cost});
-  }
-  std::sort(hops.begin(), hops.end(),
-            [](const Hop& x, const Hop& y) { return x.from_cell < y.from_cell; });
-  for (const Hop& h : hops) s.target_mark[h.from_cell] = stamp + 1;
-  double via_links = std::numeric_limits<double>::infinity();
-  for (const Hop& h : hops) via_links = std::min(via_links, h.cost + estimate(h.to_cell, goal));
+  // The hops (the caller passes usable links only); the cells they leave
+  // from marked.
+  const internal::CellHops hops(links, end_cell);
+  for (const internal::CellHop& h : hops.all()) s.target_mark[h.from_cell] = stamp + 1;
+  const double via_links = hops.CheapestVia({goal}, estimate);
   auto bound = [&](uint32_t cell) { return std::min(estimate(cell, goal), via_links); };
   using Entry = DistanceScratch::Entry;
   auto cmp = [](const Entry& a, const Entry& b) { return a.f > b.f || (a.f == b.f && a.g < b.g); };
@@ -111,11 +94,9 @@ absl::StatusOr<LinkRoute> CellLinkRoute(size_t cells, uint32_t start, uint32_t g
     s.dir[cell] = 1;
     expand(cell, e.g, [&](uint32_t next, double g) { relax(next, g, cell, 0); });
     if (s.target_mark[cell] == stamp + 1) {
-      auto it = std::lower_bound(hops.begin(), hops.end(), cell,
-                                 [](const Hop& h, uint32_t c) { return h.from_cell < c; });
-      for (; it != hops.end() && it->from_cell == cell; ++it) {
-        relax(it->to_cell, e.g + it->cost, cell, static_cast<uint32_t>(it - hops.begin()) + 1);
-      }
+      hops.ForEachFrom(cell, [&](const internal::CellHop& h, size_t i) {
+        relax(h.to_cell, e.g + h.cost, cell, static_cast<uint32_t>(i) + 1);
+      });
     }
   }
   *expansions += expanded;
@@ -126,7 +107,7 @@ absl::StatusOr<LinkRoute> CellLinkRoute(size_t cells, uint32_t start, uint32_t g
   for (uint32_t cell = goal; cell != start;) {
     const uint32_t via = s.via[cell];
     if (via != 0) {
-      const Hop& h = hops[via - 1];
+      const internal::CellHop& h = hops[via - 1];
       route.ends.push_back(h.to_end);
       route.ends.push_back(h.from_end);
     }

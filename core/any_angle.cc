@@ -49,6 +49,17 @@ bool Clip(double f0, double f1, bool strict, double* lo, double* hi) {
 // target was reached keep their lower f (still a bound), which costs
 // order, not correctness: no node is ever closed (root-level pruning
 // compares lengths only).
+//
+// Over off-mesh links (AnyAngleLinkRoute, AnyAngleLinkedDistances), each
+// hop's entry is one more target after the goals (targets_[real_ + h]),
+// whose finished paths are keyed by their length plus the least a path
+// that takes the hop costs from there (hop_bound_), and the estimates are
+// capped by the cheapest way through any hop (via_links_). Taking an entry
+// off the open list seeds the search from the hop's exit (an anchor node:
+// the exit as root, the entry's path as parent). Every node on an entry's
+// shortest path has an f no higher than that path's key (the cap is at
+// most any hop's bound), so the first path to an entry taken off is its
+// shortest; one found cheaper later (rounding) would seed again.
 class Polyanya {
  public:
   using Node = AnyAngleScratch::Node;
@@ -58,9 +69,9 @@ class Polyanya {
 
   // Starts a search from `start` in start_poly towards targets[t] in
   // target_polys[t] (a target in a polygon holding the start is reached in
-  // a straight line).
+  // a straight line), over the mesh plus `hops`.
   void Begin(uint32_t start_poly, const Point& start, absl::Span<const uint32_t> target_polys,
-             absl::Span<const Point> targets);
+             absl::Span<const Point> targets, absl::Span<const AnyAngleHop> hops = {});
 
   // Takes nodes off the open list until the shortest path to a target not
   // yet reached is found: its index (the path's last node in *node, its
@@ -71,6 +82,9 @@ class Polyanya {
   absl::StatusOr<uint32_t> Next(uint32_t* node, double* length);
 
   PathResult PathTo(uint32_t node, const Point* last, PathStatus status) const;
+  // The cost of the path to `node` then `last`, over the mesh and the hops
+  // it takes, whose ends go to *ends in order when given.
+  double LinkedLength(uint32_t node, const Point& last, std::vector<uint32_t>* ends) const;
   uint32_t best_node() const { return best_; }
   uint64_t expansions() const { return expansions_; }
 
@@ -93,6 +107,16 @@ class Polyanya {
                     uint32_t p);
   void PushSuccessor(uint32_t parent, uint32_t p, size_t k, const Point& r, uint32_t root_vertex,
                      double g, const Point& x, uint32_t xv, const Point& y, uint32_t yv);
+  // Pushes a finished path to each hop entry in polygon p that it reaches
+  // more cheaply than known, as ReachTargets does for the goals.
+  void ReachEntries(uint32_t parent, const Point& r, double g, const Point* a, const Point* b,
+                    uint32_t p);
+  // Seeds the search from hop h's exit, the entry reached at `parent` with
+  // the hop's cost included in g.
+  void SeedExit(uint32_t parent, uint32_t h, double g);
+  // Every successor of a start-like root r (the start, or an exit) in the
+  // polygons holding it, and the targets in plain sight.
+  void SeedFrom(uint32_t parent, uint32_t poly, const Point& r, double g);
   void Flush();
   void Push(const Node& n, double f, bool is_goal);
   bool FirstFan(uint32_t p, uint32_t root_vertex, double g);
@@ -117,15 +141,40 @@ class Polyanya {
   uint64_t expansions_ = 0;
   uint32_t best_ = kNone;
   double best_h_ = kInf;
+  // The goals are targets_[0, real_); with one and no hops, nothing beyond
+  // a polygon holding it can be shorter (single_).
+  size_t real_ = 0;
+  bool single_ = false;
+  // Off-mesh links: the hops, per hop its cost plus the least distance
+  // from its exit to a goal, the least of those, the best length known at
+  // its entry, and (polygon, hop) for the polygons that may hold an entry,
+  // by polygon.
+  absl::Span<const AnyAngleHop> hops_;
+  std::vector<double> hop_bound_;
+  double via_links_ = kInf;
+  std::vector<double> entry_g_;
+  std::vector<std::pair<uint32_t, uint32_t>> entry_polys_;
 };
 
+// An anchor node (a search seeded again from a hop's exit) has this edge,
+// and the hop's index as its polygon; it is never expanded, only a parent.
+constexpr uint32_t kAnchorEdge = 0xFFFFFFFEu;
+
 void Polyanya::Begin(uint32_t start_poly, const Point& start,
-                     absl::Span<const uint32_t> target_polys, absl::Span<const Point> targets) {
+                     absl::Span<const uint32_t> target_polys, absl::Span<const Point> targets,
+                     absl::Span<const AnyAngleHop> hops) {
   start_ = start;
   targets_.assign(targets.begin(), targets.end());
   target_polys_.assign(target_polys.begin(), target_polys.end());
+  real_ = targets_.size();
+  single_ = real_ == 1 && hops.empty();
+  hops_ = hops;
+  for (const AnyAngleHop& h : hops) {
+    targets_.push_back(h.from);
+    target_polys_.push_back(h.from_poly);
+  }
   reached_.assign(targets_.size(), 0);
-  pending_.resize(targets_.size());
+  pending_.resize(real_);
   for (uint32_t t = 0; t < pending_.size(); ++t) pending_[t] = t;
   s_.nodes.clear();
   s_.open.clear();
@@ -162,7 +211,6 @@ void Polyanya::Begin(uint32_t start_poly, const Point& start,
   }
   // Seeds: every polygon holding the start.
   const std::vector<uint32_t> seeds = Holding(start_poly, start);
-  const uint32_t start_vertex = VertexAt(start_poly, start);
   // Dead ends (as in CorridorAStar): appendage polygons are searched only
   // on the way out from a polygon holding the start or a target. A taut
   // path never crosses a side twice, and an appendage's only way to the
@@ -181,12 +229,85 @@ void Polyanya::Begin(uint32_t start_poly, const Point& start,
       if (q != kNone) s_.target_generation[q] = s_.generation;
     }
   }
-  for (uint32_t p : seeds) {
+  if (!hops.empty()) {
+    hop_bound_.assign(hops.size(), kInf);
+    entry_g_.assign(hops.size(), kInf);
+    entry_polys_.clear();
+    via_links_ = kInf;
+    // The least distance from each exit to a goal, then the cheapest way
+    // through any hop: a path that takes hops costs at least its last hop's
+    // cost plus that hop's distance.
+    for (size_t h = 0; h < hops.size(); ++h) {
+      for (size_t t = 0; t < real_; ++t) {
+        hop_bound_[h] = std::min(hop_bound_[h], Distance(hops[h].to, targets_[t]));
+      }
+      via_links_ = std::min(via_links_, hops[h].cost + hop_bound_[h]);
+    }
+    // From a hop's entry on: its cost, then walking to a goal or taking
+    // more hops.
+    for (size_t h = 0; h < hops.size(); ++h) {
+      hop_bound_[h] = hops[h].cost + std::min(hop_bound_[h], via_links_);
+      // The polygons marked for the entry above: its own and those round it.
+      entry_polys_.emplace_back(hops[h].from_poly, static_cast<uint32_t>(h));
+      for (uint32_t q : mesh_.neighbours(hops[h].from_poly)) {
+        if (q != kNone) entry_polys_.emplace_back(q, static_cast<uint32_t>(h));
+      }
+      // A search seeded from an exit leaves its polygons like the start's.
+      for (uint32_t c : Holding(hops[h].to_poly, hops[h].to)) {
+        AllowWayOut(mesh_, c, s_.allowed, s_.generation);
+      }
+    }
+    std::sort(entry_polys_.begin(), entry_polys_.end());
+  } else {
+    via_links_ = kInf;
+  }
+  SeedFrom(kNone, start_poly, start, 0);
+}
+
+void Polyanya::SeedFrom(uint32_t parent, uint32_t poly, const Point& r, double g) {
+  const uint32_t vertex = VertexAt(poly, r);
+  for (uint32_t p : Holding(poly, r)) {
+    ReachEntries(parent, r, g, nullptr, nullptr, p);
     // With one goal, nothing beyond a polygon holding it can be shorter.
-    if (ReachTargets(kNone, start, 0, nullptr, nullptr, p) && targets_.size() == 1) continue;
-    ExpandFan(kNone, p, start, start_vertex, 0, kNone, /*from_start=*/true);
+    if (ReachTargets(parent, r, g, nullptr, nullptr, p) && single_) continue;
+    ExpandFan(parent, p, r, vertex, g, kNone, /*from_start=*/true);
   }
   Flush();
+}
+
+void Polyanya::SeedExit(uint32_t parent, uint32_t h, double g) {
+  const AnyAngleHop& hop = hops_[h];
+  Node anchor{};
+  anchor.root = hop.to;
+  anchor.a = anchor.b = hop.to;
+  anchor.root_vertex = VertexAt(hop.to_poly, hop.to);
+  anchor.a_vertex = anchor.b_vertex = kNone;
+  anchor.polygon = h;
+  anchor.edge = kAnchorEdge;
+  anchor.parent = parent;
+  anchor.g = g;
+  // An exit on a corner already reached as cheaply as a root adds nothing.
+  if (anchor.root_vertex != kNone && WorseRoot(anchor.root_vertex, g)) return;
+  s_.nodes.push_back(anchor);
+  SeedFrom(static_cast<uint32_t>(s_.nodes.size() - 1), hop.to_poly, hop.to, g);
+}
+
+void Polyanya::ReachEntries(uint32_t parent, const Point& r, double g, const Point* a,
+                            const Point* b, uint32_t p) {
+  if (hops_.empty() || !MayHoldTarget(p)) return;
+  auto it = std::lower_bound(entry_polys_.begin(), entry_polys_.end(),
+                             std::make_pair(p, uint32_t{0}));
+  for (; it != entry_polys_.end() && it->first == p; ++it) {
+    const uint32_t h = it->second;
+    if (entry_g_[h] <= g) continue;  // no path through r reaches it more cheaply
+    const Point& e = hops_[h].from;
+    if (p != hops_[h].from_poly && !mesh_.Contains(p, e)) continue;
+    if (a == nullptr) {
+      PushGoal(parent, r, g, e, e, static_cast<uint32_t>(real_ + h));
+    } else {
+      PushGoal(parent, r, g, *a, *b, static_cast<uint32_t>(real_ + h));
+    }
+  }
 }
 
 uint32_t Polyanya::VertexAt(uint32_t poly, const Point& p) const {
@@ -231,7 +352,7 @@ double Polyanya::Estimate(const Point& r, const Point& a, const Point& b) const 
   if (pending_.size() > kMaxEstimateTargets) {
     return Distance(r, PortalPoint(r, r, a, b));  // the interval's nearest point
   }
-  double best = kInf;
+  double best = via_links_;
   for (uint32_t t : pending_) {
     const Point& goal = targets_[t];
     const Point h = PortalPoint(r, goal, a, b);
@@ -252,7 +373,8 @@ void Polyanya::PushGoal(uint32_t parent, const Point& r, double g, const Point& 
   n.parent = parent;
   n.polygon = t;  // a finished path: the target's index
   n.g = bends ? g + Distance(r, q) : g;
-  Push(n, g + via, true);
+  // A hop's entry: keyed by what any path through the hop costs at least.
+  Push(n, t < real_ ? g + via : g + via + hop_bound_[t - real_], true);
 }
 
 bool Polyanya::ReachTargets(uint32_t parent, const Point& r, double g, const Point* a,
@@ -493,12 +615,48 @@ PathResult Polyanya::PathTo(uint32_t node, const Point* last, PathStatus status)
   return r;
 }
 
+double Polyanya::LinkedLength(uint32_t node, const Point& last,
+                              std::vector<uint32_t>* ends) const {
+  double length = 0;
+  Point prev = last;
+  for (uint32_t n = node; n != kNone; n = s_.nodes[n].parent) {
+    const Node& x = s_.nodes[n];
+    length += Distance(prev, x.root);
+    prev = x.root;
+    if (x.edge == kAnchorEdge) {  // the exit of a hop; before it, its entry
+      const AnyAngleHop& hop = hops_[x.polygon];
+      length += hop.cost;
+      prev = hop.from;
+      if (ends != nullptr) {
+        ends->push_back(hop.to_end);
+        ends->push_back(hop.from_end);
+      }
+    }
+  }
+  length += Distance(prev, start_);
+  if (ends != nullptr) std::reverse(ends->begin(), ends->end());
+  return length;
+}
+
 absl::StatusOr<uint32_t> Polyanya::Next(uint32_t* node, double* length) {
-  const bool single = targets_.size() == 1;
   while (!s_.open.empty() && !pending_.empty()) {
     std::pop_heap(s_.open.begin(), s_.open.end(), std::greater<AnyAngleScratch::OpenEntry>());
     const AnyAngleScratch::OpenEntry top = s_.open.back();
     s_.open.pop_back();
+    if (top.goal && s_.nodes[top.node].polygon >= real_) {
+      // A hop's entry: on from its exit when reached more cheaply than
+      // before (an earlier seed with a dearer length may still be open;
+      // root-level pruning drops what it finds again).
+      const uint32_t h = static_cast<uint32_t>(s_.nodes[top.node].polygon - real_);
+      const Node& e = s_.nodes[top.node];
+      const double g = e.g + Distance(e.root, hops_[h].from);
+      if (g >= entry_g_[h]) continue;
+      entry_g_[h] = g;
+      WF_RETURN_IF_ERROR(budget_.BeforeExpansion(expansions_));
+      ++expansions_;
+      SeedExit(top.node, h, g + hops_[h].cost);
+      continue;
+    }
     if (top.goal) {
       const uint32_t t = s_.nodes[top.node].polygon;
       if (reached_[t]) continue;
@@ -526,7 +684,8 @@ absl::StatusOr<uint32_t> Polyanya::Next(uint32_t* node, double* length) {
       ++expansions_;
       // With one goal, nothing beyond a polygon holding it can be shorter;
       // with many, the others may lie beyond.
-      if (ReachTargets(index, n.root, n.g, &n.a, &n.b, n.polygon) && single) break;
+      ReachEntries(index, n.root, n.g, &n.a, &n.b, n.polygon);
+      if (ReachTargets(index, n.root, n.g, &n.a, &n.b, n.polygon) && single_) break;
       Expand(index, n);
       if (s_.pending.size() == 1 && s_.pending[0].first.root_vertex == n.root_vertex &&
           s_.pending[0].first.root == n.root) {
@@ -571,10 +730,40 @@ absl::Status AnyAngleDistances(const Navmesh& mesh, uint32_t start_poly, const P
                                absl::Span<const uint32_t> target_polys,
                                absl::Span<const Point> targets, const SearchBudget& budget,
                                AnyAngleScratch& s, absl::Span<double> lengths) {
+  return AnyAngleLinkedDistances(mesh, start_poly, start, target_polys, targets, {}, budget, s,
+                                 lengths);
+}
+
+absl::StatusOr<LinkRoute> AnyAngleLinkRoute(const Navmesh& mesh, uint32_t start_poly,
+                                            uint32_t goal_poly, const Point& start,
+                                            const Point& goal,
+                                            absl::Span<const AnyAngleHop> hops,
+                                            const SearchBudget& budget, AnyAngleScratch& s,
+                                            uint64_t* expansions) {
+  Polyanya search(mesh, budget, s);
+  search.Begin(start_poly, start, {goal_poly}, {goal}, hops);
+  uint32_t node = kNone;
+  double length = 0;
+  const absl::StatusOr<uint32_t> found = search.Next(&node, &length);
+  *expansions += search.expansions();
+  if (!found.ok()) return found.status();
+  LinkRoute route;
+  if (*found == kNone) return route;
+  route.found = true;
+  search.LinkedLength(node, goal, &route.ends);
+  return route;
+}
+
+absl::Status AnyAngleLinkedDistances(const Navmesh& mesh, uint32_t start_poly,
+                                     const Point& start, absl::Span<const uint32_t> target_polys,
+                                     absl::Span<const Point> targets,
+                                     absl::Span<const AnyAngleHop> hops,
+                                     const SearchBudget& budget, AnyAngleScratch& s,
+                                     absl::Span<double> lengths) {
   std::fill(lengths.begin(), lengths.end(), kInf);
   if (targets.empty()) return absl::OkStatus();
   Polyanya search(mesh, budget, s);
-  search.Begin(start_poly, start, target_polys, targets);
+  search.Begin(start_poly, start, target_polys, targets, hops);
   for (;;) {
     uint32_t node = kNone;
     double length = 0;
@@ -583,8 +772,10 @@ absl::Status AnyAngleDistances(const Navmesh& mesh, uint32_t start_poly, const P
       s.expansions += search.expansions();
       return t.status();
     }
-    // The length as FindAnyAnglePath measures it: along the waypoints.
-    lengths[*t] = search.PathTo(node, &targets[*t], PathStatus::kFound).length;
+    // The length as FindAnyAnglePath measures it, along the waypoints; over
+    // hops, with their costs.
+    lengths[*t] = hops.empty() ? search.PathTo(node, &targets[*t], PathStatus::kFound).length
+                               : search.LinkedLength(node, targets[*t], nullptr);
   }
 }
 

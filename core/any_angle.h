@@ -34,6 +34,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "core/geometry.h"
+#include "core/links.h"
 #include "core/path.h"
 #include "core/search_budget.h"
 
@@ -120,6 +121,47 @@ absl::Status AnyAngleDistances(const Navmesh& mesh, uint32_t start_poly, const P
                                absl::Span<const uint32_t> target_polys,
                                absl::Span<const Point> targets, const SearchBudget& budget,
                                AnyAngleScratch& scratch, absl::Span<double> lengths);
+
+// An off-mesh link's hop for the searches over the mesh plus links: from
+// `from` (in from_poly) to `to` (in to_poly) at `cost`; from_end / to_end
+// number the ends as LinkRoute does (2 + 2i link i's start, 3 + 2i its end).
+// A bidirectional link is two hops.
+struct AnyAngleHop {
+  Point from, to;
+  uint32_t from_poly, to_poly;
+  uint32_t from_end, to_end;
+  double cost;
+};
+
+// One Polyanya search over the mesh plus `hops` from `start` (in
+// start_poly) to `goal` (in goal_poly): each hop's entry is one more target
+// of the search, and reaching it more cheaply than before seeds the search
+// again from its exit, as from a start whose length is the entry's plus the
+// hop's cost. The estimate is the distance through the interval to the goal,
+// capped by the cheapest way through a hop (its cost plus the distance from
+// its exit to the goal), a lower bound of every path that takes one: the
+// first path to the goal taken off the open list is the cheapest over the
+// mesh and the links, as Dijkstra over both finds it. Returns whether the
+// goal is reachable and the link ends the path passes (LinkRoute); adds the
+// nodes expanded to *expansions. Bounded by `budget`.
+absl::StatusOr<LinkRoute> AnyAngleLinkRoute(const Navmesh& mesh, uint32_t start_poly,
+                                            uint32_t goal_poly, const Point& start,
+                                            const Point& goal,
+                                            absl::Span<const AnyAngleHop> hops,
+                                            const SearchBudget& budget, AnyAngleScratch& scratch,
+                                            uint64_t* expansions);
+
+// AnyAngleDistances over the mesh plus `hops` (as AnyAngleLinkRoute searches
+// them): lengths[t] the cost of the cheapest path from `start` to
+// targets[t] that may take hops, their costs included; +inf when
+// unreachable. A target in start_poly is searched for too (a link may beat
+// the straight line).
+absl::Status AnyAngleLinkedDistances(const Navmesh& mesh, uint32_t start_poly,
+                                     const Point& start, absl::Span<const uint32_t> target_polys,
+                                     absl::Span<const Point> targets,
+                                     absl::Span<const AnyAngleHop> hops,
+                                     const SearchBudget& budget, AnyAngleScratch& scratch,
+                                     absl::Span<double> lengths);
 
 }  // namespace wayfinder
 

@@ -273,17 +273,14 @@ absl::StatusOr<std::vector<double>> HexDistances(const HexGraph& graph,
   };
   WF_ASSIGN_OR_RETURN(const std::vector<uint32_t> from, Cells(sources, "sources", locate));
   WF_ASSIGN_OR_RETURN(const std::vector<uint32_t> to, Cells(targets, "targets", locate));
-  const uint32_t w = graph.width();
   // Unit steps: Dijkstra with a binary heap settles in breadth-first order;
   // the heap keeps one code path for both graphs.
-  auto expand = [&](uint32_t cell, double g, auto&& relax) {
-    graph.ForEachNeighbour(cell % w, cell / w, [&](int, uint32_t next) { relax(next, g + 1); });
+  auto expand = [&graph](uint32_t cell, double g, auto&& relax) {
+    graph.ExpandUnit(cell, g, relax);
   };
   auto connected = [&graph](uint32_t a, uint32_t b) { return graph.MaybeConnected(a, b); };
   // Steps on an open grid: exact there, never more than with walls.
-  auto steps = [w](uint32_t a, uint32_t b) {
-    return static_cast<double>(hex::Distance(a % w, a / w, b % w, b / w));
-  };
+  auto steps = [&graph](uint32_t a, uint32_t b) { return graph.OpenSteps(a, b); };
   return FromSmallerSide(from, to, [&](uint32_t root, const std::vector<uint32_t>& others,
                                         double* row) {
     scratch.Begin(graph.map().size());
@@ -321,7 +318,6 @@ absl::StatusOr<std::vector<double>> HexLinkedDistances(
   };
   WF_ASSIGN_OR_RETURN(const std::vector<uint32_t> from, Cells(sources, "sources", locate));
   WF_ASSIGN_OR_RETURN(const std::vector<uint32_t> to, Cells(targets, "targets", locate));
-  const uint32_t w = graph.width();
   return CellLinkedDistances(
       graph.map().size(), from, to, links,
       [&locate](const Point& p) -> std::optional<uint32_t> {
@@ -329,13 +325,8 @@ absl::StatusOr<std::vector<double>> HexLinkedDistances(
         return cell.ok() ? std::optional<uint32_t>(*cell) : std::nullopt;
       },
       [&graph](uint32_t cell) { return graph.component(cell); },
-      [&graph, w](uint32_t cell, double g, auto&& relax) {
-        graph.ForEachNeighbour(cell % w, cell / w, [&](int, uint32_t next) { relax(next, g + 1); });
-      },
-      [w](uint32_t a, uint32_t b) {
-        return static_cast<double>(hex::Distance(a % w, a / w, b % w, b / w));
-      },
-      budget, scratch);
+      [&graph](uint32_t cell, double g, auto&& relax) { graph.ExpandUnit(cell, g, relax); },
+      [&graph](uint32_t a, uint32_t b) { return graph.OpenSteps(a, b); }, budget, scratch);
 }
 
 absl::StatusOr<std::vector<double>> PairwiseDistances(

@@ -102,6 +102,20 @@ class HexGraph {
     }
   }
 
+  // For the cell-by-cell searches besides FindPath's (distances, paths over
+  // off-mesh links): relax(next, g + 1) for each open neighbour of cell
+  // `index`, and the steps between two cells on an open map (exact there, a
+  // consistent lower bound with walls).
+  template <typename Relax>
+  void ExpandUnit(uint32_t index, double g, Relax&& relax) const {
+    ForEachNeighbour(index % width(), index / width(),
+                     [&](int, uint32_t next) { relax(next, g + 1); });
+  }
+  double OpenSteps(uint32_t a, uint32_t b) const {
+    const uint32_t w = width();
+    return static_cast<double>(hex::Distance(a % w, a / w, b % w, b / w));
+  }
+
   // The steps out of a cell: bit d set when the neighbour in direction d
   // is on the map and open; 0 for walls.
   uint8_t moves(uint32_t index) const { return moves_[index]; }

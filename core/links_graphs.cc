@@ -145,21 +145,15 @@ absl::StatusOr<LinkRoute> HexLinkRoute(const HexGraph& graph, const PathRequest&
                                        uint64_t* expansions) {
   WF_ASSIGN_OR_RETURN(const uint32_t start, LocateOpenHex(graph, request.start, "start"));
   WF_ASSIGN_OR_RETURN(const uint32_t goal, LocateOpenHex(graph, request.goal, "goal"));
-  const uint32_t w = graph.width();
   return CellLinkRoute(
       graph.map().size(), start, goal, links,
       [&graph](const Point& p) -> std::optional<uint32_t> {
         absl::StatusOr<uint32_t> cell = LocateOpenHex(graph, p, "link");
         return cell.ok() ? std::optional<uint32_t>(*cell) : std::nullopt;
       },
-      [&graph, w](uint32_t cell, double g, auto&& relax) {
-        graph.ForEachNeighbour(cell % w, cell / w,
-                               [&](int, uint32_t next) { relax(next, g + 1); });
-      },
-      [w](uint32_t a, uint32_t b) {
-        return static_cast<double>(hex::Distance(a % w, a / w, b % w, b / w));
-      },
-      budget, scratch, expansions);
+      [&graph](uint32_t cell, double g, auto&& relax) { graph.ExpandUnit(cell, g, relax); },
+      [&graph](uint32_t a, uint32_t b) { return graph.OpenSteps(a, b); }, budget, scratch,
+      expansions);
 }
 
 LinkGraphOps GridLinkOps(const GridGraph& graph, const GridSearchOptions& options,
@@ -239,8 +233,7 @@ LinkGraphOps HexLinkOps(const HexGraph& graph, HexSearchScratch& scratch,
     absl::StatusOr<uint32_t> ca = LocateOpenHex(graph, a, "a");
     absl::StatusOr<uint32_t> cb = LocateOpenHex(graph, b, "b");
     if (!ca.ok() || !cb.ok()) return 0.0;
-    const uint32_t w = graph.width();
-    return static_cast<double>(hex::Distance(*ca % w, *ca / w, *cb % w, *cb / w));
+    return graph.OpenSteps(*ca, *cb);
   };
   ops.route = [&graph, &distances](const PathRequest& request,
                                    absl::Span<const OffMeshLink> links,
@@ -294,6 +287,13 @@ LinkGraphOps NavmeshLinkOps(const Navmesh& mesh, const NavmeshPathOptions& optio
       *expansions += scratch.any_angle.expansions - before;
       return costs;
     };
+    // Many links: one search over the mesh and the links at once.
+    ops.route = [&mesh, options, &scratch](const PathRequest& request,
+                                           absl::Span<const OffMeshLink> links,
+                                           const SearchBudget& budget, uint64_t* expansions) {
+      return NavmeshLinkRoute(mesh, request, options, links, budget, scratch, expansions);
+    };
+    ops.route_links = kAnyAngleRouteLinks;
   } else {
     ops.distances = [find = ops.find_path](const Point& from, absl::Span<const Point> to,
                                            const SearchBudget& budget, uint64_t* expansions) {

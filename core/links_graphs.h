@@ -60,9 +60,12 @@ bool QuadtreeLinkEndUsable(const QuadtreeGraph& graph, const Point& p);
 // NAVMESH: FindNavmeshPath with `options` (the start and goal may snap);
 // costs its lengths (or costs, with options.area_costs); bound: the
 // straight line less the snap distance, times the least multiplier.
-// An endpoint must lie in a polygon of the mesh (no snapping).
+// An endpoint must lie in a polygon of the mesh (no snapping). With
+// options.method kAnyAngle, from kAnyAngleRouteLinks links on FindLinkedPath
+// searches the mesh and the links at once (NavmeshLinkRoute).
 LinkGraphOps NavmeshLinkOps(const Navmesh& mesh, const NavmeshPathOptions& options,
                             NavmeshSearchScratch& scratch);
+inline constexpr size_t kAnyAngleRouteLinks = 8;
 bool NavmeshLinkEndUsable(const Navmesh& mesh, const Point& p);
 
 }  // namespace wayfinder

@@ -786,6 +786,27 @@ absl::StatusOr<std::vector<double>> NavmeshDistances(const Navmesh& mesh,
                                                      const SearchBudget& budget,
                                                      AnyAngleScratch& scratch);
 
+// FindPath over the mesh plus off-mesh `links` (usable ones: both ends on
+// the mesh) with options.method kAnyAngle, by one Polyanya search over both
+// (AnyAngleLinkRoute): whether the goal is reachable and the link ends the
+// cheapest path passes, for FindLinkedPath (LinkGraphOps::route). Ends are
+// checked, located and snapped as FindNavmeshPath's.
+absl::StatusOr<LinkRoute> NavmeshLinkRoute(const Navmesh& mesh, const PathRequest& request,
+                                           const NavmeshPathOptions& options,
+                                           absl::Span<const OffMeshLink> links,
+                                           const SearchBudget& budget,
+                                           NavmeshSearchScratch& scratch, uint64_t* expansions);
+
+// NavmeshDistances over the mesh plus off-mesh `links` (usable ones, costs
+// priced): one search over both per distinct source (links may be one-way),
+// AnyAngleLinkedDistances. Each cost equals what FindLinkedPath reports for
+// the pair, up to rounding; a pair that no chain of links joins across
+// components is +inf without a search. Errors as NavmeshDistances'.
+absl::StatusOr<std::vector<double>> NavmeshLinkedDistances(
+    const Navmesh& mesh, absl::Span<const Point> sources, absl::Span<const Point> targets,
+    absl::Span<const OffMeshLink> links, Smoothing smoothing, const NavmeshPathOptions& options,
+    const SearchBudget& budget, AnyAngleScratch& scratch);
+
 }  // namespace wayfinder
 
 #endif  // WAYFINDER_CORE_NAVMESH_H_

@@ -269,6 +269,51 @@ absl::StatusOr<PathResult> FindNavmeshPath(const Navmesh& mesh, const PathReques
   return r;
 }
 
+namespace {
+
+// The distinct points one multi-target search from a source is asked for:
+// to[j] for each j that wanted(j) accepts, each point once; Each() then
+// hands every such j its length.
+class SearchTargets {
+ public:
+  explicit SearchTargets(size_t n) : index_(n) {}
+
+  template <typename Wanted>
+  void Collect(const std::vector<Point>& to, const std::vector<uint32_t>& to_polys,
+               Wanted&& wanted) {
+    points_.clear();
+    polys_.clear();
+    for (size_t j = 0; j < to.size(); ++j) {
+      index_[j] = Navmesh::kNone;
+      if (!wanted(j)) continue;
+      const auto seen = std::find(points_.begin(), points_.end(), to[j]);
+      index_[j] = static_cast<uint32_t>(seen - points_.begin());
+      if (seen == points_.end()) {
+        points_.push_back(to[j]);
+        polys_.push_back(to_polys[j]);
+      }
+    }
+    lengths_.resize(points_.size());
+  }
+  const std::vector<Point>& points() const { return points_; }
+  const std::vector<uint32_t>& polys() const { return polys_; }
+  absl::Span<double> lengths() { return absl::MakeSpan(lengths_); }
+  template <typename Visit>
+  void Each(Visit&& visit) const {
+    for (size_t j = 0; j < index_.size(); ++j) {
+      if (index_[j] != Navmesh::kNone) visit(j, lengths_[index_[j]]);
+    }
+  }
+
+ private:
+  std::vector<uint32_t> index_;  // j -> its place in points_, or kNone
+  std::vector<Point> points_;
+  std::vector<uint32_t> polys_;
+  std::vector<double> lengths_;
+};
+
+}  // namespace
+
 absl::StatusOr<std::vector<double>> NavmeshDistances(const Navmesh& mesh,
                                                      absl::Span<const Point> sources,
                                                      absl::Span<const Point> targets,
@@ -306,10 +351,7 @@ absl::StatusOr<std::vector<double>> NavmeshDistances(const Navmesh& mesh,
   auto cost = [&](size_t i, size_t j) -> double& {  // i in `from`, j in `to`
     return flip ? costs[j * columns + i] : costs[i * columns + j];
   };
-  std::vector<uint32_t> search_polys;
-  std::vector<Point> search_points;
-  std::vector<uint32_t> search_index(to.size());  // j -> its place in the search, or kNone
-  std::vector<double> lengths;
+  SearchTargets search(to.size());
   for (size_t i = 0; i < from.size(); ++i) {
     // A repeated end: its row is the earlier one's.
     const auto same = std::find(from.begin(), from.begin() + static_cast<ptrdiff_t>(i), from[i]);
@@ -318,28 +360,115 @@ absl::StatusOr<std::vector<double>> NavmeshDistances(const Navmesh& mesh,
       for (size_t j = 0; j < to.size(); ++j) cost(i, j) = cost(k, j);
       continue;
     }
-    search_polys.clear();
-    search_points.clear();
-    for (size_t j = 0; j < to.size(); ++j) {
-      search_index[j] = Navmesh::kNone;
+    search.Collect(to, to_polys, [&](size_t j) {
       if (from_polys[i] == to_polys[j]) {
         cost(i, j) = Distance(from[i], to[j]);  // in sight, as FindNavmeshPath
-      } else if (mesh.MaybeConnected(from_polys[i], to_polys[j])) {
-        const auto seen = std::find(search_points.begin(), search_points.end(), to[j]);
-        search_index[j] = static_cast<uint32_t>(seen - search_points.begin());
-        if (seen == search_points.end()) {
-          search_points.push_back(to[j]);
-          search_polys.push_back(to_polys[j]);
-        }
+        return false;
       }
+      return mesh.MaybeConnected(from_polys[i], to_polys[j]);
+    });
+    WF_RETURN_IF_ERROR(AnyAngleDistances(mesh, from_polys[i], from[i], search.polys(),
+                                         search.points(), budget, scratch, search.lengths()));
+    search.Each([&](size_t j, double length) { cost(i, j) = length; });
+  }
+  return costs;
+}
+
+}  // namespace wayfinder
+
+namespace wayfinder {
+namespace {
+
+// The hops of `links` on the mesh, a bidirectional link's both ways; a link
+// with an end off the mesh is skipped (the callers pass usable links).
+std::vector<AnyAngleHop> MeshHops(const Navmesh& mesh, absl::Span<const OffMeshLink> links) {
+  std::vector<AnyAngleHop> hops;
+  hops.reserve(2 * links.size());
+  for (size_t i = 0; i < links.size(); ++i) {
+    const uint32_t a = mesh.Locate(links[i].start);
+    const uint32_t b = mesh.Locate(links[i].end);
+    if (a == Navmesh::kNone || b == Navmesh::kNone) continue;
+    const uint32_t end_a = static_cast<uint32_t>(2 + 2 * i), end_b = end_a + 1;
+    hops.push_back({links[i].start, links[i].end, a, b, end_a, end_b, links[i].cost});
+    if (links[i].bidirectional) {
+      hops.push_back({links[i].end, links[i].start, b, a, end_b, end_a, links[i].cost});
     }
-    lengths.resize(search_points.size());
-    WF_RETURN_IF_ERROR(AnyAngleDistances(mesh, from_polys[i], from[i], search_polys,
-                                         search_points, budget, scratch,
-                                         absl::MakeSpan(lengths)));
-    for (size_t j = 0; j < to.size(); ++j) {
-      if (search_index[j] != Navmesh::kNone) cost(i, j) = lengths[search_index[j]];
+  }
+  return hops;
+}
+
+absl::Status CheckAnyAngle(Smoothing smoothing, const NavmeshPathOptions& options) {
+  WF_RETURN_IF_ERROR(CheckOptions(smoothing, options));
+  if (options.method != NavmeshMethod::kAnyAngle) {
+    return absl::InvalidArgumentError(
+        "options.navmesh_method: only ANY_ANGLE searches the mesh and the links at once");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<LinkRoute> NavmeshLinkRoute(const Navmesh& mesh, const PathRequest& request,
+                                           const NavmeshPathOptions& options,
+                                           absl::Span<const OffMeshLink> links,
+                                           const SearchBudget& budget,
+                                           NavmeshSearchScratch& scratch, uint64_t* expansions) {
+  WF_RETURN_IF_ERROR(CheckAnyAngle(request.smoothing, options));
+  Point start = request.start, goal = request.goal;
+  WF_ASSIGN_OR_RETURN(const uint32_t start_poly, LocateEnd(mesh, options, "start", start));
+  WF_ASSIGN_OR_RETURN(const uint32_t goal_poly, LocateEnd(mesh, options, "goal", goal));
+  const std::vector<AnyAngleHop> hops = MeshHops(mesh, links);
+  return AnyAngleLinkRoute(mesh, start_poly, goal_poly, start, goal, hops, budget,
+                           scratch.any_angle, expansions);
+}
+
+absl::StatusOr<std::vector<double>> NavmeshLinkedDistances(
+    const Navmesh& mesh, absl::Span<const Point> sources, absl::Span<const Point> targets,
+    absl::Span<const OffMeshLink> links, Smoothing smoothing, const NavmeshPathOptions& options,
+    const SearchBudget& budget, AnyAngleScratch& scratch) {
+  WF_RETURN_IF_ERROR(CheckAnyAngle(smoothing, options));
+  std::vector<Point> from(sources.begin(), sources.end()), to(targets.begin(), targets.end());
+  std::vector<uint32_t> from_polys(from.size()), to_polys(to.size());
+  for (size_t i = 0; i < from.size(); ++i) {
+    WF_ASSIGN_OR_RETURN(from_polys[i],
+                        LocateEnd(mesh, options, absl::StrCat("sources[", i, "]"), from[i]));
+  }
+  for (size_t j = 0; j < to.size(); ++j) {
+    WF_ASSIGN_OR_RETURN(to_polys[j],
+                        LocateEnd(mesh, options, absl::StrCat("targets[", j, "]"), to[j]));
+  }
+  const std::vector<AnyAngleHop> hops = MeshHops(mesh, links);
+  // Components the links join (one-way links too: a superset of what is
+  // reachable, which is all the pruning needs), over the ends' ids.
+  absl::flat_hash_map<uint32_t, uint32_t> up;
+  auto find = [&up](uint32_t c) {
+    for (auto it = up.find(c); it != up.end() && it->second != c; it = up.find(c)) c = it->second;
+    return c;
+  };
+  for (const AnyAngleHop& h : hops) {
+    const uint32_t a = find(mesh.component(h.from_poly)), b = find(mesh.component(h.to_poly));
+    up[a] = a;
+    up[b] = a;
+  }
+  auto connected = [&](uint32_t a, uint32_t b) {
+    return find(mesh.component(a)) == find(mesh.component(b));
+  };
+  std::vector<double> costs(from.size() * to.size(), std::numeric_limits<double>::infinity());
+  SearchTargets search(to.size());
+  // Links may be one-way: a search from each source.
+  for (size_t i = 0; i < from.size(); ++i) {
+    double* row = costs.data() + i * to.size();
+    const auto same = std::find(from.begin(), from.begin() + static_cast<ptrdiff_t>(i), from[i]);
+    if (same != from.begin() + static_cast<ptrdiff_t>(i)) {
+      const double* earlier = costs.data() + static_cast<size_t>(same - from.begin()) * to.size();
+      std::copy(earlier, earlier + to.size(), row);
+      continue;
     }
+    search.Collect(to, to_polys, [&](size_t j) { return connected(from_polys[i], to_polys[j]); });
+    WF_RETURN_IF_ERROR(AnyAngleLinkedDistances(mesh, from_polys[i], from[i], search.polys(),
+                                               search.points(), hops, budget, scratch,
+                                               search.lengths()));
+    search.Each([&](size_t j, double length) { row[j] = length; });
   }
   return costs;
 }

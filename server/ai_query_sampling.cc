@@ -135,10 +135,10 @@ absl::Status RunFindDistances(const MapSnapshot& map, const v1::FindDistancesReq
   // paths (so the same whatever order a search meets its targets in), and
   // which link endpoints it can use; the other graphs answer pair by pair.
   DistanceMatrix shared;
-  // GRID and HEX with more links than LinkedDistances is worth: one search
-  // per source over the cells and the links at once.
-  std::function<absl::StatusOr<std::vector<double>>(absl::Span<const OffMeshLink>)> over_cells;
-  size_t cell_search_links = 0;
+  // With more links than LinkedDistances is worth: one search per source
+  // over the graph (cells, or the mesh) and the links at once.
+  std::function<absl::StatusOr<std::vector<double>>(absl::Span<const OffMeshLink>)> one_search;
+  size_t one_search_links = 0;
   std::function<bool(const Point&)> usable;
   std::optional<GridCostTable> table;
   const Navmesh* mesh = nullptr;
@@ -174,11 +174,11 @@ absl::Status RunFindDistances(const MapSnapshot& map, const v1::FindDistancesReq
                                         const SearchBudget& b) {
         return GridDistances(grid, from, to, b, tls_distance_scratch, costs, subgoals);
       };
-      over_cells = [&grid, &sources, &targets, &budget, costs](absl::Span<const OffMeshLink> open) {
+      one_search = [&grid, &sources, &targets, &budget, costs](absl::Span<const OffMeshLink> open) {
         return GridLinkedDistances(grid, sources, targets, open, budget, tls_distance_scratch,
                                    costs);
       };
-      cell_search_links = CellSearchLinks(grid.map().free_cells());
+      one_search_links = CellSearchLinks(grid.map().free_cells());
       GridSearchOptions link_rules;
       link_rules.costs = costs;
       usable = [&grid, link_rules](const Point& p) {
@@ -190,10 +190,10 @@ absl::Status RunFindDistances(const MapSnapshot& map, const v1::FindDistancesReq
                       const SearchBudget& b) {
         return HexDistances(hex, from, to, b, tls_distance_scratch);
       };
-      over_cells = [&hex, &sources, &targets, &budget](absl::Span<const OffMeshLink> open) {
+      one_search = [&hex, &sources, &targets, &budget](absl::Span<const OffMeshLink> open) {
         return HexLinkedDistances(hex, sources, targets, open, budget, tls_distance_scratch);
       };
-      cell_search_links = CellSearchLinks(hex.map().free_cells());
+      one_search_links = CellSearchLinks(hex.map().free_cells());
       usable = [&hex](const Point& p) { return HexLinkEndUsable(hex, p); };
     }
   } else if (graph == v1::NAVMESH && options.navmesh_method() == v1::ANY_ANGLE) {
@@ -215,6 +215,12 @@ absl::Status RunFindDistances(const MapSnapshot& map, const v1::FindDistancesReq
       return NavmeshDistances(*mesh, from, to, smoothing, navmesh_options, b,
                               ThreadAnyAngleScratch());
     };
+    one_search = [mesh, smoothing, &navmesh_options, &sources, &targets,
+                  &budget](absl::Span<const OffMeshLink> open) {
+      return NavmeshLinkedDistances(*mesh, sources, targets, open, smoothing, navmesh_options,
+                                    budget, ThreadAnyAngleScratch());
+    };
+    one_search_links = kMeshSearchLinks;
     // Each radius's mesh: a link is usable where its endpoints lie on it.
     usable = [mesh](const Point& p) { return NavmeshLinkEndUsable(*mesh, p); };
   }
@@ -226,14 +232,13 @@ absl::Status RunFindDistances(const MapSnapshot& map, const v1::FindDistancesReq
   } else if (shared) {
     // With the map's links: the walks between the ends and the link
     // endpoints shared by every pair (LinkedDistances). Each link end
-    // reached costs one search, so with many links GRID and HEX search
-    // the cells and the links at once, and the other graphs answer pair
-    // by pair (their own pruned searches are cheaper).
+    // reached costs one search, so with many links one search per source
+    // over the graph and the links at once.
     const std::vector<OffMeshLink> open =
         OpenLinks(*map.links, usable, options.area_costs(), nullptr);
-    if (over_cells &&
-        (open.size() > kMaxSharedSearchLinks || open.size() >= cell_search_links)) {
-      costs = over_cells(open);
+    if (one_search &&
+        (open.size() > kMaxSharedSearchLinks || open.size() >= one_search_links)) {
+      costs = one_search(open);
       answered = true;
     } else if (open.size() <= kMaxSharedSearchLinks) {
       costs = LinkedDistances(sources, targets, open, shared, budget);

@@ -35,6 +35,11 @@ inline constexpr size_t kMaxSharedSearchLinks = 256;
 inline size_t CellSearchLinks(uint64_t free_cells) {
   return std::max<size_t>(16, static_cast<size_t>(free_cells / 1000));
 }
+// NAVMESH ANY_ANGLE: from this many links, one search per source over the
+// mesh and the links at once (NavmeshLinkedDistances). 10 x 10 with seeded
+// links (raybench --links): at 8 links it was 1.0-1.3x faster than the
+// shared searches, at 2 links 0.6-1.2x.
+inline constexpr size_t kMeshSearchLinks = 8;
 
 // Answers RandomPoints against one snapshot (core/random_points.h): count
 // 1..kMaxRandomPoints, radius finite >= 0, center finite when radius > 0
@@ -54,9 +59,10 @@ absl::Status RunRandomPoints(const MapSnapshot& map, const v1::RandomPointsReque
 // source; the options' expansion budget applies to each. On a map with
 // off-mesh links (at most kMaxSharedSearchLinks open to the query) the
 // same searches, from the sources and from the link ends, joined over the
-// links (core/links.h: LinkedDistances); on GRID and HEX from
-// CellSearchLinks links (and past kMaxSharedSearchLinks), one search per
-// source over the cells and the links (Grid/HexLinkedDistances).
+// links (core/links.h: LinkedDistances); from CellSearchLinks links on
+// GRID and HEX and kMeshSearchLinks on ANY_ANGLE (and always past
+// kMaxSharedSearchLinks), one search per source over the cells or the mesh
+// and the links (Grid/Hex/NavmeshLinkedDistances).
 // Otherwise FindPath per pair (the
 // corridor and vertex methods and QUADTREE are not optimal; only running
 // them gives their lengths); its errors about start or goal name

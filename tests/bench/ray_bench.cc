@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
@@ -220,7 +221,9 @@ std::string LinkedDistancesRow(const std::string& name, const std::shared_ptr<co
                                         const SearchBudget& b) {
     return NavmeshDistances(mesh, from, to, Smoothing::kDefault, any_angle, b, ns.any_angle);
   };
-  auto per_pair = [&](const LinkGraphOps& ops) {
+  auto per_pair = [&](const LinkGraphOps& ops, size_t route_threshold = kGraphRouteLinks) {
+    SetLinkRouteThresholdForTesting(route_threshold);
+    absl::Cleanup restore = [] { SetLinkRouteThresholdForTesting(kGraphRouteLinks); };
     return PairwiseDistances(10, 10, [&](size_t i, size_t j) -> absl::StatusOr<PathResult> {
       PathRequest r;
       r.start = sources[i];
@@ -240,12 +243,14 @@ std::string LinkedDistancesRow(const std::string& name, const std::shared_ptr<co
     }
   };
   // 0 GRID per pair, 1 GRID shared, 2 ANY_ANGLE per pair, 3 shared, 4 GRID
-  // over the cells and links at once.
-  double us[5] = {0};
+  // over the cells and links at once; 5 ANY_ANGLE over the mesh and links
+  // at once, 6 ANY_ANGLE per pair over FindLinkedPath's abstract graph
+  // whatever the links (2 asks the mesh search from kAnyAngleRouteLinks).
+  double us[7] = {0};
   const int rounds = absl::GetFlag(FLAGS_distance_rounds);
   const int cell_rounds = std::max(1, rounds / 5);
   for (int round = 0; round < rounds; ++round) {
-    Clock::time_point t[6];
+    Clock::time_point t[8];
     t[0] = Clock::now();
     const std::vector<double> a = *per_pair(grid_ops);
     t[1] = Clock::now();
@@ -262,19 +267,31 @@ std::string LinkedDistancesRow(const std::string& name, const std::shared_ptr<co
       if (round == 0) compare(a, e);
     }
     t[5] = Clock::now();
-    for (int k = 0; k < 5; ++k) us[k] += Micros(t[k], t[k + 1]);
+    AnyAngleScratch as;
+    const std::vector<double> f = *NavmeshLinkedDistances(mesh, sources, targets, links,
+                                                          Smoothing::kDefault, any_angle, {}, as);
+    t[6] = Clock::now();
+    if (round < cell_rounds) {
+      const std::vector<double> g = *per_pair(nav_ops, ~size_t{0} - 1);
+      if (round == 0) compare(c, g);
+    }
+    t[7] = Clock::now();
+    for (int k = 0; k < 7; ++k) us[k] += Micros(t[k], t[k + 1]);
     if (round == 0) {
       compare(a, b);
       compare(c, d);
+      compare(c, f);
     }
   }
-  for (int k = 0; k < 4; ++k) us[k] /= rounds;
+  for (int k : {0, 1, 2, 3, 5}) us[k] /= rounds;
   us[4] /= cell_rounds;
-  char row[256];
+  us[6] /= cell_rounds;
+  char row[320];
   std::snprintf(row, sizeof(row),
-                "| %s | %d | %.0f | %.0f | %.1f | %.0f | %.1f | %.0f | %.0f | %.1f | %d |\n",
+                "| %s | %d | %.0f | %.0f | %.1f | %.0f | %.1f | %.0f | %.0f | %.0f | %.1f | %.0f | "
+                "%.1f | %d |\n",
                 name.c_str(), num_links, us[0], us[1], us[0] / us[1], us[4], us[0] / us[4],
-                us[2], us[3], us[2] / us[3], mismatches);
+                us[6], us[2], us[3], us[6] / us[3], us[5], us[6] / us[5], mismatches);
   return row;
 }
 
@@ -394,11 +411,15 @@ int Run() {
   if (!linked_rows.empty()) {
     std::printf("\nFindDistances 10 x 10 (us per call) on the map plus seeded off-mesh links: "
                 "pair by pair (FindLinkedPath) against the searches shared over the links "
-                "(LinkedDistances), and GRID's one search per source over the cells and the links "
-                "(GridLinkedDistances); mismatches: pairs differing by over 1e-9\n\n");
+                "(LinkedDistances), and one search per source over the cells (GRID, "
+                "GridLinkedDistances) or the mesh (ANY_ANGLE, NavmeshLinkedDistances) and the "
+                "links; ANY_ANGLE per pair over the abstract graph of link ends, and as served "
+                "(one search over the mesh and links from 16 links); speed-ups against the "
+                "first per-pair column; mismatches: pairs differing by over 1e-9\n\n");
     std::printf("| map | links | GRID per pair | GRID shared | speed-up | GRID over cells | "
-                "speed-up | ANY_ANGLE per pair | ANY_ANGLE shared | speed-up | mismatches |\n");
-    std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+                "speed-up | ANY_ANGLE per pair (abstract graph) | per pair (as served) | "
+                "ANY_ANGLE shared | speed-up | ANY_ANGLE over mesh | speed-up | mismatches |\n");
+    std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (const std::string& row : linked_rows) std::printf("%s", row.c_str());
   }
   return 0;

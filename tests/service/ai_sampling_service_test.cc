@@ -242,23 +242,32 @@ TEST_F(AiSamplingTest, FindDistancesWithManyLinksEqualFindPath) {
   const std::vector<std::pair<double, double>> hex_targets = {
       {8.5, 3.5}, {0.5, 7.5}, {1.5, 1.5}, {9.5, 1.0}};
   int by_link = 0;
+  // NAVMESH ANY_ANGLE: one search over the mesh and the links, in
+  // FindDistances per source and in FindPath per pair.
   for (auto [map, graph, area_costs] :
        {std::tuple{"many", v1::GRID, std::vector<std::pair<uint32_t, double>>{}},
         std::tuple{"many", v1::GRID, std::vector<std::pair<uint32_t, double>>{{3, 4.0}}},
         std::tuple{"many", v1::GRID, std::vector<std::pair<uint32_t, double>>{{4, kInf}}},
-        std::tuple{"hmany", v1::HEX, std::vector<std::pair<uint32_t, double>>{}}}) {
+        std::tuple{"hmany", v1::HEX, std::vector<std::pair<uint32_t, double>>{}},
+        std::tuple{"many", v1::NAVMESH, std::vector<std::pair<uint32_t, double>>{}}}) {
     v1::FindDistancesRequest request;
     request.set_map(map);
     request.set_graph(graph);
+    if (graph == v1::NAVMESH) request.mutable_options()->set_navmesh_method(v1::ANY_ANGLE);
     for (auto [area, cost] : area_costs) {
       (*request.mutable_options()->mutable_area_costs())[area] = cost;
     }
     for (auto [x, y] : sources) *request.add_sources() = Pt(x, y);
     for (auto [x, y] : graph == v1::HEX ? hex_targets : targets) *request.add_targets() = Pt(x, y);
-    by_link += ExpectEqualFindPath(request, std::string(map) + " " + v1::GraphKind_Name(graph) +
-                                                " " + std::to_string(area_costs.size()));
+    const int n = ExpectEqualFindPath(request, std::string(map) + " " +
+                                                   v1::GraphKind_Name(graph) + " " +
+                                                   std::to_string(area_costs.size()));
+    by_link += n;
+    if (graph == v1::NAVMESH) {
+      EXPECT_GE(n, 4) << "pairs over links on ANY_ANGLE";
+    }
   }
-  EXPECT_GT(by_link, 20);
+  EXPECT_GT(by_link, 25);
 }
 
 // GRID with a query's cost table: equal to FindPath with the same table;

@@ -25,43 +25,18 @@
 #include "core/navmesh.h"
 #include "gtest/gtest.h"
 #include "tests/reference/grid_dijkstra.h"
+#include "tests/unit/links_test_util.h"
 
 namespace wayfinder {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
+using links_testing::AbstractReference;
+using links_testing::CheckPath;
+using links_testing::ExpectNear;
+using links_testing::kInf;
+using links_testing::RandomGrid;
+using links_testing::RandomLinks;
 constexpr double kSqrt2 = 1.4142135623730951;
-
-std::shared_ptr<const GridMap> RandomGrid(std::mt19937& rng, uint32_t w, uint32_t h,
-                                          int wall_pct, bool costs) {
-  std::vector<uint8_t> cells(size_t{w} * h);
-  for (uint8_t& c : cells) {
-    c = static_cast<int>(rng() % 100) < wall_pct
-            ? GridMap::kBlocked
-            : (costs ? static_cast<uint8_t>(1 + rng() % 5) : 0);
-  }
-  // A wall across the middle with rare gaps: links over it matter.
-  for (uint32_t y = 0; y < h; ++y) {
-    if (rng() % 10 != 0) cells[size_t{y} * w + w / 2] = GridMap::kBlocked;
-  }
-  return std::make_shared<const GridMap>(*GridMap::Create(w, h, std::move(cells)));
-}
-
-// Random links: any cell (walls included, which makes them unusable),
-// costs from 0 up, one-way or both ways.
-std::vector<OffMeshLink> RandomLinks(std::mt19937& rng, double width, double height, int n) {
-  std::vector<OffMeshLink> links(n);
-  for (OffMeshLink& l : links) {
-    l.start = {std::floor(rng() % 1000 / 1000.0 * width) + 0.25 + (rng() % 50) / 100.0,
-               std::floor(rng() % 1000 / 1000.0 * height) + 0.5};
-    l.end = {std::floor(rng() % 1000 / 1000.0 * width) + 0.5,
-             std::floor(rng() % 1000 / 1000.0 * height) + 0.75};
-    const int kind = static_cast<int>(rng() % 4);
-    l.cost = kind == 0 ? 0.0 : kind == 1 ? 1.0 : static_cast<double>(rng() % 40);
-    l.bidirectional = rng() % 2 == 0;
-  }
-  return links;
-}
 
 // Dijkstra over the cells plus the links from the start cell; `step(c, f)`
 // calls f(next, cost) per move.
@@ -131,44 +106,6 @@ std::vector<OffMeshLink> UsableGridLinks(
     if (l.bidirectional) edges->push_back({{map.Index(ex, ey), map.Index(sx, sy)}, l.cost});
   }
   return usable;
-}
-
-void ExpectNear(double got, double want, const std::string& what) {
-  if (std::isinf(want)) {
-    EXPECT_TRUE(std::isinf(got)) << what << ": got " << got;
-  } else {
-    EXPECT_NEAR(got, want, 1e-9 * std::max(1.0, want)) << what;
-  }
-}
-
-// The hops are the reported links, in order, between the reported
-// waypoints; every other pair of waypoints is checked by `walk_cost`
-// (+inf when not a legal step); the costs add up to the length.
-void CheckPath(const LinkedPath& lp, const std::vector<OffMeshLink>& links,
-               const std::function<bool(const Point&, const Point&)>& same_node,
-               const std::function<double(const Point&, const Point&)>& walk_cost,
-               const std::string& what) {
-  ASSERT_EQ(lp.links.size(), lp.hops.size()) << what;
-  const auto& w = lp.path.waypoints;
-  double total = 0;
-  size_t next_hop = 0;
-  for (size_t i = 0; i + 1 < w.size(); ++i) {
-    if (next_hop < lp.hops.size() && lp.hops[next_hop] == i) {
-      const OffMeshLink& l = links[lp.links[next_hop]];
-      const bool forward = same_node(w[i], l.start) && same_node(w[i + 1], l.end);
-      const bool back = l.bidirectional && same_node(w[i], l.end) && same_node(w[i + 1], l.start);
-      EXPECT_TRUE(forward || back) << what << ": hop " << next_hop << " is not its link";
-      total += l.cost;
-      ++next_hop;
-      continue;
-    }
-    const double c = walk_cost(w[i], w[i + 1]);
-    ASSERT_FALSE(std::isinf(c)) << what << ": waypoints " << i << " and " << i + 1
-                                << " are not one step";
-    total += c;
-  }
-  EXPECT_EQ(next_hop, lp.hops.size()) << what << ": a hop past the last waypoint";
-  ExpectNear(total, lp.path.length, what + " (waypoints add up)");
 }
 
 struct GridCase {
@@ -328,47 +265,6 @@ TEST(OffMeshLinks, HexEqualsBreadthFirstPlusLinks) {
   }
   SetLinkRouteThresholdForTesting(kGraphRouteLinks);
   EXPECT_GT(with_links, 30);
-}
-
-// Dijkstra over {start, goal, link endpoints} with every walk priced by
-// one FindPath: what FindLinkedPath must equal on graphs whose FindPath is
-// not a shortest path.
-double AbstractReference(const PathRequest& request, const std::vector<OffMeshLink>& links,
-                         const LinkGraphOps& ops) {
-  std::vector<Point> pts{request.start, request.goal};
-  for (const OffMeshLink& l : links) {
-    pts.push_back(l.start);
-    pts.push_back(l.end);
-  }
-  const size_t n = pts.size();
-  std::vector<double> dist(n, kInf);
-  std::vector<bool> done(n, false);
-  dist[0] = 0;
-  for (;;) {
-    size_t u = n;
-    for (size_t i = 0; i < n; ++i) {
-      if (!done[i] && dist[i] < kInf && (u == n || dist[i] < dist[u])) u = i;
-    }
-    if (u == n || u == 1) break;
-    done[u] = true;
-    for (size_t v = 0; v < n; ++v) {
-      // Walks lead to the goal and to where a link leaves (walking to a
-      // one-way link's end leads nowhere a walk does not).
-      const bool entry = v >= 2 && (v % 2 == 0 || links[(v - 2) / 2].bidirectional);
-      if (v != 1 && !entry) continue;
-      PathRequest r = request;
-      r.start = pts[u];
-      r.goal = pts[v];
-      absl::StatusOr<PathResult> p = ops.find_path(r, {});
-      if (p.ok() && p->status == PathStatus::kFound) dist[v] = std::min(dist[v], dist[u] + p->length);
-    }
-    if (u >= 2) {
-      const OffMeshLink& l = links[(u - 2) / 2];
-      if (u % 2 == 0) dist[u + 1] = std::min(dist[u + 1], dist[u] + l.cost);
-      if (u % 2 == 1 && l.bidirectional) dist[u - 1] = std::min(dist[u - 1], dist[u] + l.cost);
-    }
-  }
-  return dist[1];
 }
 
 TEST(OffMeshLinks, QuadtreeAndNavmeshEqualDijkstraOverTheirFindPath) {
@@ -615,8 +511,11 @@ TEST(LinkedDistances, HexAndAnyAngleNavmeshEqualFindLinkedPath) {
     absl::StatusOr<std::vector<double>> got = LinkedDistances(sources, targets, usable, matrix, {});
     ASSERT_TRUE(got.ok()) << what << ": " << got.status();
     DistanceScratch cell_scratch;
+    AnyAngleScratch mesh_scratch;
     absl::StatusOr<std::vector<double>> over_cells =
-        hex ? HexLinkedDistances(hex_graph, sources, targets, usable, {}, cell_scratch) : got;
+        hex ? HexLinkedDistances(hex_graph, sources, targets, usable, {}, cell_scratch)
+            : NavmeshLinkedDistances(*mesh, sources, targets, usable, Smoothing::kDefault,
+                                     any_angle, {}, mesh_scratch);
     ASSERT_TRUE(over_cells.ok()) << what << ": " << over_cells.status();
     for (size_t i = 0; i < sources.size(); ++i) {
       for (size_t j = 0; j < targets.size(); ++j) {
@@ -628,7 +527,8 @@ TEST(LinkedDistances, HexAndAnyAngleNavmeshEqualFindLinkedPath) {
         ASSERT_TRUE(path.ok()) << pair << ": " << path.status();
         const double want = path->path.status == PathStatus::kFound ? path->path.length : kInf;
         ExpectNear((*got)[i * targets.size() + j], want, pair);
-        ExpectNear((*over_cells)[i * targets.size() + j], want, pair + " (cells and links)");
+        ExpectNear((*over_cells)[i * targets.size() + j], want,
+                   pair + (hex ? " (cells and links)" : " (mesh and links)"));
         by_link += !path->links.empty();
       }
     }

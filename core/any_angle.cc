@@ -644,9 +644,9 @@ absl::StatusOr<uint32_t> Polyanya::Next(uint32_t* node, double* length) {
     const AnyAngleScratch::OpenEntry top = s_.open.back();
     s_.open.pop_back();
     if (top.goal && s_.nodes[top.node].polygon >= real_) {
-      // A hop's entry: on from its exit when reached more cheaply than
-      // before (an earlier seed with a dearer length may still be open;
-      // root-level pruning drops what it finds again).
+      // A hop's entry: the first path taken off is its shortest (see the
+      // class comment); the search goes on from the hop's exit. A cheaper
+      // one later (rounding) would seed again.
       const uint32_t h = static_cast<uint32_t>(s_.nodes[top.node].polygon - real_);
       const Node& e = s_.nodes[top.node];
       const double g = e.g + Distance(e.root, hops_[h].from);

@@ -229,11 +229,11 @@ void Polyanya::Begin(uint32_t start_poly, const Point& start,
       if (q != kNone) s_.target_generation[q] = s_.generation;
     }
   }
+  via_links_ = kInf;
   if (!hops.empty()) {
     hop_bound_.assign(hops.size(), kInf);
     entry_g_.assign(hops.size(), kInf);
     entry_polys_.clear();
-    via_links_ = kInf;
     // The least distance from each exit to a goal, then the cheapest way
     // through any hop: a path that takes hops costs at least its last hop's
     // cost plus that hop's distance.
@@ -258,8 +258,6 @@ void Polyanya::Begin(uint32_t start_poly, const Point& start,
       }
     }
     std::sort(entry_polys_.begin(), entry_polys_.end());
-  } else {
-    via_links_ = kInf;
   }
   SeedFrom(kNone, start_poly, start, 0);
 }

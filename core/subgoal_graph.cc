@@ -14,6 +14,7 @@ namespace wayfinder {
 namespace {
 
 constexpr uint32_t kNoParent = 0xFFFFFFFFu;
+constexpr size_t kLandmarkFloorBytes = size_t{1} << 20;
 
 // First set bit at index >= from; a sentinel guarantees there is one.
 inline int NextSet(const uint64_t* w, int from) {
@@ -120,7 +121,7 @@ void SubgoalGraph::ScanCells(int x, int y, int64_t target, std::vector<uint64_t>
 
 absl::StatusOr<SubgoalGraph> SubgoalGraph::Build(const GridMap& map,
                                                  const std::function<bool()>& keep_going,
-                                                 bool hierarchy) {
+                                                 bool hierarchy, bool landmarks) {
   if (!map.uniform_cost()) {
     return absl::FailedPreconditionError(
         "subgoal graph: the map has cost multipliers (exact for uniform cost only)");
@@ -223,6 +224,16 @@ absl::StatusOr<SubgoalGraph> SubgoalGraph::Build(const GridMap& map,
   if (hierarchy && !g.BuildHierarchy(keep_going)) {
     return absl::CancelledError("subgoal graph: the build was cancelled");
   }
+  // The landmarks take what is left of four bytes a cell after the graph,
+  // and at least kLandmarkFloorBytes (small maps whose dense graphs
+  // already pass that: 8 landmarks of 2 bytes on 64k subgoals).
+  const size_t four_bytes_a_cell = 4 * cells;
+  const size_t graph_bytes = g.MemoryBytes();
+  const size_t landmark_bytes = std::max(
+      four_bytes_a_cell > graph_bytes ? four_bytes_a_cell - graph_bytes : 0, kLandmarkFloorBytes);
+  if (landmarks && !g.has_hierarchy() && !g.BuildLandmarks(landmark_bytes, keep_going)) {
+    return absl::CancelledError("subgoal graph: the build was cancelled");
+  }
   return g;
 }
 
@@ -244,7 +255,7 @@ size_t SubgoalGraph::MemoryBytes() const {
          (rank_.capacity() + edge_begin_.capacity() + component_.capacity() +
           up_begin_.capacity() + up_to_.capacity() + up_mid_.capacity()) *
              sizeof(uint32_t) +
-         edges_.capacity() * sizeof(uint16_t) +
+         edges_.capacity() * sizeof(uint16_t) + landmarks_.capacity() * sizeof(uint16_t) +
          up_cost_.capacity() * sizeof(double) +
          nodes_.capacity() * sizeof(XY);
 }
@@ -279,7 +290,20 @@ class SubgoalSearch {
   }
   int X(uint32_t id) const { return id < n_ ? g_.nodes_[id].x : id == start_id_ ? sx_ : gx_; }
   int Y(uint32_t id) const { return id < n_ ? g_.nodes_[id].y : id == start_id_ ? sy_ : gy_; }
-  double H(uint32_t id) const { return SubgoalGraph::Octile(X(id), Y(id), gx_, gy_); }
+  // The octile distance to the goal, or the landmarks' bound when larger.
+  // Each rounded distance is within half a unit, the goal's too, so the
+  // difference of two overstates the true one by at most a unit: the
+  // bound is admissible without it, though not always consistent, and a
+  // node reached again more cheaply after it was expanded is opened again
+  // (Relax), so A* stays exact.
+  double H(uint32_t id) const {
+    const double h = SubgoalGraph::Octile(X(id), Y(id), gx_, gy_);
+    if (!use_landmarks_ || id >= n_) return h;
+    const uint16_t* d = g_.landmarks_.data() + size_t{id} * k_;
+    double units = 0;
+    for (uint32_t i = 0; i < k_; ++i) units = std::max(units, std::abs(goal_landmarks_[i] - d[i]));
+    return std::max(h, (units - kLandmarkSlack) * g_.landmark_unit_);
+  }
   // The open list: a binary heap that knows each open node's position, so
   // a shorter way to an open node moves its one entry up (decrease-key).
   // Subgoal graphs of open maps have 10-25 edges a node: with lazy deletion
@@ -350,6 +374,14 @@ class SubgoalSearch {
   // The goal's parent edge came from the goal's scan: its free path runs
   // straight first (the diagonal-first path from the goal, reversed).
   bool goal_via_goal_scan_ = false;
+  // The goal's distance from each landmark, when the goal lies in their
+  // component: a subgoal's own, else the least over the subgoals its scan
+  // finds (every shortest path to the goal ends with one of those edges).
+  // In landmark units.
+  static constexpr double kLandmarkSlack = 1.0 + 1e-9;
+  bool use_landmarks_ = false;
+  uint32_t k_ = 0;
+  double goal_landmarks_[SubgoalGraph::kMaxLandmarks];
 };
 
 absl::StatusOr<PathResult> SubgoalSearch::Run(uint64_t start, uint64_t goal,
@@ -399,6 +431,8 @@ absl::StatusOr<PathResult> SubgoalSearch::Run(uint64_t start, uint64_t goal,
       s_.start_edges_.push_back(id);
     });
   }
+  k_ = g_.num_landmarks_;
+  std::fill_n(goal_landmarks_, k_, std::numeric_limits<double>::infinity());
   if (!goal_sub) {
     g_.Scan(gx_, gy_, SubgoalGraph::kNoTarget, [&](int x, int y) {
       const uint32_t id = g_.NodeOf(g_.Cell(x, y));
@@ -406,8 +440,17 @@ absl::StatusOr<PathResult> SubgoalSearch::Run(uint64_t start, uint64_t goal,
       Node& n = s_.nodes_[id];
       n.goal_generation = s_.generation_;
       n.goal_edge = SubgoalGraph::Octile(x, y, gx_, gy_);
+      const uint16_t* d = g_.landmarks_.data() + size_t{id} * k_;
+      const double edge = n.goal_edge / g_.landmark_unit_;
+      for (uint32_t i = 0; i < k_; ++i) {
+        goal_landmarks_[i] = std::min(goal_landmarks_[i], d[i] + edge);
+      }
     });
+  } else {
+    const uint16_t* d = g_.landmarks_.data() + size_t{goal_id_} * k_;
+    for (uint32_t i = 0; i < k_; ++i) goal_landmarks_[i] = d[i];
   }
+  use_landmarks_ = k_ > 0 && goal_component == g_.landmark_component_;
   if (!direct && (start_component == kUnknown || goal_component == kUnknown ||
                   start_component != goal_component)) {
     PathResult r;

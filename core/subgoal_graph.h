@@ -92,13 +92,14 @@ class SubgoalGraph {
  public:
   // Builds the graph of `map`, and its contraction hierarchy when
   // `hierarchy` and the graph is sparse enough to contract (has_hierarchy()
-  // says whether it did; answers are the same either way).
+  // says whether it did; answers are the same either way). Without one, the
+  // landmarks of A*'s heuristic when `landmarks` (num_landmarks()).
   // FAILED_PRECONDITION when the map has cost multipliers (the method is
   // exact for uniform cost only); CANCELLED when `keep_going` (polled every
   // few thousand subgoals, may be null) returns false.
   static absl::StatusOr<SubgoalGraph> Build(const GridMap& map,
                                             const std::function<bool()>& keep_going = nullptr,
-                                            bool hierarchy = true);
+                                            bool hierarchy = true, bool landmarks = true);
 
   uint32_t width() const { return width_; }
   uint32_t height() const { return height_; }
@@ -118,6 +119,9 @@ class SubgoalGraph {
   bool has_hierarchy() const { return !up_begin_.empty(); }
   size_t core_size() const { return core_size_; }
   size_t num_shortcuts() const { return num_shortcuts_; }
+  // Landmarks whose distances sharpen A*'s heuristic (graphs without a
+  // hierarchy; 0 when the graph is small or the memory was not there).
+  size_t num_landmarks() const { return num_landmarks_; }
 
  private:
   friend class SubgoalSearch;
@@ -263,6 +267,32 @@ class SubgoalGraph {
   std::vector<uint32_t> up_mid_;  // the arc's middle subgoal, kNoMiddle for an edge
   size_t num_shortcuts_ = 0;
   size_t core_size_ = 0;
+
+  // Differential heuristics (Goldberg and Harrelson, "Computing the
+  // Shortest Path: A* Search Meets Graph Theory", SODA 2005; Sturtevant et
+  // al., "Memory-Based Heuristics for Explicit State Spaces", IJCAI 2009),
+  // for the A* over graphs without a hierarchy: the exact distance from a
+  // few landmarks to every subgoal of the largest component. By the
+  // triangle inequality |D(goal) - D(v)| <= d(v, goal) for each landmark,
+  // a bound that sees round the walls the octile distance ignores. Built
+  // in subgoal_landmarks.cc, within `max_bytes`; false when keep_going
+  // said stop.
+  static constexpr uint32_t kMaxLandmarks = 8;
+  static constexpr uint32_t kMinLandmarks = 2;
+  static constexpr size_t kMinLandmarkGraph = 64;  // fewer subgoals: octile is enough
+  static constexpr uint16_t kLandmarkUnreached = 0xFFFF;
+  bool BuildLandmarks(size_t max_bytes, const std::function<bool()>& keep_going);
+  // Shortest distances from `source` to every subgoal (+inf where not
+  // connected), into `dist`.
+  void Dijkstra(uint32_t source, std::vector<double>& dist) const;
+  // Subgoal v's distance from landmark i, landmarks_[v * num_landmarks_ +
+  // i], in units of landmark_unit_, rounded to the nearest (so within half
+  // a unit); kLandmarkUnreached off the landmarks' component. 16 bits:
+  // half the memory of floats, and the bound loses a unit or so.
+  std::vector<uint16_t> landmarks_;
+  uint32_t num_landmarks_ = 0;
+  uint32_t landmark_component_ = 0;
+  double landmark_unit_ = 0;
 };
 
 // The shortest GRID path from request.start to request.goal on the map the

@@ -71,7 +71,7 @@ uint64_t RunSubgoalTables(const std::vector<reference::MovingAiMap>& maps,
               SubgoalTrial::kMargin);
   std::printf("| map | set | size | problems | mismatches | SSG µs/query | A* µs | JPS µs | "
               "A* / SSG | JPS / SSG | trial | served µs/query | A* / served | expansions | "
-              "subgoals | edges | hierarchy core (shortcuts) | build ms | memory |\n");
+              "subgoals | edges | hierarchy core (shortcuts), or A*'s landmarks | build ms | memory |\n");
   std::printf("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|"
               "---:|---:|\n");
   std::map<std::string, Totals> sets;
@@ -162,10 +162,11 @@ uint64_t RunSubgoalTables(const std::vector<reference::MovingAiMap>& maps,
                 t.served_base_us > 0 ? t.astar_us / t.served_base_us : 0.0,
                 static_cast<double>(expansions) / std::max<uint64_t>(1, t.problems),
                 sg->num_subgoals(), sg->num_edges(),
-                sg->has_hierarchy() ? (std::to_string(sg->core_size()) + " (" +
-                                       std::to_string(sg->num_shortcuts()) + ")")
-                                          .c_str()
-                                    : "-",
+                (sg->has_hierarchy()
+                     ? std::to_string(sg->core_size()) + " (" +
+                           std::to_string(sg->num_shortcuts()) + ")"
+                     : std::to_string(sg->num_landmarks()) + " landmarks")
+                    .c_str(),
                 build_ms,
                 static_cast<double>(sg->MemoryBytes()) / static_cast<double>(m.grid->MemoryBytes()));
     std::fflush(stdout);

@@ -242,7 +242,7 @@ class SeededMapsTest : public ::testing::TestWithParam<bool> {};
 TEST_P(SeededMapsTest, MatchesDijkstra) {
   const bool hierarchy = GetParam();
   SubgoalSearchScratch scratch;
-  int maps = 0, with_hierarchy = 0;
+  int maps = 0, with_hierarchy = 0, with_landmarks = 0;
   uint64_t checked = 0, unreachable = 0, on_subgoals = 0;
   for (Kind kind : {Kind::kRandom, Kind::kCorridors, Kind::kMaze}) {
     for (uint32_t seed = 1; seed <= 110; ++seed) {
@@ -252,6 +252,7 @@ TEST_P(SeededMapsTest, MatchesDijkstra) {
       ASSERT_TRUE(sg.ok()) << sg.status();
       ++maps;
       with_hierarchy += sg->has_hierarchy() ? 1 : 0;
+      with_landmarks += sg->num_landmarks() > 0 ? 1 : 0;
       std::vector<uint32_t> free_cells, subgoals, edge_cells;
       for (uint32_t y = 0; y < m.height(); ++y) {
         for (uint32_t x = 0; x < m.width(); ++x) {
@@ -298,11 +299,12 @@ TEST_P(SeededMapsTest, MatchesDijkstra) {
     EXPECT_GT(with_hierarchy, 250);
   } else {
     EXPECT_EQ(with_hierarchy, 0);
+    EXPECT_GT(with_landmarks, 60);  // A* over the subgoals with landmarks
   }
   std::printf(
-      "%d maps (%d with a hierarchy), %llu queries (%llu unreachable, %llu to "
-      "subgoals)\n",
-      maps, with_hierarchy, static_cast<unsigned long long>(checked),
+      "%d maps (%d with a hierarchy, %d with landmarks), %llu queries (%llu unreachable, %llu "
+      "to subgoals)\n",
+      maps, with_hierarchy, with_landmarks, static_cast<unsigned long long>(checked),
       static_cast<unsigned long long>(unreachable), static_cast<unsigned long long>(on_subgoals));
 }
 
@@ -371,6 +373,57 @@ TEST(SubgoalGraphTest, FarApartIdsJoinedByAnEdge) {
     }
   }
   EXPECT_GE(contracted, 1);
+}
+
+// A* over a dense subgoal graph (caves: no hierarchy) with its landmarks
+// and without: the same exact lengths, far fewer expansions with them, and
+// their memory within the build's budget (what is left of four bytes a
+// cell after the graph, at least 1 MiB).
+TEST(SubgoalGraphTest, LandmarksCutExpansionsAndStayExact) {
+  const GridMap m = reference::GenerateCaves(384, 384, 7);
+  absl::StatusOr<SubgoalGraph> with = SubgoalGraph::Build(m);
+  absl::StatusOr<SubgoalGraph> without = SubgoalGraph::Build(m, nullptr, true, false);
+  ASSERT_TRUE(with.ok() && without.ok());
+  ASSERT_FALSE(with->has_hierarchy());
+  EXPECT_EQ(with->num_landmarks(), 8u);
+  EXPECT_EQ(without->num_landmarks(), 0u);
+  const size_t cells = size_t{m.width()} * m.height();
+  const size_t landmark_bytes = with->MemoryBytes() - without->MemoryBytes();
+  EXPECT_GE(landmark_bytes, with->num_subgoals() * 8 * sizeof(uint16_t));
+  EXPECT_LE(landmark_bytes, std::max(4 * cells - std::min(4 * cells, without->MemoryBytes()),
+                                     size_t{1} << 20));
+
+  std::vector<uint32_t> free_cells;
+  for (uint32_t i = 0; i < cells; ++i) {
+    if (m.IsFree(i % m.width(), i / m.width())) free_cells.push_back(i);
+  }
+  std::mt19937 rng(3);
+  std::uniform_int_distribution<size_t> pick(0, free_cells.size() - 1);
+  SubgoalSearchScratch scratch;
+  uint64_t expansions[2] = {0, 0};
+  int found = 0;
+  for (int q = 0; q < 8; ++q) {
+    const uint32_t s = free_cells[pick(rng)];
+    const std::vector<double> dist = reference::GridDistances(m, s);
+    for (int k = 0; k < 25; ++k) {
+      const uint32_t g = free_cells[pick(rng)];
+      const std::string where = std::to_string(s) + " -> " + std::to_string(g);
+      ExpectExact(m, *with, scratch, s, g, dist[g], where + " (landmarks)");
+      ExpectExact(m, *without, scratch, s, g, dist[g], where);
+      if (testing::Test::HasFailure()) return;
+      if (std::isinf(dist[g])) continue;
+      ++found;
+      const PathRequest req = Req(s % m.width(), s / m.width(), g % m.width(), g / m.width());
+      expansions[0] += FindSubgoalPath(*without, req, SearchBudget(), scratch)->expansions;
+      expansions[1] += FindSubgoalPath(*with, req, SearchBudget(), scratch)->expansions;
+    }
+  }
+  std::printf("%d paths: %llu expansions with landmarks, %llu without\n", found,
+              static_cast<unsigned long long>(expansions[1]),
+              static_cast<unsigned long long>(expansions[0]));
+  EXPECT_GT(found, 100);
+  EXPECT_LT(expansions[1] * 10, expansions[0] * 7)
+      << expansions[1] << " expansions with landmarks, " << expansions[0] << " without";
 }
 
 // The seeded caves, city and rocks maps the bench generates, small.

@@ -1,0 +1,96 @@
+// Landmark distances over a subgoal graph (core/subgoal_graph.h) that has
+// no contraction hierarchy: their build, by Dijkstra over the graph.
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <queue>
+#include <utility>
+#include <vector>
+
+#include "core/subgoal_graph.h"
+
+namespace wayfinder {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+}  // namespace
+
+void SubgoalGraph::Dijkstra(uint32_t source, std::vector<double>& dist) const {
+  dist.assign(nodes_.size(), kInf);
+  using Entry = std::pair<double, uint32_t>;
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> open;
+  dist[source] = 0;
+  open.push({0, source});
+  while (!open.empty()) {
+    const auto [d, u] = open.top();
+    open.pop();
+    if (d > dist[u]) continue;  // a stale entry
+    const XY a = nodes_[u];
+    ForEachEdge(u, [&](uint32_t v) {
+      const XY b = nodes_[v];
+      const double dv = d + Octile(a.x, a.y, b.x, b.y);
+      if (dv < dist[v]) {
+        dist[v] = dv;
+        open.push({dv, v});
+      }
+    });
+  }
+}
+
+bool SubgoalGraph::BuildLandmarks(size_t max_bytes, const std::function<bool()>& keep_going) {
+  const size_t n = nodes_.size();
+  num_landmarks_ = 0;
+  landmarks_.clear();
+  if (n < kMinLandmarkGraph) return true;
+  const size_t affordable = max_bytes / (n * sizeof(uint16_t));
+  if (affordable < kMinLandmarks) return true;
+  const uint32_t count = static_cast<uint32_t>(std::min<size_t>(kMaxLandmarks, affordable));
+
+  // The largest component: landmarks elsewhere would say nothing about it.
+  std::vector<uint32_t> sizes(num_components_, 0);
+  for (uint32_t c : component_) ++sizes[c];
+  landmark_component_ = static_cast<uint32_t>(
+      std::max_element(sizes.begin(), sizes.end()) - sizes.begin());
+  uint32_t seed = 0;
+  while (component_[seed] != landmark_component_) ++seed;
+
+  // Farthest first (Goldberg and Harrelson): each landmark is the node
+  // of the component farthest from those chosen before (from the seed,
+  // for the first), so that they sit at its rims, where the difference
+  // of two distances to one says most about the distance between them.
+  std::vector<double> dist, nearest(n, kInf);
+  Dijkstra(seed, dist);
+  auto farthest = [&](const std::vector<double>& d) {
+    uint32_t best = seed;
+    for (uint32_t v = 0; v < n; ++v) {
+      if (component_[v] == landmark_component_ && d[v] > d[best]) best = v;
+    }
+    return best;
+  };
+  uint32_t next = farthest(dist);
+  // Within the component no distance exceeds twice the seed's farthest:
+  // the unit of the 16-bit distances.
+  landmark_unit_ = std::max(2 * dist[next], 1.0) / (kLandmarkUnreached - 1);
+  landmarks_.assign(n * count, kLandmarkUnreached);
+  for (uint32_t i = 0; i < count; ++i) {
+    if (keep_going && !keep_going()) {
+      landmarks_.clear();
+      return false;
+    }
+    Dijkstra(next, dist);
+    for (uint32_t v = 0; v < n; ++v) {
+      if (component_[v] != landmark_component_) continue;
+      landmarks_[size_t{v} * count + i] = static_cast<uint16_t>(std::lround(dist[v] / landmark_unit_));
+      nearest[v] = std::min(nearest[v], dist[v]);
+    }
+    next = farthest(nearest);
+  }
+  landmarks_.shrink_to_fit();
+  num_landmarks_ = count;
+  return true;
+}
+
+}  // namespace wayfinder

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -92,8 +93,12 @@ class SubgoalGraph {
  public:
   // Builds the graph of `map`, and its contraction hierarchy when
   // `hierarchy` and the graph is sparse enough to contract (has_hierarchy()
-  // says whether it did; answers are the same either way). Without one, the
-  // landmarks of A*'s heuristic when `landmarks` (num_landmarks()).
+  // says whether it did; answers are the same either way), and the
+  // landmarks of A*'s heuristic when `landmarks` (num_landmarks()). With
+  // both, FindPath takes whichever answered a sample of queries faster
+  // (paths_use_hierarchy()) and the other is dropped, except a hierarchy
+  // that fits in the memory the landmarks were given (FindDistances'
+  // many-to-many search runs on it).
   // FAILED_PRECONDITION when the map has cost multipliers (the method is
   // exact for uniform cost only); CANCELLED when `keep_going` (polled every
   // few thousand subgoals, may be null) returns false.
@@ -114,9 +119,12 @@ class SubgoalGraph {
   // Bytes held (bitsets, rank table, nodes, edges, component ids).
   size_t MemoryBytes() const;
 
-  // Whether queries run on the contraction hierarchy (below) rather than
-  // A* over the subgoal graph, and its size.
+  // Whether the graph keeps a contraction hierarchy (below; FindDistances
+  // uses it), and its size.
   bool has_hierarchy() const { return !up_begin_.empty(); }
+  // Whether FindPath runs on the hierarchy rather than A* over the subgoal
+  // graph (with its landmarks, when it has them).
+  bool paths_use_hierarchy() const { return has_hierarchy() && !paths_by_landmarks_; }
   size_t core_size() const { return core_size_; }
   size_t num_shortcuts() const { return num_shortcuts_; }
   // Landmarks whose distances sharpen A*'s heuristic (graphs without a
@@ -127,6 +135,10 @@ class SubgoalGraph {
   friend class SubgoalSearch;
   friend class SubgoalHierarchySearch;
   friend class SubgoalDistanceSearch;
+  friend absl::StatusOr<PathResult> FindSubgoalPath(const SubgoalGraph& graph,
+                                                    const PathRequest& request,
+                                                    const SearchBudget& budget,
+                                                    SubgoalSearchScratch& scratch);
   struct XY {
     uint16_t x, y;
   };
@@ -247,6 +259,11 @@ class SubgoalGraph {
   // edges_ is dropped. Built in subgoal_hierarchy.cc.
   // False when keep_going said stop.
   bool BuildHierarchy(const std::function<bool()>& keep_going);
+  // FindSubgoalPath by the given method (the graph must hold it).
+  static absl::StatusOr<PathResult> FindPathBy(const SubgoalGraph& graph,
+                                               const PathRequest& request,
+                                               const SearchBudget& budget,
+                                               SubgoalSearchScratch& scratch, bool hierarchy);
   // The query on the hierarchy (the ends are free cells, start != goal).
   static absl::StatusOr<PathResult> HierarchyQuery(const SubgoalGraph& graph, uint64_t start,
                                                    uint64_t goal, const PathRequest& request,
@@ -282,6 +299,19 @@ class SubgoalGraph {
   static constexpr size_t kMinLandmarkGraph = 64;  // fewer subgoals: octile is enough
   static constexpr uint16_t kLandmarkUnreached = 0xFFFF;
   bool BuildLandmarks(size_t max_bytes, const std::function<bool()>& keep_going);
+  // Times A* with the landmarks against the hierarchy on up to
+  // kTrialQueries pairs of free cells drawn from a fixed seed (each
+  // method's faster of two runs a pair, the order alternating), within
+  // kTrialBudgetMs; true when A* was kTrialMargin times faster. False
+  // when keep_going said stop.
+  static constexpr int kTrialQueries = 32;
+  static constexpr double kTrialBudgetMs = 30;
+  static constexpr double kTrialMargin = 1.2;
+  std::optional<bool> LandmarksBeatHierarchy(const std::function<bool()>& keep_going) const;
+  // Drops what the trial did not choose, or what the memory cannot keep.
+  void DropHierarchy();
+  void DropSubgoalAStar();
+  bool paths_by_landmarks_ = false;
   // Shortest distances from `source` to every subgoal (+inf where not
   // connected), into `dist`.
   void Dijkstra(uint32_t source, std::vector<double>& dist) const;

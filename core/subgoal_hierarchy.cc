@@ -259,9 +259,6 @@ bool SubgoalGraph::BuildHierarchy(const std::function<bool()>& keep_going) {
   up_to_.shrink_to_fit();
   up_cost_.shrink_to_fit();
   up_mid_.shrink_to_fit();
-  // A* over the subgoal graph is no longer used.
-  edges_ = {};
-  edge_begin_ = {};
   return true;
 }
 

@@ -1,11 +1,14 @@
-// Landmark distances over a subgoal graph (core/subgoal_graph.h) that has
-// no contraction hierarchy: their build, by Dijkstra over the graph.
+// Landmark distances over a subgoal graph (core/subgoal_graph.h): their
+// build, by Dijkstra over the graph, and the trial of A* with them against
+// the contraction hierarchy.
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <functional>
 #include <limits>
 #include <queue>
+#include <random>
 #include <utility>
 #include <vector>
 
@@ -91,6 +94,66 @@ bool SubgoalGraph::BuildLandmarks(size_t max_bytes, const std::function<bool()>&
   landmarks_.shrink_to_fit();
   num_landmarks_ = count;
   return true;
+}
+
+std::optional<bool> SubgoalGraph::LandmarksBeatHierarchy(
+    const std::function<bool()>& keep_going) const {
+  using Clock = std::chrono::steady_clock;
+  std::mt19937_64 rng(0x5eed);
+  std::uniform_int_distribution<uint32_t> column(0, width_ - 1), row(0, height_ - 1);
+  SubgoalSearchScratch scratch;
+  double spent_us = 0, landmarks_us = 0, hierarchy_us = 0;
+  int timed = 0;
+  for (int draw = 0; draw < 16 * kTrialQueries && timed < kTrialQueries; ++draw) {
+    if (keep_going && !keep_going()) return std::nullopt;
+    if (timed >= kTrialQueries / 4 && spent_us > kTrialBudgetMs * 1000) break;
+    PathRequest request;
+    const uint32_t ax = column(rng), ay = row(rng), bx = column(rng), by = row(rng);
+    if (!Free(static_cast<int>(ax), static_cast<int>(ay)) ||
+        !Free(static_cast<int>(bx), static_cast<int>(by))) {
+      continue;
+    }
+    request.start = {ax + 0.5, ay + 0.5};
+    request.goal = {bx + 0.5, by + 0.5};
+    double best[2] = {1e300, 1e300};  // A*, hierarchy
+    bool found = true;
+    for (int run = 0; run < 4 && found; ++run) {
+      // Orders A* H H A*, then H A* A* H on the next pair.
+      const bool by_hierarchy = (run == 1 || run == 2) != (timed % 2 == 1);
+      const auto t0 = Clock::now();
+      const absl::StatusOr<PathResult> r =
+          FindPathBy(*this, request, SearchBudget(), scratch, by_hierarchy);
+      const double us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+      spent_us += us;
+      // Pairs cut off from each other are answered from the components by
+      // both: they time nothing.
+      found = r.ok() && r->status == PathStatus::kFound;
+      best[by_hierarchy] = std::min(best[by_hierarchy], us);
+    }
+    if (!found) continue;
+    landmarks_us += best[0];
+    hierarchy_us += best[1];
+    ++timed;
+  }
+  return timed > 0 && landmarks_us * kTrialMargin < hierarchy_us;
+}
+
+// (Swapped with empty vectors: assigning {} keeps the capacity.)
+void SubgoalGraph::DropHierarchy() {
+  std::vector<uint32_t>().swap(up_begin_);
+  std::vector<uint32_t>().swap(up_to_);
+  std::vector<double>().swap(up_cost_);
+  std::vector<uint32_t>().swap(up_mid_);
+  num_shortcuts_ = 0;
+  core_size_ = 0;
+}
+
+void SubgoalGraph::DropSubgoalAStar() {
+  std::vector<uint16_t>().swap(edges_);
+  std::vector<uint32_t>().swap(edge_begin_);
+  std::vector<uint16_t>().swap(landmarks_);
+  num_landmarks_ = 0;
+  paths_by_landmarks_ = false;
 }
 
 }  // namespace wayfinder

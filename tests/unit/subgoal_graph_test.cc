@@ -194,7 +194,7 @@ TEST(SubgoalGraphTest, BudgetDeadlineAndCancellation) {
   const GridMap m = FromRows(rows);
   for (bool hierarchy : {false, true}) {
     SCOPED_TRACE(hierarchy ? "hierarchy" : "A* over the subgoals");
-    absl::StatusOr<SubgoalGraph> sg = SubgoalGraph::Build(m, nullptr, hierarchy);
+    absl::StatusOr<SubgoalGraph> sg = SubgoalGraph::Build(m, nullptr, hierarchy, !hierarchy);
     ASSERT_TRUE(sg.ok());
     ASSERT_EQ(sg->has_hierarchy(), hierarchy);
     SubgoalSearchScratch scratch;
@@ -235,12 +235,16 @@ TEST(SubgoalGraphTest, BudgetDeadlineAndCancellation) {
 // rooms, mazes. From a few starts (free cells, subgoals and cells on the
 // map's edge among them) to every free cell, against Dijkstra.
 //
-// Twice: A* over the subgoal graph, and the contraction hierarchy where
-// the graph contracts (most of these small maps).
-class SeededMapsTest : public ::testing::TestWithParam<bool> {};
+// Three times: A* over the subgoal graph (with landmarks where it has 64
+// subgoals or more), the contraction hierarchy where the graph contracts
+// (most of these small maps), and both, FindPath then taking whichever
+// the build's trial found faster.
+enum class Built { kAStar, kHierarchy, kBoth };
+class SeededMapsTest : public ::testing::TestWithParam<Built> {};
 
 TEST_P(SeededMapsTest, MatchesDijkstra) {
-  const bool hierarchy = GetParam();
+  const bool hierarchy = GetParam() != Built::kAStar;
+  const bool landmarks = GetParam() != Built::kHierarchy;
   SubgoalSearchScratch scratch;
   int maps = 0, with_hierarchy = 0, with_landmarks = 0;
   uint64_t checked = 0, unreachable = 0, on_subgoals = 0;
@@ -248,8 +252,11 @@ TEST_P(SeededMapsTest, MatchesDijkstra) {
     for (uint32_t seed = 1; seed <= 110; ++seed) {
       std::mt19937 rng(seed * 7919 + static_cast<uint32_t>(kind));
       const GridMap m = SmallSeededGrid(rng, kind);
-      absl::StatusOr<SubgoalGraph> sg = SubgoalGraph::Build(m, nullptr, hierarchy);
+      absl::StatusOr<SubgoalGraph> sg = SubgoalGraph::Build(m, nullptr, hierarchy, landmarks);
       ASSERT_TRUE(sg.ok()) << sg.status();
+      if (GetParam() == Built::kHierarchy) {
+        ASSERT_EQ(sg->paths_use_hierarchy(), sg->has_hierarchy());
+      }
       ++maps;
       with_hierarchy += sg->has_hierarchy() ? 1 : 0;
       with_landmarks += sg->num_landmarks() > 0 ? 1 : 0;
@@ -297,9 +304,13 @@ TEST_P(SeededMapsTest, MatchesDijkstra) {
   EXPECT_GT(on_subgoals, 1000u);
   if (hierarchy) {
     EXPECT_GT(with_hierarchy, 250);
-  } else {
+  }
+  if (GetParam() == Built::kAStar) {
     EXPECT_EQ(with_hierarchy, 0);
     EXPECT_GT(with_landmarks, 60);  // A* over the subgoals with landmarks
+  }
+  if (GetParam() == Built::kHierarchy) {
+    EXPECT_EQ(with_landmarks, 0);
   }
   std::printf(
       "%d maps (%d with a hierarchy, %d with landmarks), %llu queries (%llu unreachable, %llu "
@@ -308,9 +319,12 @@ TEST_P(SeededMapsTest, MatchesDijkstra) {
       static_cast<unsigned long long>(unreachable), static_cast<unsigned long long>(on_subgoals));
 }
 
-INSTANTIATE_TEST_SUITE_P(SubgoalGraphTest, SeededMapsTest, ::testing::Bool(),
-                         [](const ::testing::TestParamInfo<bool>& info) {
-                           return info.param ? "Hierarchy" : "SubgoalAStar";
+INSTANTIATE_TEST_SUITE_P(SubgoalGraphTest, SeededMapsTest,
+                         ::testing::Values(Built::kAStar, Built::kHierarchy, Built::kBoth),
+                         [](const ::testing::TestParamInfo<Built>& info) {
+                           return info.param == Built::kAStar       ? "SubgoalAStar"
+                                  : info.param == Built::kHierarchy ? "Hierarchy"
+                                                                    : "Trial";
                          });
 
 // Edges between subgoals whose ids lie more than 32,767 apart (kept in
@@ -343,7 +357,7 @@ TEST(SubgoalGraphTest, FarApartIdsJoinedByAnEdge) {
   for (const bool corridors : {false, true}) {
     for (const bool hierarchy : {false, true}) {
       const GridMap m = FarEdgesMap(corridors);
-      absl::StatusOr<SubgoalGraph> sg = SubgoalGraph::Build(m, nullptr, hierarchy);
+      absl::StatusOr<SubgoalGraph> sg = SubgoalGraph::Build(m, nullptr, hierarchy, !hierarchy);
       ASSERT_TRUE(sg.ok()) << sg.status();
       // The corridor's two ends, (1, 1) and (1, height - 2), see each
       // other across more than 65,535 subgoals (an id needs both words).
@@ -455,7 +469,8 @@ TEST(SubgoalGraphTest, MatchesMovingAiOptimalLengths) {
     for (const reference::MovingAiMap& m : *maps) {
       if (m.name != name) continue;
       for (bool hierarchy : {false, true}) {
-        absl::StatusOr<SubgoalGraph> sg = SubgoalGraph::Build(*m.grid, nullptr, hierarchy);
+        absl::StatusOr<SubgoalGraph> sg =
+            SubgoalGraph::Build(*m.grid, nullptr, hierarchy, !hierarchy);
         ASSERT_TRUE(sg.ok());
         for (size_t k = hierarchy ? 0 : 3; k < m.problems.size(); k += 7) {
           const ScenarioProblem& p = m.problems[k];

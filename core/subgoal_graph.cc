@@ -123,7 +123,7 @@ void SubgoalGraph::ScanCells(int x, int y, int64_t target, std::vector<uint64_t>
 
 absl::StatusOr<SubgoalGraph> SubgoalGraph::Build(const GridMap& map,
                                                  const std::function<bool()>& keep_going,
-                                                 bool hierarchy, bool landmarks) {
+                                                 SubgoalGraphOptions options) {
   if (!map.uniform_cost()) {
     return absl::FailedPreconditionError(
         "subgoal graph: the map has cost multipliers (exact for uniform cost only)");
@@ -231,32 +231,39 @@ absl::StatusOr<SubgoalGraph> SubgoalGraph::Build(const GridMap& map,
   const size_t graph_bytes = g.MemoryBytes();
   const size_t landmark_bytes = std::max(
       four_bytes_a_cell > graph_bytes ? four_bytes_a_cell - graph_bytes : 0, kLandmarkFloorBytes);
-  if (hierarchy && !g.BuildHierarchy(keep_going)) return cancelled;
+  if (options.hierarchy && !g.BuildHierarchy(keep_going)) return cancelled;
   // Large graphs that contract (mazes, rooms, the 40% random map, the
   // city) answer faster on the hierarchy than by A* with landmarks, by
   // 1.6-10x; small ones of a few hundred to a few thousand subgoals go
   // either way (the Dragon Age and Baldur's Gate maps, 32room, Berlin:
   // 1.4-2.3x faster by A* with landmarks; brc202d 1.6x slower), and no
   // count tells them apart, so a trial does.
-  if (landmarks && (!g.has_hierarchy() || count <= kLandmarksBesideHierarchy) &&
+  if (options.landmarks && (!g.has_hierarchy() || count <= kLandmarksBesideHierarchy) &&
       !g.BuildLandmarks(landmark_bytes, keep_going)) {
     return cancelled;
   }
+  if (g.num_landmarks_ == 0 || (!options.trial && g.has_hierarchy())) {
+    if (g.has_hierarchy()) g.DropSubgoalAStar();
+    return g;
+  }
+  if (!options.trial) return g;
   if (g.has_hierarchy()) {
-    if (g.num_landmarks_ == 0) {
+    const auto us = g.TimeMethods(Method::kAStarLandmarks, Method::kHierarchy, keep_going);
+    if (!us.has_value()) return cancelled;
+    if (us->first * kTrialMargin >= us->second) {
       g.DropSubgoalAStar();
     } else {
-      std::optional<bool> by_landmarks = g.LandmarksBeatHierarchy(keep_going);
-      if (!by_landmarks.has_value()) return cancelled;
-      if (!*by_landmarks) {
-        g.DropSubgoalAStar();
-      } else {
-        g.paths_by_landmarks_ = true;
-        if (g.MemoryBytes() > std::max(four_bytes_a_cell, graph_bytes + kLandmarkFloorBytes)) {
-          g.DropHierarchy();
-        }
+      g.paths_by_landmarks_ = true;
+      if (g.MemoryBytes() > std::max(four_bytes_a_cell, graph_bytes + kLandmarkFloorBytes)) {
+        g.DropHierarchy();
       }
     }
+  } else {
+    // On a few dense graphs (rocks-1024) the landmarks save too few
+    // expansions to pay for reading them.
+    const auto us = g.TimeMethods(Method::kAStarLandmarks, Method::kAStar, keep_going);
+    if (!us.has_value()) return cancelled;
+    if (us->second < us->first) g.DropLandmarks();
   }
   return g;
 }
@@ -290,9 +297,8 @@ class SubgoalSearch {
   SubgoalSearch(const SubgoalGraph& graph, SubgoalSearchScratch& scratch)
       : g_(graph), s_(scratch) {}
 
-  // On the hierarchy, or by A* over the subgoal graph.
   absl::StatusOr<PathResult> Run(uint64_t start, uint64_t goal, const PathRequest& request,
-                                 const SearchBudget& budget, bool hierarchy);
+                                 const SearchBudget& budget, SubgoalGraph::Method method);
   // The free cell holding `p`, with FindGridPath's errors.
   static absl::StatusOr<uint64_t> Locate(const SubgoalGraph& graph, const Point& p,
                                          const char* field);
@@ -411,8 +417,9 @@ class SubgoalSearch {
 
 absl::StatusOr<PathResult> SubgoalSearch::Run(uint64_t start, uint64_t goal,
                                               const PathRequest& request,
-                                              const SearchBudget& budget, bool hierarchy) {
-  if (hierarchy && start != goal) {
+                                              const SearchBudget& budget,
+                                              SubgoalGraph::Method method) {
+  if (method == SubgoalGraph::Method::kHierarchy && start != goal) {
     return SubgoalGraph::HierarchyQuery(g_, start, goal, request, budget, s_);
   }
   n_ = static_cast<uint32_t>(g_.nodes_.size());
@@ -475,7 +482,8 @@ absl::StatusOr<PathResult> SubgoalSearch::Run(uint64_t start, uint64_t goal,
     const uint16_t* d = g_.landmarks_.data() + size_t{goal_id_} * k_;
     for (uint32_t i = 0; i < k_; ++i) goal_landmarks_[i] = d[i];
   }
-  use_landmarks_ = k_ > 0 && goal_component == g_.landmark_component_;
+  use_landmarks_ = method == SubgoalGraph::Method::kAStarLandmarks && k_ > 0 &&
+                   goal_component == g_.landmark_component_;
   if (!direct && (start_component == kUnknown || goal_component == kUnknown ||
                   start_component != goal_component)) {
     PathResult r;
@@ -608,14 +616,16 @@ absl::StatusOr<uint64_t> SubgoalSearch::Locate(const SubgoalGraph& graph, const 
 absl::StatusOr<PathResult> FindSubgoalPath(const SubgoalGraph& graph, const PathRequest& request,
                                            const SearchBudget& budget,
                                            SubgoalSearchScratch& scratch) {
-  return SubgoalGraph::FindPathBy(graph, request, budget, scratch, graph.paths_use_hierarchy());
+  return SubgoalGraph::FindPathBy(graph, request, budget, scratch,
+                                  graph.paths_use_hierarchy() ? SubgoalGraph::Method::kHierarchy
+                                                              : SubgoalGraph::Method::kAStarLandmarks);
 }
 
 absl::StatusOr<PathResult> SubgoalGraph::FindPathBy(const SubgoalGraph& graph,
                                                     const PathRequest& request,
                                                     const SearchBudget& budget,
                                                     SubgoalSearchScratch& scratch,
-                                                    bool hierarchy) {
+                                                    Method method) {
   if (request.smoothing == Smoothing::kCheckpoints || request.smoothing == Smoothing::kFunnel) {
     return absl::InvalidArgumentError(absl::StrCat(
         "options.smoothing: ",
@@ -626,7 +636,7 @@ absl::StatusOr<PathResult> SubgoalGraph::FindPathBy(const SubgoalGraph& graph,
   if (!start.ok()) return start.status();
   absl::StatusOr<uint64_t> goal = SubgoalSearch::Locate(graph, request.goal, "goal");
   if (!goal.ok()) return goal.status();
-  return SubgoalSearch(graph, scratch).Run(*start, *goal, request, budget, hierarchy);
+  return SubgoalSearch(graph, scratch).Run(*start, *goal, request, budget, method);
 }
 
 }  // namespace wayfinder

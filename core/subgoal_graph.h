@@ -66,6 +66,18 @@ class SubgoalSearchScratch {
   std::vector<OpenEntry> bi_open_[2];
 };
 
+// What SubgoalGraph::Build makes.
+struct SubgoalGraphOptions {
+  // A contraction hierarchy, where the graph contracts.
+  bool hierarchy = true;
+  // Landmarks for A*'s heuristic.
+  bool landmarks = true;
+  // Time the methods built on a sample of queries and keep the fastest for
+  // FindPath (below). Without: the hierarchy where there is one, else A*
+  // with the landmarks.
+  bool trial = true;
+};
+
 // A simple subgoal graph (Uras, Koenig and Hernández, "Subgoal Graphs for
 // Optimal Pathfinding in Eight-Neighbor Grids", ICAPS 2013) of a GridMap of
 // uniform cost, for the GRID graph's rules: 8-connected, a diagonal step
@@ -92,19 +104,20 @@ class SubgoalSearchScratch {
 class SubgoalGraph {
  public:
   // Builds the graph of `map`, and its contraction hierarchy when
-  // `hierarchy` and the graph is sparse enough to contract (has_hierarchy()
-  // says whether it did; answers are the same either way), and the
-  // landmarks of A*'s heuristic when `landmarks` (num_landmarks()). With
-  // both, FindPath takes whichever answered a sample of queries faster
-  // (paths_use_hierarchy()) and the other is dropped, except a hierarchy
-  // that fits in the memory the landmarks were given (FindDistances'
-  // many-to-many search runs on it).
+  // options.hierarchy and the graph is sparse enough to contract
+  // (has_hierarchy() says whether it did; answers are the same either
+  // way), and the landmarks of A*'s heuristic when options.landmarks
+  // (num_landmarks()). With options.trial, FindPath takes whichever method
+  // answered a sample of queries fastest (paths_use_hierarchy(); A* with
+  // or without the landmarks) and the others are dropped, except a
+  // hierarchy that fits in the memory the landmarks were given
+  // (FindDistances' many-to-many search runs on it).
   // FAILED_PRECONDITION when the map has cost multipliers (the method is
   // exact for uniform cost only); CANCELLED when `keep_going` (polled every
   // few thousand subgoals, may be null) returns false.
   static absl::StatusOr<SubgoalGraph> Build(const GridMap& map,
                                             const std::function<bool()>& keep_going = nullptr,
-                                            bool hierarchy = true, bool landmarks = true);
+                                            SubgoalGraphOptions options = {});
 
   uint32_t width() const { return width_; }
   uint32_t height() const { return height_; }
@@ -139,6 +152,9 @@ class SubgoalGraph {
                                                     const PathRequest& request,
                                                     const SearchBudget& budget,
                                                     SubgoalSearchScratch& scratch);
+  // How a query searches: A* over the subgoal graph with the octile
+  // heuristic, or with the landmarks too, or the hierarchy.
+  enum class Method { kAStar, kAStarLandmarks, kHierarchy };
   struct XY {
     uint16_t x, y;
   };
@@ -263,7 +279,7 @@ class SubgoalGraph {
   static absl::StatusOr<PathResult> FindPathBy(const SubgoalGraph& graph,
                                                const PathRequest& request,
                                                const SearchBudget& budget,
-                                               SubgoalSearchScratch& scratch, bool hierarchy);
+                                               SubgoalSearchScratch& scratch, Method method);
   // The query on the hierarchy (the ends are free cells, start != goal).
   static absl::StatusOr<PathResult> HierarchyQuery(const SubgoalGraph& graph, uint64_t start,
                                                    uint64_t goal, const PathRequest& request,
@@ -299,18 +315,21 @@ class SubgoalGraph {
   static constexpr size_t kMinLandmarkGraph = 64;  // fewer subgoals: octile is enough
   static constexpr uint16_t kLandmarkUnreached = 0xFFFF;
   bool BuildLandmarks(size_t max_bytes, const std::function<bool()>& keep_going);
-  // Times A* with the landmarks against the hierarchy on up to
-  // kTrialQueries pairs of free cells drawn from a fixed seed (each
+  // Times methods `a` and `b` on up to kTrialQueries pairs of free cells
+  // drawn from a fixed seed that one can reach from the other (each
   // method's faster of two runs a pair, the order alternating), within
-  // kTrialBudgetMs; true when A* was kTrialMargin times faster. False
-  // when keep_going said stop.
+  // kTrialBudgetMs: their mean microseconds, {0, 0} when no pair was
+  // timed; nullopt when keep_going said stop.
   static constexpr int kTrialQueries = 32;
   static constexpr double kTrialBudgetMs = 30;
+  // A* with landmarks takes paths from the hierarchy only this much faster.
   static constexpr double kTrialMargin = 1.2;
-  std::optional<bool> LandmarksBeatHierarchy(const std::function<bool()>& keep_going) const;
+  std::optional<std::pair<double, double>> TimeMethods(
+      Method a, Method b, const std::function<bool()>& keep_going) const;
   // Drops what the trial did not choose, or what the memory cannot keep.
   void DropHierarchy();
   void DropSubgoalAStar();
+  void DropLandmarks();
   bool paths_by_landmarks_ = false;
   // Shortest distances from `source` to every subgoal (+inf where not
   // connected), into `dist`.

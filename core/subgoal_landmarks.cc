@@ -96,46 +96,47 @@ bool SubgoalGraph::BuildLandmarks(size_t max_bytes, const std::function<bool()>&
   return true;
 }
 
-std::optional<bool> SubgoalGraph::LandmarksBeatHierarchy(
-    const std::function<bool()>& keep_going) const {
+std::optional<std::pair<double, double>> SubgoalGraph::TimeMethods(
+    Method a, Method b, const std::function<bool()>& keep_going) const {
   using Clock = std::chrono::steady_clock;
   std::mt19937_64 rng(0x5eed);
   std::uniform_int_distribution<uint32_t> column(0, width_ - 1), row(0, height_ - 1);
   SubgoalSearchScratch scratch;
-  double spent_us = 0, landmarks_us = 0, hierarchy_us = 0;
+  double spent_us = 0, sum[2] = {0, 0};
   int timed = 0;
   for (int draw = 0; draw < 16 * kTrialQueries && timed < kTrialQueries; ++draw) {
     if (keep_going && !keep_going()) return std::nullopt;
     if (timed >= kTrialQueries / 4 && spent_us > kTrialBudgetMs * 1000) break;
-    PathRequest request;
     const uint32_t ax = column(rng), ay = row(rng), bx = column(rng), by = row(rng);
     if (!Free(static_cast<int>(ax), static_cast<int>(ay)) ||
         !Free(static_cast<int>(bx), static_cast<int>(by))) {
       continue;
     }
+    PathRequest request;
     request.start = {ax + 0.5, ay + 0.5};
     request.goal = {bx + 0.5, by + 0.5};
-    double best[2] = {1e300, 1e300};  // A*, hierarchy
+    double best[2] = {1e300, 1e300};
     bool found = true;
     for (int run = 0; run < 4 && found; ++run) {
-      // Orders A* H H A*, then H A* A* H on the next pair.
-      const bool by_hierarchy = (run == 1 || run == 2) != (timed % 2 == 1);
+      // Orders a b b a, then b a a b on the next pair.
+      const int which = (run == 1 || run == 2) != (timed % 2 == 1) ? 1 : 0;
       const auto t0 = Clock::now();
       const absl::StatusOr<PathResult> r =
-          FindPathBy(*this, request, SearchBudget(), scratch, by_hierarchy);
+          FindPathBy(*this, request, SearchBudget(), scratch, which == 0 ? a : b);
       const double us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
       spent_us += us;
       // Pairs cut off from each other are answered from the components by
       // both: they time nothing.
       found = r.ok() && r->status == PathStatus::kFound;
-      best[by_hierarchy] = std::min(best[by_hierarchy], us);
+      best[which] = std::min(best[which], us);
     }
     if (!found) continue;
-    landmarks_us += best[0];
-    hierarchy_us += best[1];
+    sum[0] += best[0];
+    sum[1] += best[1];
     ++timed;
   }
-  return timed > 0 && landmarks_us * kTrialMargin < hierarchy_us;
+  if (timed == 0) return std::pair<double, double>(0, 0);
+  return std::pair<double, double>(sum[0] / timed, sum[1] / timed);
 }
 
 // (Swapped with empty vectors: assigning {} keeps the capacity.)
@@ -146,6 +147,11 @@ void SubgoalGraph::DropHierarchy() {
   std::vector<uint32_t>().swap(up_mid_);
   num_shortcuts_ = 0;
   core_size_ = 0;
+}
+
+void SubgoalGraph::DropLandmarks() {
+  std::vector<uint16_t>().swap(landmarks_);
+  num_landmarks_ = 0;
 }
 
 void SubgoalGraph::DropSubgoalAStar() {

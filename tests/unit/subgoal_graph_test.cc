@@ -194,7 +194,8 @@ TEST(SubgoalGraphTest, BudgetDeadlineAndCancellation) {
   const GridMap m = FromRows(rows);
   for (bool hierarchy : {false, true}) {
     SCOPED_TRACE(hierarchy ? "hierarchy" : "A* over the subgoals");
-    absl::StatusOr<SubgoalGraph> sg = SubgoalGraph::Build(m, nullptr, hierarchy, !hierarchy);
+    absl::StatusOr<SubgoalGraph> sg =
+        SubgoalGraph::Build(m, nullptr, {hierarchy, !hierarchy, false});
     ASSERT_TRUE(sg.ok());
     ASSERT_EQ(sg->has_hierarchy(), hierarchy);
     SubgoalSearchScratch scratch;
@@ -252,7 +253,8 @@ TEST_P(SeededMapsTest, MatchesDijkstra) {
     for (uint32_t seed = 1; seed <= 110; ++seed) {
       std::mt19937 rng(seed * 7919 + static_cast<uint32_t>(kind));
       const GridMap m = SmallSeededGrid(rng, kind);
-      absl::StatusOr<SubgoalGraph> sg = SubgoalGraph::Build(m, nullptr, hierarchy, landmarks);
+      absl::StatusOr<SubgoalGraph> sg = SubgoalGraph::Build(
+          m, nullptr, {hierarchy, landmarks, GetParam() == Built::kBoth});
       ASSERT_TRUE(sg.ok()) << sg.status();
       if (GetParam() == Built::kHierarchy) {
         ASSERT_EQ(sg->paths_use_hierarchy(), sg->has_hierarchy());
@@ -357,7 +359,8 @@ TEST(SubgoalGraphTest, FarApartIdsJoinedByAnEdge) {
   for (const bool corridors : {false, true}) {
     for (const bool hierarchy : {false, true}) {
       const GridMap m = FarEdgesMap(corridors);
-      absl::StatusOr<SubgoalGraph> sg = SubgoalGraph::Build(m, nullptr, hierarchy, !hierarchy);
+      absl::StatusOr<SubgoalGraph> sg =
+          SubgoalGraph::Build(m, nullptr, {hierarchy, !hierarchy, false});
       ASSERT_TRUE(sg.ok()) << sg.status();
       // The corridor's two ends, (1, 1) and (1, height - 2), see each
       // other across more than 65,535 subgoals (an id needs both words).
@@ -395,8 +398,8 @@ TEST(SubgoalGraphTest, FarApartIdsJoinedByAnEdge) {
 // cell after the graph, at least 1 MiB).
 TEST(SubgoalGraphTest, LandmarksCutExpansionsAndStayExact) {
   const GridMap m = reference::GenerateCaves(384, 384, 7);
-  absl::StatusOr<SubgoalGraph> with = SubgoalGraph::Build(m);
-  absl::StatusOr<SubgoalGraph> without = SubgoalGraph::Build(m, nullptr, true, false);
+  absl::StatusOr<SubgoalGraph> with = SubgoalGraph::Build(m, nullptr, {.trial = false});
+  absl::StatusOr<SubgoalGraph> without = SubgoalGraph::Build(m, nullptr, {.landmarks = false});
   ASSERT_TRUE(with.ok() && without.ok());
   ASSERT_FALSE(with->has_hierarchy());
   EXPECT_EQ(with->num_landmarks(), 8u);
@@ -470,7 +473,7 @@ TEST(SubgoalGraphTest, MatchesMovingAiOptimalLengths) {
       if (m.name != name) continue;
       for (bool hierarchy : {false, true}) {
         absl::StatusOr<SubgoalGraph> sg =
-            SubgoalGraph::Build(*m.grid, nullptr, hierarchy, !hierarchy);
+            SubgoalGraph::Build(*m.grid, nullptr, {hierarchy, !hierarchy, false});
         ASSERT_TRUE(sg.ok());
         for (size_t k = hierarchy ? 0 : 3; k < m.problems.size(); k += 7) {
           const ScenarioProblem& p = m.problems[k];

@@ -140,8 +140,9 @@ class SubgoalGraph {
   bool paths_use_hierarchy() const { return has_hierarchy() && !paths_by_landmarks_; }
   size_t core_size() const { return core_size_; }
   size_t num_shortcuts() const { return num_shortcuts_; }
-  // Landmarks whose distances sharpen A*'s heuristic (graphs without a
-  // hierarchy; 0 when the graph is small or the memory was not there).
+  // Landmarks whose distances sharpen A*'s heuristic (0 when FindPath runs
+  // on the hierarchy, when the graph is tiny, when the memory was not there
+  // or when A* was faster without them).
   size_t num_landmarks() const { return num_landmarks_; }
 
  private:
@@ -271,8 +272,9 @@ class SubgoalGraph {
   // ranked by contraction order, the core (nodes of too high a degree to
   // contract) above all; each node keeps its arcs to higher ranks (core
   // nodes: to every core neighbour), original edges and shortcuts, and a
-  // query is two Dijkstra searches upwards from the ends that meet. Then
-  // edges_ is dropped. Built in subgoal_hierarchy.cc.
+  // query is two Dijkstra searches upwards from the ends that meet. Built
+  // in subgoal_hierarchy.cc; Build then drops edges_ unless A* with
+  // landmarks answers FindPath.
   // False when keep_going said stop.
   bool BuildHierarchy(const std::function<bool()>& keep_going);
   // FindSubgoalPath by the given method (the graph must hold it).
@@ -304,7 +306,8 @@ class SubgoalGraph {
   // Differential heuristics (Goldberg and Harrelson, "Computing the
   // Shortest Path: A* Search Meets Graph Theory", SODA 2005; Sturtevant et
   // al., "Memory-Based Heuristics for Explicit State Spaces", IJCAI 2009),
-  // for the A* over graphs without a hierarchy: the exact distance from a
+  // for the A* over graphs without a hierarchy or with a small one (the
+  // trial decides which answers FindPath): the exact distance from a
   // few landmarks to every subgoal of the largest component. By the
   // triangle inequality |D(goal) - D(v)| <= d(v, goal) for each landmark,
   // a bound that sees round the walls the octile distance ignores. Built

@@ -28,7 +28,10 @@ void SubgoalGraph::Dijkstra(uint32_t source, std::vector<double>& dist) const {
   dist[source] = 0;
   open.push({0, source});
   while (!open.empty()) {
-    const auto [d, u] = open.top();
+    // (Not a structured binding: the lambda below reads d, which clang's
+    // C++20 does not allow of a binding.)
+    const double d = open.top().first;
+    const uint32_t u = open.top().second;
     open.pop();
     if (d > dist[u]) continue;  // a stale entry
     const XY a = nodes_[u];

@@ -242,11 +242,10 @@ absl::StatusOr<SubgoalGraph> SubgoalGraph::Build(const GridMap& map,
       !g.BuildLandmarks(landmark_bytes, keep_going)) {
     return cancelled;
   }
-  if (g.num_landmarks_ == 0 || (!options.trial && g.has_hierarchy())) {
+  if (g.num_landmarks_ == 0 || !options.trial) {
     if (g.has_hierarchy()) g.DropSubgoalAStar();
     return g;
   }
-  if (!options.trial) return g;
   if (g.has_hierarchy()) {
     const auto us = g.TimeMethods(Method::kAStarLandmarks, Method::kHierarchy, keep_going);
     if (!us.has_value()) return cancelled;
@@ -463,7 +462,7 @@ absl::StatusOr<PathResult> SubgoalSearch::Run(uint64_t start, uint64_t goal,
       s_.start_edges_.push_back(id);
     });
   }
-  k_ = g_.num_landmarks_;
+  k_ = method == SubgoalGraph::Method::kAStarLandmarks ? g_.num_landmarks_ : 0;
   std::fill_n(goal_landmarks_, k_, std::numeric_limits<double>::infinity());
   if (!goal_sub) {
     g_.Scan(gx_, gy_, SubgoalGraph::kNoTarget, [&](int x, int y) {
@@ -482,8 +481,7 @@ absl::StatusOr<PathResult> SubgoalSearch::Run(uint64_t start, uint64_t goal,
     const uint16_t* d = g_.landmarks_.data() + size_t{goal_id_} * k_;
     for (uint32_t i = 0; i < k_; ++i) goal_landmarks_[i] = d[i];
   }
-  use_landmarks_ = method == SubgoalGraph::Method::kAStarLandmarks && k_ > 0 &&
-                   goal_component == g_.landmark_component_;
+  use_landmarks_ = k_ > 0 && goal_component == g_.landmark_component_;
   if (!direct && (start_component == kUnknown || goal_component == kUnknown ||
                   start_component != goal_component)) {
     PathResult r;

@@ -312,6 +312,7 @@ class SubgoalSearch {
     Node& n = s_.nodes_[id];
     if (n.generation != s_.generation_) {
       n.g = std::numeric_limits<double>::infinity();
+      n.h = -1;
       n.parent = kNoParent;
       n.generation = s_.generation_;
       n.heap_index = kNotOpen;
@@ -378,13 +379,16 @@ class SubgoalSearch {
     s_.nodes_[top].heap_index = kNotOpen;
     return top;
   }
-  void Relax(uint32_t from, uint32_t to, double g, bool via_goal_scan) {
+  [[gnu::always_inline]] void Relax(uint32_t from, uint32_t to, double g, bool via_goal_scan) {
     Node& n = Touch(to);
     if (g >= n.g) return;  // also every closed node (consistent heuristic)
     n.g = g;
     n.parent = from;
     if (to == goal_id_) goal_via_goal_scan_ = via_goal_scan;
-    const OpenEntry e{g + H(to), g, to};
+    // A node is often reached several times; the landmarks' bound reads
+    // its own cache line, so it is computed once.
+    if (n.h < 0) n.h = H(to);
+    const OpenEntry e{g + n.h, g, to};
     if (n.heap_index == kNotOpen) {
       s_.open_.push_back(e);
       SiftUp(static_cast<uint32_t>(s_.open_.size() - 1));
@@ -393,6 +397,45 @@ class SubgoalSearch {
       SiftUp(n.heap_index);
     }
   }
+  // Pruning turns that cut a corner. Every edge of the graph (and of the
+  // start) is walked diagonal run first, so its last step into subgoal s is
+  // a = its straight direction (its diagonal one when it has no straight
+  // run) and an edge out of s begins with b = the signs of its offset.
+  // Where the turn a -> b is of 135 degrees or more, or of 90 degrees
+  // between two diagonals, the cells s - a and s + b are one or two free
+  // steps apart, fewer than the two through s (two straight steps of a
+  // 90-degree diagonal turn pass the corner cell of s's step b, free since
+  // that step is legal); between two straight steps at 90 degrees, so is
+  // the diagonal step s - a -> s + b when its corner cell s - a + b is free
+  // (else the path wraps round the obstacle s is a subgoal for). So a path
+  // parent -> s -> q with such a turn is strictly longer than another, and
+  // no shortest path takes it. When s is expanded with its least g from
+  // its parent, the path there followed by a shortest path's next edges is
+  // a shortest path too: the edge it needs is never cut, and A* stays
+  // exact. (The goal's edges from its own scan run straight first; they
+  // are never cut.)
+  // The bits StepIndex(b) of the first steps b cut at subgoal (sx, sy)
+  // reached from `parent`.
+  uint32_t CutTurns(uint32_t parent, int sx, int sy) const {
+    if (parent == kNoParent) return 0;
+    const int dx = sx - X(parent), dy = sy - Y(parent);
+    const int adx = std::abs(dx), ady = std::abs(dy);
+    const int ax = adx >= ady ? Sign(dx) : 0, ay = ady >= adx ? Sign(dy) : 0;
+    uint32_t cut = 0;
+    for (int bx = -1; bx <= 1; ++bx) {
+      for (int by = -1; by <= 1; ++by) {
+        const int dot = ax * bx + ay * by;
+        if ((bx == 0 && by == 0) || dot > 0) continue;
+        const bool diagonals = ax != 0 && ay != 0;  // (dot 0: b is diagonal too)
+        if (dot < 0 || diagonals || g_.Free(sx - ax + bx, sy - ay + by)) {
+          cut |= 1u << StepIndex(bx, by);
+        }
+      }
+    }
+    return cut;
+  }
+  static int Sign(int v) { return (v > 0) - (v < 0); }
+  static int StepIndex(int dx, int dy) { return (Sign(dx) + 1) * 3 + Sign(dy) + 1; }
   // The path to node `target` as waypoints.
   PathResult Reconstruct(uint32_t target, PathStatus status, Smoothing smoothing) const;
 
@@ -470,9 +513,8 @@ absl::StatusOr<PathResult> SubgoalSearch::Run(uint64_t start, uint64_t goal,
       goal_component = g_.component_[id];
       Node& n = s_.nodes_[id];
       n.goal_generation = s_.generation_;
-      n.goal_edge = SubgoalGraph::Octile(x, y, gx_, gy_);
       const uint16_t* d = g_.landmarks_.data() + size_t{id} * k_;
-      const double edge = n.goal_edge / g_.landmark_unit_;
+      const double edge = SubgoalGraph::Octile(x, y, gx_, gy_) / g_.landmark_unit_;
       for (uint32_t i = 0; i < k_; ++i) {
         goal_landmarks_[i] = std::min(goal_landmarks_[i], d[i] + edge);
       }
@@ -489,12 +531,14 @@ absl::StatusOr<PathResult> SubgoalSearch::Run(uint64_t start, uint64_t goal,
     return r;
   }
 
-  Touch(start_id_).g = 0;
-  s_.open_.push_back({H(start_id_), 0, start_id_});
-  s_.nodes_[start_id_].heap_index = 0;
+  Node& start_node = Touch(start_id_);
+  start_node.g = 0;
+  start_node.h = H(start_id_);
+  s_.open_.push_back({start_node.h, 0, start_id_});
+  start_node.heap_index = 0;
   uint64_t expansions = 0;
   uint32_t best = start_id_;
-  double best_h = H(start_id_), best_g = 0;
+  double best_h = start_node.h, best_g = 0;
   while (!s_.open_.empty()) {
     const uint32_t u = PopMin();
     const Node& node = s_.nodes_[u];
@@ -511,7 +555,7 @@ absl::StatusOr<PathResult> SubgoalSearch::Run(uint64_t start, uint64_t goal,
     }
     ++expansions;
     const double gu = node.g;
-    const double h = H(u);
+    const double h = node.h;
     if (h < best_h || (h == best_h && gu < best_g)) {
       best = u;
       best_h = h;
@@ -519,12 +563,14 @@ absl::StatusOr<PathResult> SubgoalSearch::Run(uint64_t start, uint64_t goal,
     }
     const int ux = X(u), uy = Y(u);
     if (u < n_) {
+      const uint32_t cut = CutTurns(node.parent, ux, uy);
       g_.ForEachEdge(u, [&](uint32_t v) {
         const SubgoalGraph::XY p = g_.nodes_[v];
+        if ((cut >> StepIndex(p.x - ux, p.y - uy)) & 1) return;
         Relax(u, v, gu + SubgoalGraph::Octile(ux, uy, p.x, p.y), false);
       });
       if (s_.nodes_[u].goal_generation == s_.generation_) {
-        Relax(u, goal_id_, gu + s_.nodes_[u].goal_edge, true);
+        Relax(u, goal_id_, gu + SubgoalGraph::Octile(ux, uy, gx_, gy_), true);
       }
     } else {  // the start, not a subgoal
       for (size_t k = 0; k < s_.start_edges_.size(); ++k) {

@@ -36,9 +36,9 @@ class SubgoalSearchScratch {
   // list with its g (the octile heuristic is consistent): no flag.
   struct Node {
     double g;
-    double goal_edge;          // octile length to the goal; valid iff goal_generation matches
+    double h;                  // the heuristic, computed once a query; < 0 until then
     uint32_t parent;
-    uint32_t generation;       // g, parent and heap_index are valid iff equal to generation_
+    uint32_t generation;       // g, h, parent and heap_index are valid iff equal to generation_
     uint32_t goal_generation;  // this node was found by the goal's scan
     uint32_t heap_index;       // position in open_ while open
   };

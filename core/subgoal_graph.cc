@@ -402,11 +402,12 @@ class SubgoalSearch {
   // a = its straight direction (its diagonal one when it has no straight
   // run) and an edge out of s begins with b = the signs of its offset.
   // Where the turn a -> b is of 135 degrees or more, or of 90 degrees
-  // between two diagonals, the cells s - a and s + b are one or two free
-  // steps apart, fewer than the two through s (two straight steps of a
-  // 90-degree diagonal turn pass the corner cell of s's step b, free since
-  // that step is legal); between two straight steps at 90 degrees, so is
-  // the diagonal step s - a -> s + b when its corner cell s - a + b is free
+  // between two diagonals, the cells s - a and s + b are at most two free
+  // straight steps apart, shorter than the two steps through s (two
+  // straight steps of a 90-degree diagonal turn pass the corner cell of
+  // s's step b, free since that step is legal); between two straight
+  // steps at 90 degrees, so is the diagonal step s - a -> s + b when its
+  // corner cell s - a + b is free
   // (else the path wraps round the obstacle s is a subgoal for). So a path
   // parent -> s -> q with such a turn is strictly longer than another, and
   // no shortest path takes it. When s is expanded with its least g from

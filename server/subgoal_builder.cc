@@ -197,7 +197,16 @@ void AddSubgoalInfo(const MapSnapshot& snapshot, v1::MapInfo* info) {
     g.set_subgoal_trial_queries(static_cast<uint32_t>(trial.queries));
     g.set_subgoal_trial_us(trial.subgoal_us);
     g.set_jump_point_trial_us(trial.jump_point_us);
+    g.set_subgoal_method(SubgoalMethodOf(*graph));
+    g.set_subgoal_hierarchy(graph->has_hierarchy());
+    g.set_subgoal_landmarks(static_cast<uint32_t>(graph->num_landmarks()));
   }
+}
+
+v1::SubgoalMethod SubgoalMethodOf(const SubgoalGraph& graph) {
+  if (graph.paths_use_hierarchy()) return v1::SUBGOAL_METHOD_HIERARCHY;
+  return graph.num_landmarks() > 0 ? v1::SUBGOAL_METHOD_A_STAR_LANDMARKS
+                                   : v1::SUBGOAL_METHOD_A_STAR;
 }
 
 }  // namespace wayfinder::server

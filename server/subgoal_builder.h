@@ -112,6 +112,10 @@ class SubgoalBuilder {
 // subgoals, the trial's figures) as of now.
 void AddSubgoalInfo(const MapSnapshot& snapshot, v1::MapInfo* info);
 
+// GraphInfo.subgoal_method: how FindPath searches `graph` (the method its
+// build kept).
+v1::SubgoalMethod SubgoalMethodOf(const SubgoalGraph& graph);
+
 }  // namespace wayfinder::server
 
 #endif  // WAYFINDER_SERVER_SUBGOAL_BUILDER_H_

@@ -202,6 +202,36 @@ TEST(SubgoalServiceTest, JumpPointsKeepTheMapWhereTheyTimedFaster) {
   }
 }
 
+// GraphInfo.subgoal_method names the search each build leaves FindPath:
+// the hierarchy where it is kept for paths, else A* with or without
+// landmarks (built here with the choice fixed, not timed).
+TEST(SubgoalServiceTest, SubgoalMethodNamesTheSearchTheBuildKept) {
+  const GridMap city = reference::GenerateCity(128, 128, 3);
+  SubgoalGraphOptions hierarchy;
+  hierarchy.landmarks = false;
+  hierarchy.trial = false;
+  absl::StatusOr<SubgoalGraph> h = SubgoalGraph::Build(city, nullptr, hierarchy);
+  ASSERT_TRUE(h.ok());
+  ASSERT_TRUE(h->has_hierarchy());
+  EXPECT_EQ(server::SubgoalMethodOf(*h), v1::SUBGOAL_METHOD_HIERARCHY);
+
+  SubgoalGraphOptions landmarks;
+  landmarks.hierarchy = false;
+  landmarks.trial = false;
+  absl::StatusOr<SubgoalGraph> l = SubgoalGraph::Build(city, nullptr, landmarks);
+  ASSERT_TRUE(l.ok());
+  ASSERT_GT(l->num_landmarks(), 0u);
+  EXPECT_EQ(server::SubgoalMethodOf(*l), v1::SUBGOAL_METHOD_A_STAR_LANDMARKS);
+
+  SubgoalGraphOptions plain;
+  plain.hierarchy = false;
+  plain.landmarks = false;
+  plain.trial = false;
+  absl::StatusOr<SubgoalGraph> a = SubgoalGraph::Build(city, nullptr, plain);
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(server::SubgoalMethodOf(*a), v1::SUBGOAL_METHOD_A_STAR);
+}
+
 // By default the builder times both methods on the map's own sample and
 // reports the figures; FindPath follows the faster one, with the same
 // lengths either way.
@@ -223,6 +253,13 @@ TEST(SubgoalServiceTest, TheBuildTimesBothMethodsAndReportsThem) {
             grid->jump_point_trial_us() * SubgoalTrial::kMargin >= grid->subgoal_trial_us());
   std::shared_ptr<const server::MapSnapshot> snap = h.server().registry().Get("timed");
   EXPECT_EQ(snap->subgoal->ForPaths(snap->version) != nullptr, grid->subgoal_serves_paths());
+  // How the graph answers, as built.
+  const SubgoalGraph* sg = snap->subgoal->Ready(snap->version);
+  ASSERT_NE(sg, nullptr);
+  EXPECT_EQ(grid->subgoal_hierarchy(), sg->has_hierarchy());
+  EXPECT_EQ(grid->subgoal_landmarks(), sg->num_landmarks());
+  EXPECT_EQ(grid->subgoal_method(), server::SubgoalMethodOf(*sg));
+  EXPECT_NE(grid->subgoal_method(), v1::SUBGOAL_METHOD_UNSPECIFIED);
   for (auto [s, g] : Pairs(m, 40, 31)) {
     const std::vector<double> dist = reference::GridDistances(m, s);
     const v1::FindPathResponse r = Find(h, Request("timed", m, s, g));

@@ -407,28 +407,28 @@ class SubgoalSearch {
   // straight steps of a 90-degree diagonal turn pass the corner cell of
   // s's step b, free since that step is legal); between two straight
   // steps at 90 degrees, so is the diagonal step s - a -> s + b when its
-  // corner cell s - a + b is free
-  // (else the path wraps round the obstacle s is a subgoal for). So a path
-  // parent -> s -> q with such a turn is strictly longer than another, and
-  // no shortest path takes it. When s is expanded with its least g from
-  // its parent, the path there followed by a shortest path's next edges is
-  // a shortest path too: the edge it needs is never cut, and A* stays
-  // exact. (The goal's edges from its own scan run straight first; they
-  // are never cut.)
-  // The bits StepIndex(b) of the first steps b cut at subgoal (sx, sy)
-  // reached from `parent`.
+  // corner cell s - a + b is free (else the path wraps round the obstacle
+  // s is a subgoal for). So a path parent -> s -> q with such a turn is
+  // strictly longer than another, and no shortest path takes it. When s is
+  // expanded with its least g from its parent, the path there followed by
+  // a shortest path's next edges is a shortest path too: the edge it needs
+  // is never cut, and A* stays exact. (The goal's edges from its own scan
+  // run straight first; they are never cut.)
+  //
+  // Returns the bits StepIndex(b) of the first steps b cut at subgoal
+  // (sx, sy) reached from `parent`.
   uint32_t CutTurns(uint32_t parent, int sx, int sy) const {
     if (parent == kNoParent) return 0;
     const int dx = sx - X(parent), dy = sy - Y(parent);
     const int adx = std::abs(dx), ady = std::abs(dy);
     const int ax = adx >= ady ? Sign(dx) : 0, ay = ady >= adx ? Sign(dy) : 0;
+    const bool diagonal = ax != 0 && ay != 0;  // then a b at 90 degrees is diagonal too
     uint32_t cut = 0;
     for (int bx = -1; bx <= 1; ++bx) {
       for (int by = -1; by <= 1; ++by) {
         const int dot = ax * bx + ay * by;
         if ((bx == 0 && by == 0) || dot > 0) continue;
-        const bool diagonals = ax != 0 && ay != 0;  // (dot 0: b is diagonal too)
-        if (dot < 0 || diagonals || g_.Free(sx - ax + bx, sy - ay + by)) {
+        if (dot < 0 || diagonal || g_.Free(sx - ax + bx, sy - ay + by)) {
           cut |= 1u << StepIndex(bx, by);
         }
       }

@@ -5,6 +5,8 @@
 #include <utility>
 
 #include "core/components.h"
+#include "core/grid_costs.h"
+#include "core/grid_weighted_jumps.h"
 
 namespace wayfinder {
 
@@ -18,6 +20,9 @@ constexpr uint8_t kSideA[4] = {1 << 6, 1 << 0, 1 << 6, 1 << 0};  // up / right
 constexpr uint8_t kSideB[4] = {1 << 2, 1 << 4, 1 << 2, 1 << 4};  // down / left
 constexpr int kDx[4] = {1, -1, -1, 1}, kDy[4] = {1, 1, -1, -1};
 constexpr uint8_t kDiagonalBit[4] = {1 << 1, 1 << 3, 1 << 5, 1 << 7};
+// Step d of moves()' order.
+constexpr int kStepX[8] = {1, 1, 0, -1, -1, -1, 0, 1};
+constexpr int kStepY[8] = {0, 1, 1, 1, 0, -1, -1, -1};
 
 }  // namespace
 
@@ -44,6 +49,7 @@ GridGraph::GridGraph(std::shared_ptr<const GridMap> map, bool run_table)
   ComputeMoves(CellRect{0, 0, w, h});
   SetRims(CellRect{0, 0, w, h});
   if (WantsRuns()) BuildRuns();
+  BuildRimExits();
 }
 
 template <typename F>
@@ -241,6 +247,58 @@ void GridGraph::RepairRuns(const CellRect& r) {
   for (uint32_t c : flipped) SetEnds(c % w, c / w);
 }
 
+uint64_t GridGraph::ComputeRimExits(uint32_t c) const {
+  static const GridCostTable kOwn = GridCostTable::Defaults();
+  const internal::WeightedJumps jumps(*this, kOwn.multiplier.data(), 0);
+  const int64_t w = map_->width(), h = map_->height(), x = c % w, y = c / w;
+  uint64_t exits = 0;
+  for (int d = 0; d < 8; ++d) {
+    // Entered by step d from the cell behind, when that step exists.
+    const int dx = kStepX[d], dy = kStepY[d];
+    const int64_t bx = x - dx, by = y - dy;
+    if (bx < 0 || by < 0 || bx >= w || by >= h) continue;
+    if ((moves_[static_cast<uint32_t>(by * w + bx)] & (1u << d)) == 0) continue;
+    exits |= uint64_t{jumps.RimExits(x, y, dx, dy)} << (8 * d);
+  }
+  return exits;
+}
+
+void GridGraph::SetRimBlock(uint32_t b, const uint64_t* old_words, const CellRect* fresh) {
+  const size_t w0 = b * kRimBlockWords, w1 = std::min(rims_.size(), w0 + kRimBlockWords);
+  const uint32_t w = map_->width();
+  const std::vector<uint64_t> old = std::move(rim_exit_blocks_[b]);
+  std::vector<uint64_t> exits;
+  size_t old_k = 0;
+  for (size_t i = w0; i < w1; ++i) {
+    rim_rank_[i] = static_cast<uint16_t>(exits.size());
+    const uint64_t now = rims_[i], before = old_words != nullptr ? old_words[i - w0] : 0;
+    for (uint64_t bits = now | before; bits != 0; bits &= bits - 1) {
+      const int k = __builtin_ctzll(bits);
+      const uint32_t c = static_cast<uint32_t>(i * 64 + k);
+      const bool was = ((before >> k) & 1) != 0, is = ((now >> k) & 1) != 0;
+      const uint64_t kept = was ? old[old_k++] : 0;
+      if (!is) continue;
+      const bool weigh = !was || fresh == nullptr || fresh->Contains(c % w, c / w);
+      exits.push_back(weigh ? ComputeRimExits(c) : kept);
+    }
+  }
+  exits.shrink_to_fit();
+  rim_exit_blocks_[b] = std::move(exits);
+}
+
+bool GridGraph::WantsRimExits() const {
+  return has_runs() && rim_cells_ > 0 && 2 * rim_cells_ <= map_->free_cells();
+}
+
+void GridGraph::BuildRimExits() {
+  std::vector<std::vector<uint64_t>>().swap(rim_exit_blocks_);
+  std::vector<uint16_t>().swap(rim_rank_);
+  if (!WantsRimExits()) return;
+  rim_rank_.assign(rims_.size(), 0);
+  rim_exit_blocks_.resize((map_->size() + (size_t{1} << kRimBlockShift) - 1) >> kRimBlockShift);
+  for (uint32_t b = 0; b < rim_exit_blocks_.size(); ++b) SetRimBlock(b, nullptr, nullptr);
+}
+
 void GridGraph::Update(const CellRect& changed) {
   const GridMap& m = *map_;
   const uint32_t w = m.width();
@@ -249,6 +307,29 @@ void GridGraph::Update(const CellRect& changed) {
   if (c.empty()) return;
   // A cell's moves and whether it is a rim read its 8 neighbours.
   const CellRect r = c.Expand(1, w, h);
+  // A rim's exits weigh the cells up to two away: the blocks of exits
+  // around the change, and their rim bits before it.
+  const CellRect r2 = c.Expand(2, w, h);
+  const bool had_rim_exits = has_rim_exits();
+  std::vector<uint32_t> blocks;
+  std::vector<uint64_t> old_words;
+  if (had_rim_exits) {
+    for (uint32_t y = r2.y0; y < r2.y1; ++y) {
+      const uint32_t first = (y * w + r2.x0) >> kRimBlockShift;
+      const uint32_t last = (y * w + r2.x1 - 1) >> kRimBlockShift;
+      for (uint32_t b = first; b <= last; ++b) {
+        if (blocks.empty() || blocks.back() < b) blocks.push_back(b);
+      }
+    }
+    old_words.assign(blocks.size() * kRimBlockWords, 0);
+    for (size_t i = 0; i < blocks.size(); ++i) {
+      const size_t w0 = blocks[i] * kRimBlockWords;
+      const size_t w1 = std::min(rims_.size(), w0 + kRimBlockWords);
+      std::copy(rims_.begin() + static_cast<ptrdiff_t>(w0),
+                rims_.begin() + static_cast<ptrdiff_t>(w1),
+                old_words.begin() + static_cast<ptrdiff_t>(i * kRimBlockWords));
+    }
+  }
   ComputeMoves(r);
   SetRims(r);
   if (!WantsRuns()) {
@@ -258,6 +339,13 @@ void GridGraph::Update(const CellRect& changed) {
     RepairRuns(r);
   } else {
     BuildRuns();
+  }
+  if (had_rim_exits && WantsRimExits()) {
+    for (size_t i = 0; i < blocks.size(); ++i) {
+      SetRimBlock(blocks[i], old_words.data() + i * kRimBlockWords, &r2);
+    }
+  } else {
+    BuildRimExits();
   }
   components_.Repair(
       w, h, c, [&](uint32_t i) { return m.IsFree(i); },
@@ -281,9 +369,13 @@ void GridGraph::RefineComponents() {
 }
 
 size_t GridGraph::MemoryBytes() const {
-  return sizeof(*this) + components_.MemoryBytes() + moves_.capacity() +
+  size_t rim_exits = rim_exit_blocks_.capacity() * sizeof(std::vector<uint64_t>);
+  for (const std::vector<uint64_t>& block : rim_exit_blocks_) {
+    rim_exits += block.capacity() * sizeof(uint64_t);
+  }
+  return sizeof(*this) + rim_exits + components_.MemoryBytes() + moves_.capacity() +
          runs_.capacity() * sizeof(int16_t) + ends_.capacity() * sizeof(uint64_t) +
-         rims_.capacity() * sizeof(uint64_t);
+         rims_.capacity() * sizeof(uint64_t) + rim_rank_.capacity() * sizeof(uint16_t);
 }
 
 }  // namespace wayfinder

@@ -86,6 +86,23 @@ class GridGraph {
   // points stop nearly everywhere and A* is faster.
   uint64_t rim_cells() const { return rim_cells_; }
 
+  // On a map with cost multipliers and runs, for a rim and the step d
+  // (moves' order) that entered it: the steps out of it that an optimal
+  // path under the map's own costs may take, bit e for step e
+  // (WeightedJumps::RimExits, which weighs the 5 x 5 cells around it).
+  // Kept because jump points stop at every rim and the weighing there was
+  // a third of their time; kept only while rims are at most half of the
+  // free cells, where FindPath's default takes jump points. 0 for a step
+  // that cannot enter it.
+  // Only for a rim, with has_rim_exits().
+  uint8_t rim_exits(uint32_t index, int d) const {
+    const uint32_t word = index / 64;
+    const uint64_t below = rims_[word] & ((uint64_t{1} << (index % 64)) - 1);
+    const uint32_t k = rim_rank_[word] + static_cast<uint32_t>(__builtin_popcountll(below));
+    return static_cast<uint8_t>(rim_exit_blocks_[index >> kRimBlockShift][k] >> (8 * d));
+  }
+  bool has_rim_exits() const { return !rim_exit_blocks_.empty(); }
+
   // Jump point search's runs, precomputed (JPS+, Rabin 2015). Straight,
   // for a free cell and direction s (0 right, 1 down, 2 left, 3 up):
   // run(cell, s) > 0 is the number of steps to the first jump point that
@@ -170,6 +187,16 @@ class GridGraph {
   bool WantsRuns() const;
   void BuildRuns();
   void RepairRuns(const CellRect& r);
+  // The exits of rim c (rim_exits' eight bytes), weighed afresh.
+  uint64_t ComputeRimExits(uint32_t c) const;
+  // Block b's exits and ranks from the rim bits: copied from the block as
+  // it was, whose rims were `old_words` (its 64 words), except those in
+  // `fresh`, which are weighed afresh (null: all of them).
+  void SetRimBlock(uint32_t b, const uint64_t* old_words, const CellRect* fresh);
+  // Whether a fresh build would keep rim exits for the map as it is now.
+  bool WantsRimExits() const;
+  // Every block afresh, or none (WantsRimExits).
+  void BuildRimExits();
   int16_t StraightRun(uint32_t c, int s) const;
   // Sets the four end bits of cell (x, y) from its moves and straight runs.
   void SetEnds(uint32_t x, uint32_t y);
@@ -204,6 +231,14 @@ class GridGraph {
   std::vector<uint64_t> rims_;  // a bit a cell; empty on a map of uniform cost
   uint64_t rim_cells_ = 0;
   std::vector<int16_t> runs_;
+  // The rims' exits (byte d: entered by step d), with runs only, in blocks
+  // of 2^kRimBlockShift cells (64 words of rim bits), each in cell order;
+  // rim_rank_: per word of rim bits, its block's rims before it. Blocks,
+  // so that an edit rewrites only the blocks around it.
+  static constexpr int kRimBlockShift = 12;
+  static constexpr size_t kRimBlockWords = size_t{1} << (kRimBlockShift - 6);
+  std::vector<std::vector<uint64_t>> rim_exit_blocks_;
+  std::vector<uint16_t> rim_rank_;
   // End bits of the diagonal walks: per direction ends_words_ pairs of
   // words, (no step onwards, stop) for the same 64 bit positions, so that
   // a scan and the test of where it ended read one cache line.

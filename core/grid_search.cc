@@ -92,6 +92,7 @@ class DenseGridNodes {
   }
   Node& At(uint32_t cell) { return s_.nodes_[cell]; }
   const Node& At(uint32_t cell) const { return s_.nodes_[cell]; }
+  void Prefetch(uint32_t cell) const { __builtin_prefetch(&s_.nodes_[cell], 1); }
 
  private:
   GridSearchScratch& s_;
@@ -114,6 +115,7 @@ class SparseGridNodes {
                         Node{std::numeric_limits<double>::infinity(), kNoParent, 0, 0, false});
   }
   Node& At(uint32_t cell) const { return nodes_.At(cell); }
+  void Prefetch(uint32_t) const {}
 
  private:
   SparseNodes<Node> nodes_;
@@ -534,14 +536,22 @@ absl::StatusOr<PathResult> GridAStar<Nodes>::RunJumpPoint(uint32_t start, uint32
       const int64_t px = parent % width_, py = parent / width_;
       n = internal::PrunedJumpDirections((x > px) - (x < px), (y > py) - (y < py), dirs);
     }
+    // Every jump first, each target's node fetched as it is found, then
+    // the offers: the nodes' cache misses overlap.
+    uint32_t next[8];
+    double cost[8];
+    int found = 0;
     for (int k = 0; k < n; ++k) {
       int64_t jx, jy;
       if (!Jump(x, y, dirs[k][0], dirs[k][1], goal, &jx, &jy)) continue;
+      next[found] = static_cast<uint32_t>(jy * width_ + jx);
+      nodes_.Prefetch(next[found]);
       const uint32_t adx = static_cast<uint32_t>(std::abs(jx - x));
       const uint32_t ady = static_cast<uint32_t>(std::abs(jy - y));
-      Improve(static_cast<uint32_t>(jy * width_ + jx), cell,
-              g + (std::max(adx, ady) - std::min(adx, ady)) + kSqrt2 * std::min(adx, ady));
+      cost[found] = (std::max(adx, ady) - std::min(adx, ady)) + kSqrt2 * std::min(adx, ady);
+      ++found;
     }
+    for (int k = 0; k < found; ++k) Improve(next[k], cell, g + cost[k]);
   });
 }
 
@@ -554,24 +564,40 @@ absl::StatusOr<PathResult> GridAStar<Nodes>::RunWeightedJumpPoint(uint32_t start
   const internal::WeightedJumps jumps(graph_, costs.multiplier.data(), goal);
   h_scale_ = costs.MinMultiplier();
   // The graph's runs stop at the rims of the map's own costs: O(1) jumps
-  // when the query keeps them, else scans.
+  // when the query keeps them, else scans; the graph keeps those rims'
+  // exits too.
   const bool runs = own_costs && graph_.has_runs();
+  const bool rim_exits = own_costs && graph_.has_rim_exits();
   return Search(start, goal, request, budget, [&](uint32_t cell, double g) {
     const int64_t x = cell % width_, y = cell / width_;
+    const uint32_t parent = nodes_.At(cell).parent;
     int dirs[8][2];
-    const int n = jumps.Directions(x, y, nodes_.At(cell).parent,
-                                   runs ? graph_.rim(cell) : jumps.Boundary(x, y), dirs);
+    int n;
+    if (rim_exits && parent != kNoParent && graph_.rim(cell)) {
+      const int64_t px = parent % width_, py = parent / width_;
+      const int in = __builtin_ctz(MoveBit((x > px) - (x < px), (y > py) - (y < py)));
+      n = internal::WeightedJumps::DirectionsOf(graph_.rim_exits(cell, in), dirs);
+    } else {
+      n = jumps.Directions(x, y, parent, runs ? graph_.rim(cell) : jumps.Boundary(x, y), dirs);
+    }
+    // Every jump first, each target's node fetched as it is found, then
+    // the offers: the nodes' cache misses overlap.
+    uint32_t next[8];
+    double cost[8];
+    int found = 0;
     for (int k = 0; k < n; ++k) {
       int64_t jx, jy;
       if (!(runs ? Jump(x, y, dirs[k][0], dirs[k][1], goal, &jx, &jy)
                  : jumps.Jump(x, y, dirs[k][0], dirs[k][1], &jx, &jy))) {
         continue;
       }
-      const uint32_t next = static_cast<uint32_t>(jy * width_ + jx);
+      next[found] = static_cast<uint32_t>(jy * width_ + jx);
+      nodes_.Prefetch(next[found]);
       const uint32_t steps = static_cast<uint32_t>(std::max(std::abs(jx - x), std::abs(jy - y)));
-      Improve<true>(next, cell,
-                    g + jumps.RunCost(cell, next, steps, dirs[k][0] != 0 && dirs[k][1] != 0));
+      cost[found] = jumps.RunCost(cell, next[found], steps, dirs[k][0] != 0 && dirs[k][1] != 0);
+      ++found;
     }
+    for (int k = 0; k < found; ++k) Improve<true>(next[k], cell, g + cost[k]);
   });
 }
 

@@ -110,42 +110,57 @@ class WeightedJumps {
   // (0xFFFFFFFF: the start), into dirs; returns how many. At the start
   // all eight the map and the table allow; at a rim (`boundary`:
   // Boundary(x, y), or the graph's rim bit when the prices are the map's
-  // own) those less the dominated ones; else jump point search's pruned
-  // set (the runs reject walls themselves).
+  // own) those of RimExits; else jump point search's pruned set (the runs
+  // reject walls themselves).
   int Directions(int64_t x, int64_t y, uint32_t parent, bool boundary, int dirs[8][2]) const {
-    int n = 0;
-    auto add = [&](int dx, int dy) {
-      dirs[n][0] = dx;
-      dirs[n][1] = dy;
-      ++n;
-    };
     if (parent == 0xFFFFFFFFu) {
+      uint8_t legal = 0;
       for (int d = 0; d < 8; ++d) {
-        if (Legal(x, y, x + kDx[d], y + kDy[d])) add(kDx[d], kDy[d]);
+        if (Legal(x, y, x + kDx[d], y + kDy[d])) legal |= static_cast<uint8_t>(1u << d);
       }
-      return n;
+      return DirectionsOf(legal, dirs);
     }
     const int64_t px = parent % w_, py = parent / w_;
     const int dx = (x > px) - (x < px), dy = (y > py) - (y < py);
-    if (boundary) {
-      // Every step the table allows, but those that no optimal path takes:
-      // with (bx, by) the cell before this one on the run, a step to a
-      // neighbour that (bx, by) reaches strictly cheaper without passing
-      // here, in one step or two, lies on no optimal path however this
-      // cell was reached (all its optimal paths cost the same). Ties are
-      // kept (a relative margin guards against rounding).
-      const int64_t bx = x - dx, by = y - dy;
-      const double in = StepCost(bx, by, x, y);
-      for (int d = 0; d < 8; ++d) {
-        const int64_t nx = x + kDx[d], ny = y + kDy[d];
-        if (!Legal(x, y, nx, ny)) continue;
-        const double via = in + StepCost(x, y, nx, ny);
-        if (CheaperAround(bx, by, nx, ny, x, y, via - 1e-9 * via)) continue;
-        add(kDx[d], kDy[d]);
-      }
-      return n;
-    }
+    if (boundary) return DirectionsOf(RimExits(x, y, dx, dy), dirs);
     return PrunedJumpDirections(dx, dy, dirs);
+  }
+
+  // The steps out of the rim (x, y), entered by the step (dx, dy) (signs,
+  // not both 0; the cell behind is on the map), that an optimal path may
+  // take: bit d for step d of GridGraph::moves' order. Every step the
+  // table allows, but those that no optimal path takes: with (bx, by) the
+  // cell before this one, a step to a neighbour that (bx, by) reaches
+  // strictly cheaper without passing here, in one step or two, lies on no
+  // optimal path however this cell was reached (all its optimal paths cost
+  // the same). Ties are kept (a relative margin guards against rounding).
+  // A function of the 5 x 5 cells around (x, y), so GridGraph keeps it for
+  // the map's own costs (GridGraph::rim_exits).
+  uint8_t RimExits(int64_t x, int64_t y, int dx, int dy) const {
+    const int64_t bx = x - dx, by = y - dy;
+    const double in = StepCost(bx, by, x, y);
+    uint8_t exits = 0;
+    for (int d = 0; d < 8; ++d) {
+      const int64_t nx = x + kDx[d], ny = y + kDy[d];
+      if (!Legal(x, y, nx, ny)) continue;
+      const double via = in + StepCost(x, y, nx, ny);
+      if (CheaperAround(bx, by, nx, ny, x, y, via - 1e-9 * via)) continue;
+      exits |= static_cast<uint8_t>(1u << d);
+    }
+    return exits;
+  }
+
+  // The steps of `mask` (bit d: step d of GridGraph::moves' order) into
+  // dirs, in that order; returns how many.
+  static int DirectionsOf(uint8_t mask, int dirs[8][2]) {
+    int n = 0;
+    for (unsigned bits = mask; bits != 0; bits &= bits - 1) {
+      const int d = __builtin_ctz(bits);
+      dirs[n][0] = kDx[d];
+      dirs[n][1] = kDy[d];
+      ++n;
+    }
+    return n;
   }
 
   // The first node from (x, y) stepping (dx, dy), (x, y) excluded: the

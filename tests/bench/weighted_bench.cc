@@ -108,6 +108,7 @@ struct Row {
   double astar_exp = 0, jps_exp = 0;
   double rims = 0, free = 0;  // cells
   double served_us = 0;          // the default method's (DefaultGridMethod)
+  double graph_ms = 0;           // building the GridGraph (runs, rims, rim exits)
 };
 
 // One method over all pairs, best of `rounds` passes: total µs, and the
@@ -137,8 +138,10 @@ double Time(const GridGraph& graph, const std::vector<Pair>& pairs, GridMethod m
 
 Row Measure(const std::string& set, const std::string& name, const GridMap& map,
             const std::vector<Pair>& pairs, int rounds, GridSearchScratch& scratch) {
+  const auto t0 = Clock::now();
   const GridGraph graph(std::make_shared<const GridMap>(map));
   Row row{set, name};
+  row.graph_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   row.queries = pairs.size();
   row.rims = static_cast<double>(graph.rim_cells());
   row.free = static_cast<double>(map.free_cells());
@@ -158,10 +161,11 @@ Row Measure(const std::string& set, const std::string& name, const GridMap& map,
 
 void Print(const Row& r, const char* label) {
   const double q = static_cast<double>(std::max<size_t>(1, r.queries));
-  std::printf("| %s | %.0f%% | %zu | %d | %.1f | %.1f | %.2f | %.0f | %.0f | %.2f |\n", label,
-              100 * r.rims / std::max(1.0, r.free), r.queries, r.mismatches, r.astar_us / q,
-              r.jps_us / q, r.astar_us / std::max(1e-9, r.jps_us), r.astar_exp / q,
-              r.jps_exp / q, r.astar_us / std::max(1e-9, r.served_us));
+  std::printf("| %s | %.0f%% | %zu | %d | %.1f | %.1f | %.2f | %.0f | %.0f | %.2f | %.1f |\n",
+              label, 100 * r.rims / std::max(1.0, r.free), r.queries, r.mismatches,
+              r.astar_us / q, r.jps_us / q, r.astar_us / std::max(1e-9, r.jps_us),
+              r.astar_exp / q, r.jps_exp / q, r.astar_us / std::max(1e-9, r.served_us),
+              r.graph_ms);
 }
 
 }  // namespace
@@ -226,10 +230,12 @@ int main(int argc, char** argv) {
               "(µs/query, each method in its own pass, best of %d; Moving AI maps with "
               "seeded mud of cost 2-5 over a fifth of the free cells, every %dth scenario; A* / default: "
               "A* against the method FindPath picks by default, jump points where rims are at "
-              "most half of the free cells)\n\n",
+              "most half of the free cells; graph build ms: building the maps' graphs, summed over "
+              "the set)\n\n",
               rounds, sample);
   std::printf("| set | rims | queries | mismatches | A* µs | jump points µs | speed-up | A* "
-              "expansions | jump point expansions | A* / default |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+              "expansions | jump point expansions | A* / default | graph build ms |\n"
+              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   std::map<std::string, Row> sets;
   Row all{"all", "all"};
   const Row* worst = nullptr;
@@ -244,6 +250,7 @@ int main(int argc, char** argv) {
       t->rims += r.rims;
       t->served_us += r.served_us;
       t->free += r.free;
+      t->graph_ms += r.graph_ms;
     }
     if (r.set != "generated" &&
         (worst == nullptr || r.astar_us / r.jps_us < worst->astar_us / worst->jps_us)) {
@@ -255,7 +262,8 @@ int main(int argc, char** argv) {
   std::printf("\nPer map (the generated ones, and the Moving AI map with the least speed-up; "
               "rims: the share of free cells that have a neighbour of another cost):\n\n");
   std::printf("| map | rims | queries | mismatches | A* µs | jump points µs | speed-up | A* "
-              "expansions | jump point expansions | A* / default |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+              "expansions | jump point expansions | A* / default | graph build ms |\n"
+              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (const Row& r : rows) {
     if (r.set == "generated" || &r == worst) Print(r, r.name.c_str());
   }

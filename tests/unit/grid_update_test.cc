@@ -97,6 +97,22 @@ int32_t WalkDiagonal(const GridGraph& g, uint32_t x, uint32_t y, int k) {
   if (a.has_runs() != b.has_runs()) {
     return ::testing::AssertionFailure() << "has_runs " << a.has_runs() << " vs " << b.has_runs();
   }
+  if (a.has_rim_exits() != b.has_rim_exits()) {
+    return ::testing::AssertionFailure() << "has_rim_exits " << a.has_rim_exits() << " vs "
+                                         << b.has_rim_exits();
+  }
+  if (a.has_rim_exits()) {
+    for (uint32_t i = 0; i < a.map().size(); ++i) {
+      if (!a.rim(i)) continue;
+      for (int d = 0; d < 8; ++d) {
+        if (a.rim_exits(i, d) != b.rim_exits(i, d)) {
+          return ::testing::AssertionFailure()
+                 << "rim_exits(" << i % w << ", " << i / w << ", " << d
+                 << ") = " << int{a.rim_exits(i, d)} << ", fresh " << int{b.rim_exits(i, d)};
+        }
+      }
+    }
+  }
   if (a.has_runs()) {
     for (uint32_t i = 0; i < a.map().size(); ++i) {
       const uint32_t x = i % w, y = i / w;
@@ -286,6 +302,38 @@ TEST(GridUpdateTest, RandomEditsOnSmallAndThinMaps) {
 TEST(GridUpdateTest, RandomEditsOnOpenMapKeepLongRuns) {
   // Sparse obstacles on a wider map: long runs cross the edits.
   RunEdits(21008, {96, 24, 250, false});
+}
+
+// Single cells repriced or blocked on a small map of mostly one cost: a
+// rim's exits weigh the cells up to two away (a detour past it may step
+// there), so every edit must redo the exits of the rims within two cells
+// of it. The graph keeps exits only while rims are at most half of the
+// free cells; the edits cross that line both ways.
+TEST(GridUpdateTest, CostEditsKeepRimExitsFresh) {
+  std::mt19937 rng(21031);
+  constexpr uint32_t w = 24, h = 21;
+  constexpr uint8_t kOthers[] = {2, 3, 5, GridMap::kBlocked};
+  auto byte = [&] { return rng() % 100 < 88 ? uint8_t{1} : kOthers[rng() % std::size(kOthers)]; };
+  std::vector<uint8_t> cells(w * h);
+  for (uint8_t& c : cells) c = byte();
+  auto map = std::make_shared<GridMap>(*GridMap::Create(w, h, cells));
+  GridGraph graph(map);
+  int with_exits = 0, crossings = 0;
+  bool had = graph.has_rim_exits();
+  for (int step = 0; step < 1500; ++step) {
+    const uint32_t x = static_cast<uint32_t>(rng() % w), y = static_cast<uint32_t>(rng() % h);
+    const CellRect cell{x, y, x + 1, y + 1};
+    const uint8_t b = byte();
+    ASSERT_TRUE(map->Assign(cell, &b).ok());
+    graph.Update(cell);
+    const GridGraph fresh(std::make_shared<GridMap>(*GridMap::Create(w, h, map->cells())));
+    ASSERT_TRUE(SameStructure(graph, fresh)) << "step " << step;
+    with_exits += graph.has_rim_exits() ? 1 : 0;
+    crossings += graph.has_rim_exits() != had ? 1 : 0;
+    had = graph.has_rim_exits();
+  }
+  EXPECT_GT(with_exits, 300) << "too few steps with rim exits to test them";
+  EXPECT_GT(crossings, 4) << "the rims never crossed half of the free cells";
 }
 
 // Buildings placed on and removed from open maps: long diagonals cross

@@ -57,7 +57,7 @@ inline int PrunedJumpDirections(int dx, int dy, int dirs[8][2]) {
 // not a rim has all eight neighbours at its own cost or blocked, so the
 // usual rules apply there as on a uniform map. A rim is expanded in every
 // direction the table allows except the steps a strictly cheaper detour
-// from the run's previous cell beats (Directions), and a run of n steps of
+// from the run's previous cell beats (RimExits), and a run of n steps of
 // length l from a to b costs n * l * (m[a] + m[b]) / 2, as A* sums it:
 // every cell strictly inside a run is not a rim, so for n >= 2 a, b and
 // every cell between cost the same.

@@ -529,6 +529,10 @@ class Navmesh {
   double CellCost(uint32_t) const { return 1; }
   Point CellCentre(uint32_t p) const { return Centroid(p); }
   template <typename F>
+  void ForEachCorner(uint32_t p, F&& f) const {
+    for (uint32_t v : polygon(p)) f(vertices_[v]);
+  }
+  template <typename F>
   void ForEachNeighbour(uint32_t p, F&& f) const {
     const uint32_t begin = poly_span_[p].begin, end = poly_span_[p].end;
     for (uint32_t k = begin; k < end; ++k) {

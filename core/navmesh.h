@@ -528,9 +528,9 @@ class Navmesh {
   size_t NumCells() const { return num_polygons(); }
   double CellCost(uint32_t) const { return 1; }
   Point CellCentre(uint32_t p) const { return Centroid(p); }
-  template <typename F>
-  void ForEachCorner(uint32_t p, F&& f) const {
-    for (uint32_t v : polygon(p)) f(vertices_[v]);
+  size_t NumCorners(uint32_t p) const { return poly_span_[p].end - poly_span_[p].begin; }
+  const Point& Corner(uint32_t p, size_t i) const {
+    return vertices_[poly_verts_[poly_span_[p].begin + i]];
   }
   template <typename F>
   void ForEachNeighbour(uint32_t p, F&& f) const {

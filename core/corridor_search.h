@@ -468,7 +468,7 @@ absl::StatusOr<PathResult> CorridorAStar(const Graph& graph, uint32_t start_cell
       int kept = 0;
       uint32_t worst = kNone;
       uint32_t* link = &s.cell_head[next];
-      s.new_lengths.clear();  // -1: not computed yet
+      s.new_lengths.clear();  // at the first comparison: -1 a corner, not computed
       while (*link != kNone) {
         Node& other = s.nodes[*link];
         if (!other.dropped) {

@@ -528,6 +528,8 @@ class Navmesh {
   size_t NumCells() const { return num_polygons(); }
   double CellCost(uint32_t) const { return 1; }
   Point CellCentre(uint32_t p) const { return Centroid(p); }
+  // Polygon p's corners (its vertices, in order): CorridorAStar weighs
+  // the strings that enter p by their lengths to them.
   size_t NumCorners(uint32_t p) const { return poly_span_[p].end - poly_span_[p].begin; }
   const Point& Corner(uint32_t p, size_t i) const {
     return vertices_[poly_verts_[poly_span_[p].begin + i]];

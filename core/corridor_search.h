@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -384,19 +385,59 @@ absl::StatusOr<PathResult> CorridorAStar(const Graph& graph, uint32_t start_cell
     }
     return s.corner_lengths.data() + node.corners_at;
   };
+  // Keeps a new string in `cell` (at the head of its list) and queues it.
+  // Built in place: a Node assembled on the stack and copied stalled on
+  // store forwarding (measured, 12% of the relaxations).
   std::greater<CorridorSearchScratch::OpenEntry> later;
+  auto keep = [&](const FunnelState& path, double f, uint32_t parent, uint32_t cell)
+                  __attribute__((always_inline)) {
+    const uint32_t i = static_cast<uint32_t>(s.nodes.size());
+    Node& v = s.nodes.emplace_back();
+    v.path = path;
+    v.f = f;
+    v.parent = parent;
+    v.cell = cell;
+    v.next_in_cell = s.cell_head[cell];
+    v.corners_at = kNone;
+    s.cell_head[cell] = i;
+    s.open.push_back({f, path.g, i});
+    std::push_heap(s.open.begin(), s.open.end(), later);
+  };
+  // Whether kept string `other` beats string n (estimate f) past `cell`,
+  // and whether n beats it: no higher estimate and no longer to every
+  // corner. n's corner lengths are computed as the comparisons need them,
+  // into s.new_lengths (-1: not yet); to show that `other` beats n, n's
+  // straight distance from its apex (a lower bound, no square root)
+  // mostly suffices.
+  auto weigh = [&](Node& other, const FunnelState& n, double f, uint32_t cell)
+                   __attribute__((always_inline)) {
+    bool they_beat = other.f <= f, we_beat = f <= other.f;
+    if constexpr (kCorners) {
+      const size_t m = graph.NumCorners(cell);
+      if (s.new_lengths.empty()) s.new_lengths.assign(m, -1);
+      auto ours = [&](size_t i) {
+        if (s.new_lengths[i] < 0) s.new_lengths[i] = FunnelLengthTo(n, graph.Corner(cell, i));
+        return s.new_lengths[i];
+      };
+      const double* theirs = lengths_of(other);
+      for (size_t i = 0; i < m && (they_beat || we_beat); ++i) {
+        if (they_beat) {
+          const Point& c = graph.Corner(cell, i);
+          const double d = theirs[i] - n.g_apex;
+          const double dx = c.x - n.apex.x, dy = c.y - n.apex.y;
+          if (d > 0 && d * d > dx * dx + dy * dy) they_beat = theirs[i] <= ours(i);
+        }
+        if (we_beat) we_beat = ours(i) <= theirs[i];
+      }
+    }
+    return std::pair<bool, bool>(they_beat, we_beat);
+  };
   {
-    Node first;
-    first.path.apex = first.path.left = first.path.right = first.path.entry = start;
-    first.f = Distance(start, goal);
-    first.parent = kNone;
-    first.cell = start_cell;
-    first.next_in_cell = kNone;
-    first.corners_at = kNone;
-    s.nodes.push_back(first);
-    s.cell_head[start_cell] = 0;
+    FunnelState at_start;
+    at_start.apex = at_start.left = at_start.right = at_start.entry = start;
+    s.cell_head[start_cell] = kNone;
     s.cell_generation[start_cell] = s.generation;
-    s.open.push_back({first.f, 0, 0});
+    keep(at_start, Distance(start, goal), kNone, start_cell);
   }
   uint64_t expansions = 0;
   uint32_t best = 0;  // expanded state nearest the goal, for PARTIAL
@@ -461,40 +502,21 @@ absl::StatusOr<PathResult> CorridorAStar(const Graph& graph, uint32_t start_cell
         s.cell_generation[next] = s.generation;
         s.cell_head[next] = kNone;
       }
-      // Dropped strings leave the list as it is walked. The new string's
-      // corner lengths are computed as the comparisons need them: to show
-      // that a kept string beats it, its straight distance from its corner
-      // (a lower bound, no square root) mostly suffices.
+      // Dropped strings leave the list as it is walked.
       int kept = 0;
       uint32_t worst = kNone;
       uint32_t* link = &s.cell_head[next];
-      s.new_lengths.clear();  // at the first comparison: -1 a corner, not computed
+      s.new_lengths.clear();
       while (*link != kNone) {
         Node& other = s.nodes[*link];
         if (!other.dropped) {
           if (per_cell == 1) {  // one string a cell: the estimate decides
             if (pull ? other.f <= f : other.path.g <= n.g) return;
             other.dropped = true;
-          } else if constexpr (kCorners) {
-            const size_t m = graph.NumCorners(next);
-            if (s.new_lengths.empty()) s.new_lengths.assign(m, -1);
-            auto ours = [&](size_t i) {
-              if (s.new_lengths[i] < 0) s.new_lengths[i] = FunnelLengthTo(n, graph.Corner(next, i));
-              return s.new_lengths[i];
-            };
-            const double* theirs = lengths_of(other);
-            bool they_beat = other.f <= f, we_beat = f <= other.f;
-            for (size_t i = 0; i < m && (they_beat || we_beat); ++i) {
-              if (they_beat) {
-                const Point& c = graph.Corner(next, i);
-                const double d = theirs[i] - n.g_apex;
-                const double dx = c.x - n.apex.x, dy = c.y - n.apex.y;
-                if (d > 0 && d * d > dx * dx + dy * dy) they_beat = theirs[i] <= ours(i);
-              }
-              if (we_beat) we_beat = ours(i) <= theirs[i];
-            }
+          } else {
+            const auto [they_beat, we_beat] = weigh(other, n, f, next);
             if (they_beat) return;
-            if (we_beat) other.dropped = true;
+            other.dropped = we_beat;
           }
         }
         if (other.dropped) {
@@ -509,18 +531,7 @@ absl::StatusOr<PathResult> CorridorAStar(const Graph& graph, uint32_t start_cell
         if (f >= s.nodes[worst].f) return;
         s.nodes[worst].dropped = true;
       }
-      // In place: a Node assembled on the stack and copied stalled on
-      // store forwarding (measured, 12% of the relaxations).
-      Node& v = s.nodes.emplace_back();
-      v.path = n;
-      v.f = f;
-      v.parent = at;
-      v.cell = next;
-      v.next_in_cell = s.cell_head[next];
-      v.corners_at = kNone;
-      s.cell_head[next] = static_cast<uint32_t>(s.nodes.size() - 1);
-      s.open.push_back({f, n.g, s.cell_head[next]});
-      std::push_heap(s.open.begin(), s.open.end(), later);
+      keep(n, f, at, next);
     };
     graph.ForEachNeighbour(cell, relax);
   }
